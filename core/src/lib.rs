@@ -1,0 +1,28 @@
+//! # kubeboot — kubelet-style TLS bootstrapping for node agents
+//!
+//! A node starts with a *bootstrap token* (`abcdef.0123456789abcdef`) and the cluster CA. It:
+//!
+//! 1. parses and checks the token ([`token::BootstrapToken`]);
+//! 2. generates its own P-256 key from caller entropy ([`key::NodeKey`]);
+//! 3. builds a PKCS#10 CSR with `CN=system:node:<name>`, `O=system:nodes` ([`csr`]);
+//! 4. wraps it in a `certificates.k8s.io/v1` CertificateSigningRequest body named like the kubelet's
+//!    `node-csr-<digest>` ([`api`]);
+//! 5. submits it (the caller does the HTTP), waits for approval and issuance, and validates the
+//!    issued certificate before writing anything.
+//!
+//! The crate is `#![no_std]` and allocation-free on the P-256 paths: every writer takes a caller
+//! buffer and returns the used length; a short buffer is [`Error::BufferTooSmall`] carrying the
+//! needed size. Clocks, randomness and transport come from the caller.
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod error;
+pub mod pem;
+
+pub use error::{Error, Result};
