@@ -22,7 +22,11 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod api;
+pub mod csr;
 pub mod error;
+pub mod key;
+mod out;
 pub mod pem;
 
 pub use error::{Error, Result};

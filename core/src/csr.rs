@@ -1,0 +1,506 @@
+//! PKCS#10 certificate signing requests as the kubelet builds them, written into caller buffers.
+//!
+//! * **client** profile: subject exactly `O=system:nodes`, `CN=system:node:<node>` (two RDNs in
+//!   that order, PrintableString, as Go's `x509.CreateCertificateRequest` writes them), no
+//!   extension request, `ecdsa-with-SHA256`, DER signature;
+//! * **serving** profile: the same subject plus an extension request holding a subjectAltName
+//!   extension with the DNS names, then the IP addresses (Go's order).
+//!
+//! Signing goes through [`P256Signer`], so the key may live in a secure element, a TPM or a C
+//! callback; [`NodeKey`](crate::key::NodeKey) is the software default. For signers that cannot be
+//! called synchronously, [`CsrBuilder::write_tbs`] and [`assemble`] split the two halves.
+
+use core::net::IpAddr;
+
+use crate::error::{Error, PolicyViolation, Result};
+use crate::key::{P256_SPKI_LEN, P256Signer, der_signature};
+use crate::out::{Counter, Sink, write_measured};
+use crate::pem;
+
+/// The kubelet's certificate subject organization.
+pub const NODES_GROUP: &str = "system:nodes";
+/// Prefix of the kubelet's certificate common name.
+pub const NODE_USER_PREFIX: &str = "system:node:";
+/// Longest node name (a DNS-1123 subdomain).
+pub const MAX_NODE_NAME: usize = 253;
+/// Most subject alternative names (DNS + IP) in a serving CSR.
+pub const MAX_SANS: usize = 16;
+/// Largest to-be-signed CertificationRequestInfo we build.
+pub const MAX_TBS_LEN: usize = 2048;
+/// Largest CSR DER we build: the TBS plus algorithm identifier, signature and headers.
+pub const MAX_CSR_DER: usize = MAX_TBS_LEN + 4 + 12 + 3 + 72;
+/// PEM label of a CSR.
+pub const LABEL_CSR: &str = "CERTIFICATE REQUEST";
+
+const OID_CN: [u8; 3] = [0x55, 0x04, 0x03];
+const OID_O: [u8; 3] = [0x55, 0x04, 0x0a];
+const OID_SAN: [u8; 3] = [0x55, 0x1d, 0x11];
+/// 1.2.840.113549.1.9.14 extensionRequest
+const OID_EXTENSION_REQUEST: [u8; 9] = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x0e];
+/// `SEQUENCE { OID 1.2.840.10045.4.3.2 ecdsa-with-SHA256 }`
+const ALG_ECDSA_SHA256: [u8; 12] =
+    [0x30, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02];
+
+const TAG_SEQUENCE: u8 = 0x30;
+const TAG_SET: u8 = 0x31;
+const TAG_OID: u8 = 0x06;
+const TAG_PRINTABLE: u8 = 0x13;
+const TAG_OCTET_STRING: u8 = 0x04;
+const TAG_BIT_STRING: u8 = 0x03;
+const TAG_ATTRIBUTES: u8 = 0xa0;
+const TAG_SAN_DNS: u8 = 0x82;
+const TAG_SAN_IP: u8 = 0x87;
+
+/// Check a node name the way the apiserver checks object names (`IsDNS1123Subdomain`):
+/// at most 253 bytes of `[a-z0-9]([-a-z0-9]*[a-z0-9])?` labels joined by `.`.
+pub fn validate_node_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > MAX_NODE_NAME {
+        return Err(Error::InvalidNodeName);
+    }
+    for label in name.split('.') {
+        let b = label.as_bytes();
+        let ok_inner = b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-');
+        let edge = |c: Option<&u8>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+        if !ok_inner || !edge(b.first()) || !edge(b.last()) {
+            return Err(Error::InvalidNodeName);
+        }
+    }
+    Ok(())
+}
+
+/// Check a DNS subject alternative name: 1–253 bytes, labels of 1–63 letters, digits, `-`
+/// (not at either end) or `_`, optionally a leading `*.` wildcard label.
+pub fn validate_dns_name(name: &str) -> Result<()> {
+    let rest = name.strip_prefix("*.").unwrap_or(name);
+    if name.is_empty() || name.len() > 253 || rest.is_empty() {
+        return Err(Error::InvalidDnsName);
+    }
+    for label in rest.split('.') {
+        let b = label.as_bytes();
+        let inner = b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'_');
+        if b.is_empty()
+            || b.len() > 63
+            || !inner
+            || b.first() == Some(&b'-')
+            || b.last() == Some(&b'-')
+        {
+            return Err(Error::InvalidDnsName);
+        }
+    }
+    Ok(())
+}
+
+/// Parse an IPv4 or IPv6 literal ([`Error::InvalidIpAddress`] otherwise).
+pub fn parse_ip(s: &str) -> Result<IpAddr> {
+    s.parse::<IpAddr>().map_err(|_| Error::InvalidIpAddress)
+}
+
+/// Which certificate a CSR asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile<'a> {
+    /// A kubelet client certificate (signer `kubernetes.io/kube-apiserver-client-kubelet`).
+    Client,
+    /// A kubelet serving certificate (signer `kubernetes.io/kubelet-serving`).
+    Serving {
+        /// DNS subject alternative names, in the order given.
+        dns: &'a [&'a str],
+        /// IP subject alternative names, in the order given.
+        ips: &'a [IpAddr],
+    },
+}
+
+/// Builds a kubelet CSR for one node. All inputs are checked when the builder is made.
+#[derive(Clone, Copy, Debug)]
+pub struct CsrBuilder<'a> {
+    node_name: &'a str,
+    profile: Profile<'a>,
+}
+
+impl<'a> CsrBuilder<'a> {
+    /// A client-certificate CSR for `node_name`.
+    pub fn client(node_name: &'a str) -> Result<Self> {
+        validate_node_name(node_name)?;
+        Ok(CsrBuilder { node_name, profile: Profile::Client })
+    }
+
+    /// A serving-certificate CSR for `node_name` with the given SANs (at least one, at most
+    /// [`MAX_SANS`]).
+    pub fn serving(node_name: &'a str, dns: &'a [&'a str], ips: &'a [IpAddr]) -> Result<Self> {
+        validate_node_name(node_name)?;
+        for d in dns {
+            validate_dns_name(d)?;
+        }
+        if dns.len().saturating_add(ips.len()) > MAX_SANS {
+            return Err(Error::TooManySans);
+        }
+        if dns.is_empty() && ips.is_empty() {
+            return Err(Error::Policy(PolicyViolation::SanRequired));
+        }
+        let b = CsrBuilder { node_name, profile: Profile::Serving { dns, ips } };
+        if b.tbs_len() > MAX_TBS_LEN {
+            return Err(Error::TooManySans);
+        }
+        Ok(b)
+    }
+
+    /// The node name.
+    pub fn node_name(&self) -> &'a str {
+        self.node_name
+    }
+
+    /// The profile.
+    pub fn profile(&self) -> Profile<'a> {
+        self.profile
+    }
+
+    /// Write `system:node:<node>` into `buf` and return it.
+    pub fn common_name<'b>(
+        &self,
+        buf: &'b mut [u8; NODE_USER_PREFIX.len() + MAX_NODE_NAME],
+    ) -> &'b str {
+        let n = NODE_USER_PREFIX.len() + self.node_name.len();
+        let (p, rest) = buf.split_at_mut(NODE_USER_PREFIX.len());
+        p.copy_from_slice(NODE_USER_PREFIX.as_bytes());
+        if let Some(dst) = rest.get_mut(..self.node_name.len()) {
+            dst.copy_from_slice(self.node_name.as_bytes());
+        }
+        core::str::from_utf8(buf.get(..n).unwrap_or(&[])).unwrap_or("")
+    }
+
+    /// Exact length of the to-be-signed `CertificationRequestInfo`.
+    pub fn tbs_len(&self) -> usize {
+        let mut c = Counter::default();
+        self.emit_tbs(&mut c, &[0u8; P256_SPKI_LEN]);
+        c.0
+    }
+
+    /// Upper bound of the CSR DER length (ECDSA signatures vary by a few bytes).
+    pub fn max_der_len(&self) -> usize {
+        tlv_len(self.tbs_len() + ALG_ECDSA_SHA256.len() + tlv_len(1 + MAX_ECDSA_DER_SIG))
+    }
+
+    /// Upper bound of the CSR PEM length.
+    pub fn max_pem_len(&self) -> usize {
+        pem::encoded_len(LABEL_CSR, self.max_der_len()).unwrap_or(usize::MAX)
+    }
+
+    /// Write the DER `CertificationRequestInfo` for the public key `spki` (to be signed by an
+    /// external signer; finish with [`assemble`]).
+    pub fn write_tbs(&self, spki: &[u8; P256_SPKI_LEN], buf: &mut [u8]) -> Result<usize> {
+        write_measured(buf, |s| {
+            self.emit_tbs(s, spki);
+            Ok(())
+        })
+    }
+
+    /// Build and sign the CSR, writing DER into `buf`. A short buffer is
+    /// [`Error::BufferTooSmall`] carrying [`max_der_len`](Self::max_der_len), which always suffices.
+    pub fn write_der(&self, signer: &(impl P256Signer + ?Sized), buf: &mut [u8]) -> Result<usize> {
+        let needed = self.max_der_len();
+        if buf.len() < needed {
+            return Err(Error::BufferTooSmall { needed });
+        }
+        let spki = signer.public_key_spki();
+        // Leave room for the outer header (at most 4 bytes below 64 KiB), sign the TBS in place.
+        let tbs_len = {
+            let tail = buf.get_mut(4..).ok_or(Error::BufferTooSmall { needed })?;
+            self.write_tbs(&spki, tail)?
+        };
+        let rs = signer.sign_p256_sha256(buf.get(4..4 + tbs_len).unwrap_or(&[]))?;
+        finish_in_place(buf, tbs_len, &rs)
+    }
+
+    /// Build and sign the CSR, writing a `CERTIFICATE REQUEST` PEM block into `buf`
+    /// (64-column base64, trailing newline, as Go writes it).
+    pub fn write_pem(&self, signer: &(impl P256Signer + ?Sized), buf: &mut [u8]) -> Result<usize> {
+        let needed = self.max_pem_len();
+        if buf.len() < needed {
+            return Err(Error::BufferTooSmall { needed });
+        }
+        let mut der = [0u8; MAX_CSR_DER];
+        let n = self.write_der(signer, &mut der)?;
+        pem::encode(LABEL_CSR, der.get(..n).unwrap_or(&[]), buf)
+    }
+
+    fn emit_tbs(&self, s: &mut dyn Sink, spki: &[u8; P256_SPKI_LEN]) {
+        tlv(s, TAG_SEQUENCE, &mut |s| {
+            s.put(&[0x02, 0x01, 0x00]); // version 0
+            self.emit_subject(s);
+            s.put(spki);
+            tlv(s, TAG_ATTRIBUTES, &mut |s| self.emit_attributes(s));
+        });
+    }
+
+    fn emit_subject(&self, s: &mut dyn Sink) {
+        tlv(s, TAG_SEQUENCE, &mut |s| {
+            rdn(s, &OID_O, &mut |s| s.put(NODES_GROUP.as_bytes()));
+            rdn(s, &OID_CN, &mut |s| {
+                s.put(NODE_USER_PREFIX.as_bytes());
+                s.put(self.node_name.as_bytes());
+            });
+        });
+    }
+
+    fn emit_attributes(&self, s: &mut dyn Sink) {
+        let Profile::Serving { dns, ips } = self.profile else {
+            return;
+        };
+        tlv(s, TAG_SEQUENCE, &mut |s| {
+            oid(s, &OID_EXTENSION_REQUEST);
+            tlv(s, TAG_SET, &mut |s| {
+                tlv(s, TAG_SEQUENCE, &mut |s| {
+                    // Extensions ::= SEQUENCE OF Extension; one subjectAltName extension.
+                    tlv(s, TAG_SEQUENCE, &mut |s| {
+                        oid(s, &OID_SAN);
+                        tlv(s, TAG_OCTET_STRING, &mut |s| {
+                            tlv(s, TAG_SEQUENCE, &mut |s| emit_general_names(s, dns, ips));
+                        });
+                    });
+                });
+            });
+        });
+    }
+}
+
+fn emit_general_names(s: &mut dyn Sink, dns: &[&str], ips: &[IpAddr]) {
+    for d in dns {
+        tlv(s, TAG_SAN_DNS, &mut |s| s.put(d.as_bytes()));
+    }
+    for ip in ips {
+        match ip {
+            IpAddr::V4(v4) => tlv(s, TAG_SAN_IP, &mut |s| s.put(&v4.octets())),
+            IpAddr::V6(v6) => tlv(s, TAG_SAN_IP, &mut |s| s.put(&v6.octets())),
+        }
+    }
+}
+
+/// Longest DER `ECDSA-Sig-Value` for P-256.
+const MAX_ECDSA_DER_SIG: usize = 72;
+
+/// Combine a `CertificationRequestInfo` (from [`CsrBuilder::write_tbs`]) and an `r || s` P-256
+/// signature over it into the CSR DER. An out-of-range signature is [`Error::SignerFailed`].
+pub fn assemble(tbs: &[u8], rs: &[u8; 64], buf: &mut [u8]) -> Result<usize> {
+    let sig = der_signature(rs)?;
+    let sig = sig.as_bytes();
+    write_measured(buf, |s| {
+        tlv(s, TAG_SEQUENCE, &mut |s| {
+            s.put(tbs);
+            s.put(&ALG_ECDSA_SHA256);
+            tlv(s, TAG_BIT_STRING, &mut |s| {
+                s.put(&[0]);
+                s.put(sig);
+            });
+        });
+        Ok(())
+    })
+}
+
+/// `buf[4..4+tbs_len]` holds the TBS; write the final CSR at `buf[0..]`.
+fn finish_in_place(buf: &mut [u8], tbs_len: usize, rs: &[u8; 64]) -> Result<usize> {
+    let sig = der_signature(rs)?;
+    let sig = sig.as_bytes();
+    let bit_string = tlv_len(1 + sig.len());
+    let content = tbs_len + ALG_ECDSA_SHA256.len() + bit_string;
+    let total = tlv_len(content);
+    let mut header = [0u8; 4];
+    let hlen = encode_header(TAG_SEQUENCE, content, &mut header);
+    if buf.len() < total {
+        return Err(Error::BufferTooSmall { needed: total });
+    }
+    buf.copy_within(4..4 + tbs_len, hlen);
+    buf.get_mut(..hlen)
+        .ok_or(Error::BufferTooSmall { needed: total })?
+        .copy_from_slice(header.get(..hlen).unwrap_or(&[]));
+    let mut pos = hlen + tbs_len;
+    let mut put = |bytes: &[u8]| {
+        if let Some(dst) = buf.get_mut(pos..pos + bytes.len()) {
+            dst.copy_from_slice(bytes);
+        }
+        pos += bytes.len();
+    };
+    put(&ALG_ECDSA_SHA256);
+    let mut bh = [0u8; 4];
+    let bl = encode_header(TAG_BIT_STRING, 1 + sig.len(), &mut bh);
+    put(bh.get(..bl).unwrap_or(&[]));
+    put(&[0]);
+    put(sig);
+    Ok(pos)
+}
+
+/// Length of a DER length field for `n`.
+fn len_len(n: usize) -> usize {
+    match n {
+        0..=0x7f => 1,
+        0x80..=0xff => 2,
+        0x100..=0xffff => 3,
+        _ => 4,
+    }
+}
+
+/// Total length of a TLV with `n` content bytes.
+fn tlv_len(n: usize) -> usize {
+    1 + len_len(n) + n
+}
+
+fn encode_header(tag: u8, n: usize, out: &mut [u8; 4]) -> usize {
+    out[0] = tag;
+    match len_len(n) {
+        1 => {
+            out[1] = n as u8;
+            2
+        }
+        2 => {
+            out[1] = 0x81;
+            out[2] = n as u8;
+            3
+        }
+        _ => {
+            out[1] = 0x82;
+            out[2] = (n >> 8) as u8;
+            out[3] = n as u8;
+            4
+        }
+    }
+}
+
+/// Emit a TLV whose content is produced by `content` (measured first).
+fn tlv(s: &mut dyn Sink, tag: u8, content: &mut dyn FnMut(&mut dyn Sink)) {
+    let mut c = Counter::default();
+    content(&mut c);
+    let mut h = [0u8; 4];
+    let hl = encode_header(tag, c.0, &mut h);
+    s.put(h.get(..hl).unwrap_or(&[]));
+    content(s);
+}
+
+fn oid(s: &mut dyn Sink, arcs: &[u8]) {
+    tlv(s, TAG_OID, &mut |s| s.put(arcs));
+}
+
+/// `SET { SEQUENCE { oid, PrintableString value } }`
+fn rdn(s: &mut dyn Sink, attr: &[u8], value: &mut dyn FnMut(&mut dyn Sink)) {
+    tlv(s, TAG_SET, &mut |s| {
+        tlv(s, TAG_SEQUENCE, &mut |s| {
+            oid(s, attr);
+            tlv(s, TAG_PRINTABLE, value);
+        });
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::key::NodeKey;
+    use std::string::String;
+
+    fn k1() -> NodeKey {
+        NodeKey::from_pem(crate::key::tests_support::K1_PEM.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn node_names() {
+        for ok in ["node-1", "a", "worker-a.example.com", "0", "a.b.c"] {
+            validate_node_name(ok).unwrap();
+        }
+        let long = [b'a'; 254];
+        for bad in ["", "Node-1", "-a", "a-", "a..b", ".a", "a.", "a_b", "a b", "ä"] {
+            assert_eq!(validate_node_name(bad), Err(Error::InvalidNodeName), "{bad}");
+        }
+        assert!(validate_node_name(core::str::from_utf8(&long).unwrap()).is_err());
+        assert!(validate_node_name(core::str::from_utf8(&long[..253]).unwrap()).is_ok());
+    }
+
+    #[test]
+    fn dns_names() {
+        for ok in ["a", "*.example.com", "Node-1.Example.COM", "a_b"] {
+            validate_dns_name(ok).unwrap();
+        }
+        for bad in ["", "*.", "a..b", "-a", "a-", "a b", "*", "a.*.b"] {
+            assert_eq!(validate_dns_name(bad), Err(Error::InvalidDnsName), "{bad}");
+        }
+    }
+
+    #[test]
+    fn client_csr_structure() {
+        let key = k1();
+        let b = CsrBuilder::client("node-1").unwrap();
+        let mut buf = [0u8; 1024];
+        let n = b.write_der(&key, &mut buf).unwrap();
+        assert!(n <= b.max_der_len());
+        let der = &buf[..n];
+        // SEQUENCE { SEQUENCE { INTEGER 0, SEQUENCE { SET { SEQUENCE { OID O, PrintableString
+        assert_eq!(der[0], 0x30);
+        let tbs_len = b.tbs_len();
+        let mut tbs = [0u8; 512];
+        assert_eq!(b.write_tbs(&key.public_key_spki(), &mut tbs).unwrap(), tbs_len);
+        let hl = if der[1] == 0x81 { 3 } else { 2 };
+        assert_eq!(&der[hl..hl + tbs_len], &tbs[..tbs_len]);
+        // Attributes are an empty [0].
+        assert_eq!(&tbs[tbs_len - 2..tbs_len], &[0xa0, 0x00]);
+        // Deterministic signature (RFC 6979): same bytes every time.
+        let mut buf2 = [0u8; 1024];
+        let n2 = b.write_der(&key, &mut buf2).unwrap();
+        assert_eq!(&buf[..n], &buf2[..n2]);
+    }
+
+    #[test]
+    fn assemble_matches_write_der() {
+        let key = k1();
+        let b = CsrBuilder::client("worker-a.example.com").unwrap();
+        let mut tbs = [0u8; 512];
+        let t = b.write_tbs(&key.public_key_spki(), &mut tbs).unwrap();
+        let rs = key.sign(&tbs[..t]);
+        let mut a = [0u8; 1024];
+        let na = assemble(&tbs[..t], &rs, &mut a).unwrap();
+        let mut d = [0u8; 1024];
+        let nd = b.write_der(&key, &mut d).unwrap();
+        assert_eq!(&a[..na], &d[..nd]);
+    }
+
+    #[test]
+    fn short_buffers_report_size_and_write_nothing() {
+        let key = k1();
+        let b = CsrBuilder::client("node-1").unwrap();
+        let mut small = [0u8; 100];
+        let need = match b.write_der(&key, &mut small) {
+            Err(Error::BufferTooSmall { needed }) => needed,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(small, [0u8; 100]);
+        let mut exact = [0u8; 1024];
+        assert!(b.write_der(&key, &mut exact[..need]).is_ok());
+        let mut pem_small = [0u8; 300];
+        let need = match b.write_pem(&key, &mut pem_small) {
+            Err(Error::BufferTooSmall { needed }) => needed,
+            other => panic!("{other:?}"),
+        };
+        let mut pem = [0u8; 1024];
+        let n = b.write_pem(&key, &mut pem[..need]).unwrap();
+        assert!(pem[..n].starts_with(b"-----BEGIN CERTIFICATE REQUEST-----\n"));
+    }
+
+    #[test]
+    fn serving_requires_and_bounds_sans() {
+        let none: [&str; 0] = [];
+        assert_eq!(
+            CsrBuilder::serving("n", &none, &[]).unwrap_err(),
+            Error::Policy(PolicyViolation::SanRequired)
+        );
+        let many = ["a"; MAX_SANS + 1];
+        assert_eq!(CsrBuilder::serving("n", &many, &[]).unwrap_err(), Error::TooManySans);
+        assert_eq!(
+            CsrBuilder::serving("n", &["bad name"], &[]).unwrap_err(),
+            Error::InvalidDnsName
+        );
+        let label = |c: &str, n: usize| -> String { c.repeat(n) };
+        let big = [label("a", 63), label("b", 63), label("c", 63), label("d", 61)].join(".");
+        let big: [&str; 16] = core::array::from_fn(|_| big.as_str());
+        assert_eq!(CsrBuilder::serving("n", &big, &[]).unwrap_err(), Error::TooManySans);
+        let ips = [parse_ip("10.0.0.1").unwrap(), parse_ip("fd00::1").unwrap()];
+        let b = CsrBuilder::serving("node-1", &["node-1.example.com"], &ips).unwrap();
+        let mut buf = [0u8; 2048];
+        assert!(b.write_pem(&k1(), &mut buf).is_ok());
+        assert_eq!(parse_ip("10.0.0"), Err(Error::InvalidIpAddress));
+    }
+}

@@ -1,0 +1,134 @@
+//! Output into caller buffers: measure first, then write, so a short buffer reports the exact
+//! size needed and nothing is written.
+
+use crate::error::{Error, Result};
+
+/// Where encoders put their bytes: a counter (first pass) or a slice known to be large enough.
+pub(crate) trait Sink {
+    /// Append bytes.
+    fn put(&mut self, bytes: &[u8]);
+}
+
+/// Counts bytes.
+#[derive(Default)]
+pub(crate) struct Counter(pub usize);
+
+impl Sink for Counter {
+    fn put(&mut self, bytes: &[u8]) {
+        self.0 = self.0.saturating_add(bytes.len());
+    }
+}
+
+/// Writes into a slice that was sized by a [`Counter`] pass.
+pub(crate) struct SliceSink<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl Sink for SliceSink<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        let end = self.pos.saturating_add(bytes.len());
+        if let Some(dst) = self.buf.get_mut(self.pos..end) {
+            dst.copy_from_slice(bytes);
+        }
+        self.pos = end;
+    }
+}
+
+/// Run `emit` once to measure and once to write into `buf`; returns the length written, or
+/// [`Error::BufferTooSmall`] with the exact size (and `buf` untouched).
+pub(crate) fn write_measured(
+    buf: &mut [u8],
+    mut emit: impl FnMut(&mut dyn Sink) -> Result<()>,
+) -> Result<usize> {
+    let mut counter = Counter::default();
+    emit(&mut counter)?;
+    let needed = counter.0;
+    if buf.len() < needed {
+        return Err(Error::BufferTooSmall { needed });
+    }
+    let mut sink = SliceSink { buf, pos: 0 };
+    emit(&mut sink)?;
+    Ok(sink.pos)
+}
+
+/// Write a decimal integer.
+pub(crate) fn put_decimal(sink: &mut dyn Sink, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        if let Some(d) = digits.get_mut(i) {
+            *d = b'0' + (v % 10) as u8;
+        }
+        v /= 10;
+        if v == 0 || i == 0 {
+            break;
+        }
+    }
+    sink.put(digits.get(i..).unwrap_or(&[]));
+}
+
+/// Write bytes as standard base64 (with padding), streaming in 48-byte chunks.
+pub(crate) fn put_base64(sink: &mut dyn Sink, data: &[u8]) {
+    use base64ct::{Base64, Encoding};
+    let mut out = [0u8; 64];
+    for chunk in data.chunks(48) {
+        if let Ok(s) = Base64::encode(chunk, &mut out) {
+            sink.put(s.as_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measured_write_is_exact() {
+        let mut buf = [0u8; 8];
+        let err = write_measured(&mut buf[..3], |s| {
+            s.put(b"hello");
+            Ok(())
+        })
+        .unwrap_err();
+        assert_eq!(err, Error::BufferTooSmall { needed: 5 });
+        assert_eq!(buf, [0u8; 8]);
+        let n = write_measured(&mut buf, |s| {
+            s.put(b"hello");
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(&buf[..n], b"hello");
+    }
+
+    #[test]
+    fn decimal_and_base64() {
+        let mut buf = [0u8; 64];
+        let n = write_measured(&mut buf, |s| {
+            put_decimal(s, 0);
+            s.put(b",");
+            put_decimal(s, 18446744073709551615);
+            s.put(b",");
+            put_base64(s, b"hello world");
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(&buf[..n], b"0,18446744073709551615,aGVsbG8gd29ybGQ=");
+    }
+
+    #[test]
+    fn base64_chunking_matches_one_shot() {
+        use base64ct::{Base64, Encoding};
+        let data: [u8; 200] = core::array::from_fn(|i| (i * 7) as u8);
+        let mut a = [0u8; 400];
+        let n = write_measured(&mut a, |s| {
+            put_base64(s, &data);
+            Ok(())
+        })
+        .unwrap();
+        let mut b = [0u8; 400];
+        let s = Base64::encode(&data, &mut b).unwrap();
+        assert_eq!(&a[..n], s.as_bytes());
+    }
+}
