@@ -86,6 +86,23 @@ pub fn der_signature(rs: &[u8; 64]) -> Result<DerSignature> {
     Ok(sig.to_der())
 }
 
+/// `SEQUENCE { INTEGER 0|1, INTEGER <modulus of at least 512 bits>, ... }`: a PKCS#1 RSA key.
+fn looks_like_pkcs1_rsa(der: &[u8]) -> bool {
+    let parse = || -> der::Result<bool> {
+        let mut reader = der::SliceReader::new(der)?;
+        der::Reader::sequence(&mut reader, |r| {
+            let version = der::asn1::UintRef::decode(r)?;
+            let modulus = der::asn1::UintRef::decode(r)?;
+            // Skip the remaining fields.
+            while !der::Reader::is_finished(r) {
+                der::asn1::AnyRef::decode(r)?;
+            }
+            Ok(version.as_bytes().len() <= 1 && modulus.as_bytes().len() >= 64)
+        })
+    };
+    parse().unwrap_or(false)
+}
+
 /// A node's ECDSA P-256 private key.
 pub struct NodeKey {
     key: SigningKey,
@@ -157,11 +174,15 @@ impl NodeKey {
     }
 
     /// Read a DER private key: SEC1 `ECPrivateKey` or PKCS#8 `PrivateKeyInfo`.
+    /// A PKCS#1 `RSAPrivateKey` is recognised and refused as [`Error::UnsupportedKey`].
     pub fn from_der(der: &[u8]) -> Result<Self> {
         match Self::from_sec1_der(der) {
             Ok(k) => Ok(k),
             Err(Error::UnsupportedKey) => Err(Error::UnsupportedKey),
-            Err(_) => Self::from_pkcs8_der(der),
+            Err(_) => match Self::from_pkcs8_der(der) {
+                Err(Error::MalformedKey) if looks_like_pkcs1_rsa(der) => Err(Error::UnsupportedKey),
+                other => other,
+            },
         }
     }
 

@@ -1,0 +1,106 @@
+//! `kubeboot csr ...`
+
+use std::io::Write;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+use kubeboot::api::{self, CsrObject, ObjectName};
+use kubeboot::csr::{CsrBuilder, NODES_GROUP};
+use kubeboot::key::NodeKey;
+
+use crate::{CmdResult, Rejected, files};
+
+/// Arguments of `kubeboot csr`.
+#[derive(Args)]
+pub struct CsrArgs {
+    /// The node's private key (SEC1 or PKCS#8 PEM).
+    #[arg(long, required = true)]
+    key: Option<PathBuf>,
+    /// The node name (CN=system:node:<name>).
+    #[arg(long, required = true)]
+    node_name: Option<String>,
+    /// Build a serving-certificate CSR (signer kubernetes.io/kubelet-serving).
+    #[arg(long)]
+    serving: bool,
+    /// DNS subject alternative name (serving only; repeatable).
+    #[arg(long, requires = "serving")]
+    dns: Vec<String>,
+    /// IP subject alternative name (serving only; repeatable).
+    #[arg(long, requires = "serving")]
+    ip: Vec<String>,
+    /// Print the CertificateSigningRequest object (JSON) instead of the PEM.
+    #[arg(long)]
+    object: bool,
+    /// spec.expirationSeconds of the object (≥ 600).
+    #[arg(long, requires = "object")]
+    expiration_seconds: Option<u32>,
+}
+
+/// A built CSR and its object.
+pub struct Built {
+    /// The CSR PEM.
+    pub pem: Vec<u8>,
+    /// The CertificateSigningRequest JSON.
+    pub object: Vec<u8>,
+    /// The object's name (node-csr-<digest>).
+    pub name: String,
+}
+
+/// Build the CSR PEM and the CertificateSigningRequest object for `key`.
+pub fn build(
+    key: &NodeKey,
+    node_name: &str,
+    serving: Option<(&[&str], &[IpAddr])>,
+    expiration_seconds: Option<u32>,
+) -> Result<Built, Rejected> {
+    let builder = match serving {
+        None => CsrBuilder::client(node_name)?,
+        Some((dns, ips)) => CsrBuilder::serving(node_name, dns, ips)?,
+    };
+    let mut pem = vec![0u8; builder.max_pem_len()];
+    let n = builder.write_pem(key, &mut pem)?;
+    pem.truncate(n);
+    let (signer, usages) = match serving {
+        None => (api::SIGNER_CLIENT, &api::USAGES_CLIENT_EC),
+        Some(_) => (api::SIGNER_SERVING, &api::USAGES_SERVING_EC),
+    };
+    let mut cn = [0u8; 265];
+    let cn = builder.common_name(&mut cn);
+    let name = api::node_csr_name(&key.public_key_spki(), cn, &[NODES_GROUP], usages);
+    let obj =
+        CsrObject::new(ObjectName::Fixed(name.as_str()), &pem, signer, usages, expiration_seconds)?;
+    let mut json = vec![0u8; 4096];
+    let n = match obj.write_json(&mut json) {
+        Err(kubeboot::Error::BufferTooSmall { needed }) => {
+            json.resize(needed, 0);
+            obj.write_json(&mut json)?
+        }
+        other => other?,
+    };
+    json.truncate(n);
+    Ok(Built { pem, object: json, name: name.as_str().to_owned() })
+}
+
+/// Run `kubeboot csr`.
+pub fn run(a: CsrArgs) -> CmdResult {
+    let key_path = a.key.ok_or_else(|| Rejected("--key is required".into()))?;
+    let node_name = a.node_name.ok_or_else(|| Rejected("--node-name is required".into()))?;
+    let key = NodeKey::from_pem(&files::read(&key_path)?)
+        .map_err(|e| Rejected(format!("{}: {e}", key_path.display())))?;
+    let ips =
+        a.ip.iter()
+            .map(|s| kubeboot::csr::parse_ip(s).map_err(|e| Rejected(format!("{s}: {e}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+    let dns: Vec<&str> = a.dns.iter().map(String::as_str).collect();
+    let serving = a.serving.then_some((dns.as_slice(), ips.as_slice()));
+    let built = build(&key, &node_name, serving, a.expiration_seconds)?;
+    let mut out = std::io::stdout().lock();
+    if a.object {
+        out.write_all(&built.object)?;
+        out.write_all(b"\n")?;
+    } else {
+        out.write_all(&built.pem)?;
+    }
+    Ok(())
+}
