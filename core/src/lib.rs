@@ -24,5 +24,9 @@ extern crate std;
 
 pub mod error;
 pub mod pem;
+pub mod token;
+
+/// RFC 3339 parsing/formatting (Go `time.RFC3339` semantics), shared by all modules.
+pub use token::rfc3339;
 
 pub use error::{Error, Result};
