@@ -137,7 +137,11 @@ impl TokenId {
     /// Like [`TokenId::parse`], from bytes.
     pub fn from_bytes(b: &[u8]) -> Result<Self> {
         let arr: [u8; ID_LEN] = b.try_into().map_err(|_| Error::InvalidTokenId)?;
-        if arr.iter().all(|&c| is_token_char(c)) { Ok(TokenId(arr)) } else { Err(Error::InvalidTokenId) }
+        if arr.iter().all(|&c| is_token_char(c)) {
+            Ok(TokenId(arr))
+        } else {
+            Err(Error::InvalidTokenId)
+        }
     }
 
     /// Extracts the ID from a Secret name `bootstrap-token-<id>` (upstream `ParseName`,
@@ -358,9 +362,10 @@ impl BootstrapToken {
     /// The bearer form `<id>.<secret>` in a zeroizing stack array.
     pub fn to_wire(&self) -> WireToken {
         let mut out = [0u8; TOKEN_LEN];
-        for (dst, src) in out.iter_mut().zip(
-            self.id.0.iter().chain(core::iter::once(&b'.')).chain(self.secret.0.iter()),
-        ) {
+        for (dst, src) in out
+            .iter_mut()
+            .zip(self.id.0.iter().chain(core::iter::once(&b'.')).chain(self.secret.0.iter()))
+        {
             *dst = *src;
         }
         WireToken(out)
@@ -459,7 +464,7 @@ impl Sampler {
         self.n >= ENTROPY_MIN
     }
 
-    fn finish(mut self) -> BootstrapToken {
+    fn finish(&mut self) -> BootstrapToken {
         let mut id = [0u8; ID_LEN];
         let mut secret = [0u8; SECRET_LEN];
         for (i, &c) in self.out.iter().enumerate() {
@@ -473,6 +478,33 @@ impl Sampler {
         let token = BootstrapToken { id: TokenId(id), secret: TokenSecret(secret) };
         secret.zeroize();
         token
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.out.zeroize();
+    }
+}
+
+impl core::str::FromStr for BootstrapToken {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::parse(s)
+    }
+}
+
+impl core::str::FromStr for TokenId {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::parse(s)
+    }
+}
+
+impl core::str::FromStr for Usage {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::parse(s)
     }
 }
 
@@ -655,7 +687,10 @@ pub fn authenticated_groups<'a, const N: usize>(
     r
 }
 
-fn fill_groups<'a, const N: usize>(extra: &'a str, out: &mut heapless::Vec<&'a str, N>) -> Result<()> {
+fn fill_groups<'a, const N: usize>(
+    extra: &'a str,
+    out: &mut heapless::Vec<&'a str, N>,
+) -> Result<()> {
     validate_extra_groups(extra)?;
     let entries = if extra.is_empty() { 0 } else { extra.split(',').count() };
     let full = Error::BufferTooSmall { needed: entries + 1 };
@@ -753,14 +788,22 @@ mod tests {
         for v in INVALID {
             assert_eq!(BootstrapToken::parse(v), Err(Error::InvalidToken), "{v:?}");
         }
-        for v in ["abcdef.0123456789abcdef\n", " abcdef.0123456789abcdef", "abcdef.0123456789abcdeé"] {
+        for v in
+            ["abcdef.0123456789abcdef\n", " abcdef.0123456789abcdef", "abcdef.0123456789abcdeé"]
+        {
             assert_eq!(BootstrapToken::parse(v), Err(Error::InvalidToken), "{v:?}");
         }
         let t = BootstrapToken::from_parts("abcdef", "abcdef0123456789").unwrap();
         assert_eq!(t.to_wire().as_str(), "abcdef.abcdef0123456789");
         assert_eq!(t.secret_name().as_str(), "bootstrap-token-abcdef");
-        assert_eq!(BootstrapToken::from_parts("abcde", "abcdef0123456789"), Err(Error::InvalidTokenId));
-        assert_eq!(BootstrapToken::from_parts("abcdef", "abcdef012345678"), Err(Error::InvalidToken));
+        assert_eq!(
+            BootstrapToken::from_parts("abcde", "abcdef0123456789"),
+            Err(Error::InvalidTokenId)
+        );
+        assert_eq!(
+            BootstrapToken::from_parts("abcdef", "abcdef012345678"),
+            Err(Error::InvalidToken)
+        );
     }
 
     #[test]
@@ -1006,7 +1049,10 @@ mod tests {
             authenticated_groups("system:bootstrappers:a, system:bootstrappers:b", &mut g),
             Err(Error::InvalidGroup)
         );
-        assert_eq!(authenticated_groups("system:bootstrappers:a,", &mut g), Err(Error::InvalidGroup));
+        assert_eq!(
+            authenticated_groups("system:bootstrappers:a,", &mut g),
+            Err(Error::InvalidGroup)
+        );
         let mut tiny: heapless::Vec<&str, 2> = heapless::Vec::new();
         assert_eq!(
             authenticated_groups("system:bootstrappers:a,system:bootstrappers:b", &mut tiny),

@@ -388,14 +388,19 @@ mod tests {
             "tok,user,uid,g,\"x\"y",
             " \"tok\",user,uid",
         ] {
-            assert_eq!(AuthFileLine::parse(bad).map(|_| ()), Err(Error::InvalidAuthFileLine), "{bad:?}");
+            assert_eq!(
+                AuthFileLine::parse(bad).map(|_| ()),
+                Err(Error::InvalidAuthFileLine),
+                "{bad:?}"
+            );
         }
     }
 
     #[test]
     fn file_iterator_skips_blank_lines() {
         let file = "a,b,c\n\n\r\nd,e,f,\"g,h\"\nbad\nlast,x,y";
-        let v: Vec<_> = AuthFileLines::new(file).map(|(n, r)| (n, r.map(|l| l.columns()))).collect();
+        let v: Vec<_> =
+            AuthFileLines::new(file).map(|(n, r)| (n, r.map(|l| l.columns()))).collect();
         assert_eq!(v, [(1, Ok(3)), (4, Ok(4)), (5, Err(Error::InvalidAuthFileLine)), (6, Ok(3))]);
     }
 
@@ -424,7 +429,10 @@ mod tests {
         assert_eq!(&buf[..n], b"t,\"\\.\",\n");
         for (t, u, g) in [("", "u", "g"), ("t\n", "u", "g"), ("t", "u\r", "g"), ("t", "u", "a,b")] {
             let mut buf = [0x55u8; 64];
-            assert_eq!(write_auth_file_line(t, u, "1", &[g], &mut buf), Err(Error::InvalidAuthFileLine));
+            assert_eq!(
+                write_auth_file_line(t, u, "1", &[g], &mut buf),
+                Err(Error::InvalidAuthFileLine)
+            );
             assert!(buf.iter().all(|&b| b == 0));
         }
         let mut small = [0x55u8; 10];

@@ -167,7 +167,10 @@ mod tests {
         // Every shorter buffer fails with the exact size and leaves nothing behind.
         for len in [0, 1, n / 2, n - 1] {
             let mut small = std::vec![0x55u8; len];
-            assert_eq!(write_secret_manifest(&spec, &mut small), Err(Error::BufferTooSmall { needed: n }));
+            assert_eq!(
+                write_secret_manifest(&spec, &mut small),
+                Err(Error::BufferTooSmall { needed: n })
+            );
             assert!(small.iter().all(|&b| b == 0));
         }
     }
@@ -185,9 +188,9 @@ mod tests {
         let mut buf = [0u8; 1024];
         let n = write_secret_manifest(&spec, &mut buf).unwrap();
         let text = str::from_utf8(&buf[..n]).unwrap();
-        assert!(text.contains(
-            "  description: \"a \\\"b\\\" \\\\ c\\nd\\te\\x7f\\x85\\u2028é\\x01\"\n"
-        ));
+        assert!(
+            text.contains("  description: \"a \\\"b\\\" \\\\ c\\nd\\te\\x7f\\x85\\u2028é\\x01\"\n")
+        );
         assert!(text.contains("  token-id: \"123456\"\n"));
         assert!(!text.contains("signing"));
         assert!(!text.contains("expiration"));
@@ -198,7 +201,10 @@ mod tests {
     fn validation_first() {
         let t = BootstrapToken::parse("abcdef.0123456789abcdef").unwrap();
         let mut buf = [0x55u8; 1024];
-        let spec = SecretSpec { extra_groups: &["system:bootstrappers:ok", "bad"], ..SecretSpec::kubeadm_default(&t, 0) };
+        let spec = SecretSpec {
+            extra_groups: &["system:bootstrappers:ok", "bad"],
+            ..SecretSpec::kubeadm_default(&t, 0)
+        };
         assert_eq!(write_secret_manifest(&spec, &mut buf), Err(Error::InvalidGroup));
         let spec = SecretSpec { expiration: Some(i64::MAX), ..SecretSpec::kubeadm_default(&t, 0) };
         assert_eq!(write_secret_manifest(&spec, &mut buf), Err(Error::InvalidExpiration));

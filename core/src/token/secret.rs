@@ -253,7 +253,8 @@ mod tests {
 
     #[test]
     fn rejections() {
-        let cases: [(fn(&mut SecretView<'static>), Error); 14] = [
+        type Mutation = fn(&mut SecretView<'static>);
+        let cases: [(Mutation, Error); 14] = [
             (|v| v.name = Some("bootstrap-token-abcdeg"), Error::InvalidSecretName),
             (|v| v.namespace = Some("default"), Error::InvalidSecretName),
             (|v| v.deletion_pending = true, Error::TokenExpired),
@@ -264,8 +265,14 @@ mod tests {
             (|v| v.token_secret = Some(b"0123456789abcdef "), Error::TokenMismatch),
             (|v| v.token_id = Some(b"abcdeg"), Error::TokenMismatch),
             (|v| v.token_id = None, Error::TokenMismatch),
-            (|v| v.usage_bootstrap_authentication = Some(b"True"), Error::TokenNotForAuthentication),
-            (|v| v.usage_bootstrap_authentication = Some(b"true\n"), Error::TokenNotForAuthentication),
+            (
+                |v| v.usage_bootstrap_authentication = Some(b"True"),
+                Error::TokenNotForAuthentication,
+            ),
+            (
+                |v| v.usage_bootstrap_authentication = Some(b"true\n"),
+                Error::TokenNotForAuthentication,
+            ),
             (|v| v.usage_bootstrap_authentication = None, Error::TokenNotForAuthentication),
             (|v| v.expiration = Some(b"yesterday"), Error::TokenExpired),
         ];
@@ -299,7 +306,7 @@ mod tests {
         v.expiration = Some(b"2026-01-02t03:04:06z");
         assert_eq!(auth(&v), Err(Error::TokenExpired));
         assert!(!is_expired(None, i64::MAX));
-        assert!(is_expired(Some(b"0000-01-01T00:00:00Z"), i64::MIN + 1) == false);
+        assert!(!is_expired(Some(b"0000-01-01T00:00:00Z"), i64::MIN + 1));
     }
 
     #[test]
