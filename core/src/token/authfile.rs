@@ -170,7 +170,8 @@ impl fmt::Debug for AuthFileLine<'_> {
 }
 
 /// The records of a whole token file, skipping blank lines like Go's `encoding/csv`.
-#[derive(Clone, Debug)]
+/// `Debug` shows only the line number (the text holds tokens).
+#[derive(Clone)]
 pub struct AuthFileLines<'a> {
     rest: &'a str,
     line_no: usize,
@@ -180,6 +181,12 @@ impl<'a> AuthFileLines<'a> {
     /// Iterates over the lines of `file`.
     pub fn new(file: &'a str) -> Self {
         AuthFileLines { rest: file, line_no: 0 }
+    }
+}
+
+impl fmt::Debug for AuthFileLines<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthFileLines").field("line_no", &self.line_no).finish_non_exhaustive()
     }
 }
 
@@ -402,6 +409,8 @@ mod tests {
         let v: Vec<_> =
             AuthFileLines::new(file).map(|(n, r)| (n, r.map(|l| l.columns()))).collect();
         assert_eq!(v, [(1, Ok(3)), (4, Ok(4)), (5, Err(Error::InvalidAuthFileLine)), (6, Ok(3))]);
+        let dbg = format!("{:?}", AuthFileLines::new(file));
+        assert!(!dbg.contains("a,b,c"), "{dbg}");
     }
 
     #[test]
