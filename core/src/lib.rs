@@ -28,5 +28,9 @@ pub mod error;
 pub mod key;
 mod out;
 pub mod pem;
+pub mod token;
+
+/// RFC 3339 parsing/formatting (Go `time.RFC3339` semantics), shared by all modules.
+pub use token::rfc3339;
 
 pub use error::{Error, Result};
