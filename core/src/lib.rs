@@ -24,5 +24,7 @@ extern crate std;
 
 pub mod error;
 pub mod pem;
+pub mod policy;
+pub mod rotation;
 
 pub use error::{Error, Result};
