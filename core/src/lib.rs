@@ -25,6 +25,7 @@ extern crate std;
 pub mod error;
 pub mod pem;
 pub mod policy;
+pub mod request;
 pub mod rotation;
 
 pub use error::{Error, Result};
