@@ -793,3 +793,246 @@ macro_rules! rsa_digest {
 
 #[cfg(feature = "rsa")]
 rsa_digest!(rsa::sha2::Sha256, rsa::sha2::Sha384, rsa::sha2::Sha512);
+#[cfg(test)]
+pub(crate) mod fixtures {
+    //! CSRs generated once with `openssl req` (OpenSSL 3.0); P-256 ones use spec key K1.
+
+    /// P-256, `O=system:nodes, CN=system:node:node-1`, no SANs.
+    pub(crate) const CLIENT: &str = "\
+-----BEGIN CERTIFICATE REQUEST-----\n\
+MIHuMIGWAgEAMDQxFTATBgNVBAoMDHN5c3RlbTpub2RlczEbMBkGA1UEAwwSc3lz\n\
+dGVtOm5vZGU6bm9kZS0xMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE3wsRu9el\n\
+E0goTwfLycqOCWwP4YCurXH61SN6kZB/XNw569fHfFH2a9AKDIgLcIl3WIEJ8NMD\n\
+y2ANvLrpuvVJq6AAMAoGCCqGSM49BAMCA0cAMEQCICXn+ZxEyj8/G9Qd0guRBXdn\n\
+aL7WUmD72VtSf2Q6TJgDAiBuUdV/Z547IZ0jfnHXfrNu4KdY6/FdorHd7hnq8rIs\n\
+6A==\n\
+-----END CERTIFICATE REQUEST-----\n";
+
+    /// P-256, as CLIENT plus `DNS:node-1.example.com, IP:10.0.0.7`.
+    pub(crate) const SERVING: &str = "\
+-----BEGIN CERTIFICATE REQUEST-----\n\
+MIIBJDCBzAIBADA0MRUwEwYDVQQKDAxzeXN0ZW06bm9kZXMxGzAZBgNVBAMMEnN5\n\
+c3RlbTpub2RlOm5vZGUtMTBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABN8LEbvX\n\
+pRNIKE8Hy8nKjglsD+GArq1x+tUjepGQf1zcOevXx3xR9mvQCgyIC3CJd1iBCfDT\n\
+A8tgDby66br1SaugNjA0BgkqhkiG9w0BCQ4xJzAlMCMGA1UdEQQcMBqCEm5vZGUt\n\
+MS5leGFtcGxlLmNvbYcECgAABzAKBggqhkjOPQQDAgNHADBEAiBHSBddyPrWiMlF\n\
+XheVBj3rKR4MW5VsLDHOJ2PggoI/uAIgLfCNG9HG2bFamXwvLQ2puZC4DebDT5UK\n\
+jmSWBgZFjRM=\n\
+-----END CERTIFICATE REQUEST-----\n";
+
+    /// P-256, DNS, email, URI and IPv6 SANs.
+    pub(crate) const ALLSANS: &str = "\
+-----BEGIN CERTIFICATE REQUEST-----\n\
+MIIBRTCB7AIBADA0MRUwEwYDVQQKDAxzeXN0ZW06bm9kZXMxGzAZBgNVBAMMEnN5\n\
+c3RlbTpub2RlOm5vZGUtMTBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABN8LEbvX\n\
+pRNIKE8Hy8nKjglsD+GArq1x+tUjepGQf1zcOevXx3xR9mvQCgyIC3CJd1iBCfDT\n\
+A8tgDby66br1SaugVjBUBgkqhkiG9w0BCQ4xRzBFMEMGA1UdEQQ8MDqCCWEuZXhh\n\
+bXBsZYENeEBleGFtcGxlLmNvbYYMc3BpZmZlOi8veC95hxAAAAAAAAAAAAAAAAAA\n\
+AAABMAoGCCqGSM49BAMCA0gAMEUCIQC27p1RoyywEYdO1ElLtKeYYzJYtXr23xl8\n\
+Lt8FnOLvBwIgfHcNF7kKFggVOD/bkEYQgBMAnhMOXEDzpDyC05ApAek=\n\
+-----END CERTIFICATE REQUEST-----\n";
+
+    /// P-384, ecdsa-with-SHA384.
+    pub(crate) const P384: &str = "\
+-----BEGIN CERTIFICATE REQUEST-----\n\
+MIIBLDCBswIBADA0MRUwEwYDVQQKDAxzeXN0ZW06bm9kZXMxGzAZBgNVBAMMEnN5\n\
+c3RlbTpub2RlOm5vZGUtMTB2MBAGByqGSM49AgEGBSuBBAAiA2IABGoedf8hjngu\n\
+0RWOUQe8YWFMKlU3s+VrEkk37kOBI3QAQHP9suLgniqey1+yH5UNoSoXWElqECaS\n\
+e1Fu2E/8vpAXoUn/NPdizwAFjSTPoN+HEq8liyfYQ/tAjrsPyQpLDKAAMAoGCCqG\n\
+SM49BAMDA2gAMGUCMQC+VRXVtKIWiu3zxwkC/E1xAUrJzrFyceFi7QqsSy5HJ0xB\n\
+IC2ppp1y//XlHrroPwgCMDghsQW4NZvbvrn8qX9/VRQC/RU/A5liDOlNXNLtoByg\n\
+4PQCizOygdz93Ib2G5tETQ==\n\
+-----END CERTIFICATE REQUEST-----\n";
+
+    /// Ed25519.
+    pub(crate) const ED: &str = "\
+-----BEGIN CERTIFICATE REQUEST-----\n\
+MIGzMGcCAQAwNDEVMBMGA1UECgwMc3lzdGVtOm5vZGVzMRswGQYDVQQDDBJzeXN0\n\
+ZW06bm9kZTpub2RlLTEwKjAFBgMrZXADIQDocyx6hszCqcuDoZH0h3k5AG9E27yo\n\
+vX7WdAZ0kErvGKAAMAUGAytlcANBAAnWDVquoaFE18KDzJgX7LmAimz2HwhxUqiy\n\
+CpyNAmqIPmj8wQBPLGcmaF2DxjBe2tjcHtm01Fv29h27n0OM6Qk=\n\
+-----END CERTIFICATE REQUEST-----\n";
+
+    /// RSA-1024, sha256WithRSAEncryption.
+    pub(crate) const RSA: &str = "\
+-----BEGIN CERTIFICATE REQUEST-----\n\
+MIIBczCB3QIBADA0MRUwEwYDVQQKDAxzeXN0ZW06bm9kZXMxGzAZBgNVBAMMEnN5\n\
+c3RlbTpub2RlOm5vZGUtMTCBnzANBgkqhkiG9w0BAQEFAAOBjQAwgYkCgYEA413c\n\
+aelM0N70UhaNnLGXVFHjjK6ZdKcsjxaQGv1m+XnbX44yH2Nb1sMXhXBOWXHx88FA\n\
+zdzsIND/1xld1elLMsIMhwrEQ42NhRJIjfOy1zrFOq8YhhEhtLyp0ITe+arVAz05\n\
+k1pqohYUFHrc6QhcxOZcG5V4qjWNLDr7E7Gl0zMCAwEAAaAAMA0GCSqGSIb3DQEB\n\
+CwUAA4GBANV7i4/qOvNeWYFA/Ch7MW1+aY16x9gHftmFHv4x6qz19iTRHiz/KuRB\n\
+aX+IXqaZcgfJQ9eF6K8SBmY/jQ48GuIQ/yxIiaLbXDt40iDj9HPXi2UhloSTTA9T\n\
+r5bjeobR+rBgTF3Ct3JpwAsDXcvJvMsakOskEpTqVz5FO+eEqzUt\n\
+-----END CERTIFICATE REQUEST-----\n";
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::fixtures::*;
+    use super::*;
+    use std::{format, string::String, vec::Vec};
+
+    fn der_of(pem: &str, buf: &mut [u8]) -> usize {
+        crate::pem::decode_first(pem.as_bytes(), PEM_LABEL, buf).unwrap().len()
+    }
+
+    #[test]
+    fn reads_client_csr() {
+        let mut buf = [0u8; 1024];
+        let req = CertificateRequest::from_pem(CLIENT.as_bytes(), &mut buf).unwrap();
+        assert_eq!(req.key_algorithm(), KeyAlgorithm::EcP256);
+        assert_eq!(req.signature_algorithm(), SignatureAlgorithm::EcdsaSha256);
+        let cn = req.common_name().unwrap();
+        assert_eq!(cn.as_str(), Some("system:node:node-1"));
+        assert!(cn.starts_with("system:node:"));
+        assert!(!cn.starts_with("system:node:node-12"));
+        let orgs: Vec<_> = req.organizations().map(|o| o.as_str().unwrap()).collect();
+        assert_eq!(orgs, ["system:nodes"]);
+        let kinds: Vec<_> = req.subject().map(|a| a.kind()).collect();
+        assert_eq!(kinds, [AttributeKind::Organization, AttributeKind::CommonName]);
+        assert_eq!(req.sans().count(), 0);
+        // SPKI of spec key K1 (§11.2 hash input, base64url).
+        use base64ct::{Base64UrlUnpadded, Encoding};
+        let mut b64 = [0u8; 200];
+        let spki = Base64UrlUnpadded::encode(req.spki_der(), &mut b64).unwrap();
+        assert_eq!(
+            spki,
+            "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE3wsRu9elE0goTwfLycqOCWwP4YCurXH61SN6kZB_XNw569fHfFH2a9AKDIgLcIl3WIEJ8NMDy2ANvLrpuvVJqw"
+        );
+        assert_eq!(req.public_key().len(), 65);
+        req.verify_signature().unwrap();
+    }
+
+    #[test]
+    fn reads_sans_in_order() {
+        let mut buf = [0u8; 1024];
+        let req = CertificateRequest::from_pem(ALLSANS.as_bytes(), &mut buf).unwrap();
+        let sans: Vec<_> = req.sans().collect();
+        let mut v6 = [0u8; 16];
+        v6[15] = 1;
+        assert_eq!(
+            sans,
+            [
+                SubjectAltName::Dns("a.example"),
+                SubjectAltName::Email("x@example.com"),
+                SubjectAltName::Uri("spiffe://x/y"),
+                SubjectAltName::Ip(&v6),
+            ]
+        );
+        req.verify_signature().unwrap();
+        let req = CertificateRequest::from_pem(SERVING.as_bytes(), &mut buf).unwrap();
+        let sans: Vec<_> = req.sans().collect();
+        assert_eq!(
+            sans,
+            [SubjectAltName::Dns("node-1.example.com"), SubjectAltName::Ip(&[10, 0, 0, 7])]
+        );
+    }
+
+    #[test]
+    fn key_types() {
+        let mut buf = [0u8; 1024];
+        let cases = [
+            (P384, KeyAlgorithm::EcP384, SignatureAlgorithm::EcdsaSha384, cfg!(feature = "p384")),
+            (ED, KeyAlgorithm::Ed25519, SignatureAlgorithm::Ed25519, false),
+            (RSA, KeyAlgorithm::Rsa, SignatureAlgorithm::RsaSha256, cfg!(feature = "rsa")),
+        ];
+        for (pem, key, sig, supported) in cases {
+            let req = CertificateRequest::from_pem(pem.as_bytes(), &mut buf).unwrap();
+            assert_eq!(req.key_algorithm(), key);
+            assert_eq!(req.signature_algorithm(), sig);
+            if supported {
+                req.verify_signature().unwrap();
+            } else {
+                assert_eq!(
+                    req.verify_signature(),
+                    Err(Error::Policy(PolicyViolation::UnsupportedKey))
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn tampering_breaks_signature() {
+        for pem in [CLIENT, SERVING, P384, RSA] {
+            let mut buf = [0u8; 1024];
+            let n = der_of(pem, &mut buf);
+            let req = CertificateRequest::from_der(&buf[..n]).unwrap();
+            if req.verify_signature().is_err() {
+                continue; // unsupported in this build
+            }
+            // Flip a bit in the CN's last character (inside the signed info).
+            let info = req.info_der();
+            let pos = buf[..n].windows(6).position(|w| w == b"node-1").unwrap() + 5;
+            assert!(pos < info.len());
+            let mut copy = buf;
+            copy[pos] ^= 0x01;
+            let bad = CertificateRequest::from_der(&copy[..n]).unwrap();
+            assert_eq!(bad.verify_signature(), Err(Error::Policy(PolicyViolation::BadSignature)));
+            // And in the signature's last byte.
+            let mut copy = buf;
+            copy[n - 1] ^= 0x01;
+            let bad = CertificateRequest::from_der(&copy[..n]).unwrap();
+            assert_eq!(bad.verify_signature(), Err(Error::Policy(PolicyViolation::BadSignature)));
+        }
+    }
+
+    #[test]
+    fn truncation_and_trailing_data() {
+        for pem in [CLIENT, SERVING, ALLSANS, P384, ED, RSA] {
+            let mut buf = [0u8; 1024];
+            let n = der_of(pem, &mut buf);
+            for len in 0..n {
+                assert!(CertificateRequest::from_der(&buf[..len]).is_err(), "len {len}");
+            }
+            assert_eq!(CertificateRequest::from_der(&buf[..n + 1]), Err(Error::Malformed));
+            // Flipping any single byte must never panic.
+            for i in 0..n {
+                let mut copy = buf;
+                copy[i] ^= 0xff;
+                if let Ok(req) = CertificateRequest::from_der(&copy[..n]) {
+                    let _ = req.verify_signature();
+                    let _ = req.subject().count();
+                    let _ = req.sans().count();
+                    let _ = req.common_name().map(|c| c.chars().count());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pem_errors() {
+        let mut buf = [0u8; 1024];
+        let cert = CLIENT.replace("CERTIFICATE REQUEST", "CERTIFICATE");
+        assert_eq!(
+            CertificateRequest::from_pem(cert.as_bytes(), &mut buf),
+            Err(Error::Policy(PolicyViolation::NotCertificateRequest))
+        );
+        assert_eq!(
+            CertificateRequest::from_pem(b"no pem here", &mut buf),
+            Err(Error::Policy(PolicyViolation::NotCertificateRequest))
+        );
+        // Leading junk is skipped, as Go's pem.Decode does.
+        let junk = format!("hello\n{CLIENT}");
+        assert!(CertificateRequest::from_pem(junk.as_bytes(), &mut buf).is_ok());
+        let mut small = [0u8; 16];
+        assert!(matches!(
+            CertificateRequest::from_pem(CLIENT.as_bytes(), &mut small),
+            Err(Error::BufferTooSmall { .. })
+        ));
+    }
+
+    #[test]
+    fn bmp_and_teletex_chars() {
+        let bmp =
+            NameAttribute { oid: OID_O, tag: Tag::BmpString, value: b"\0s\0y\xd8\x3d\xde\x00" };
+        assert_eq!(bmp.chars().collect::<String>(), "sy\u{1F600}");
+        assert!(bmp.eq_str("sy\u{1F600}"));
+        assert_eq!(bmp.as_str(), None);
+        let t61 = NameAttribute { oid: OID_CN, tag: Tag::TeletexString, value: b"system:node:x" };
+        assert!(t61.starts_with("system:node:"));
+        let int = NameAttribute { oid: OID_CN, tag: Tag::Integer, value: b"\x01" };
+        assert!(!int.is_string() && !int.eq_str("\u{1}"));
+    }
+}
