@@ -396,3 +396,204 @@ fn check_request<'a>(
     }
     Ok(CheckedCsr { request, signer: kubelet })
 }
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::request::fixtures::{ALLSANS, CLIENT, ED, SERVING};
+
+    const ECDSA_CLIENT: &[&str] = &[USAGE_DIGITAL_SIGNATURE, USAGE_CLIENT_AUTH];
+    const RSA_CLIENT: &[&str] =
+        &[USAGE_DIGITAL_SIGNATURE, USAGE_CLIENT_AUTH, USAGE_KEY_ENCIPHERMENT];
+    const ECDSA_SERVING: &[&str] = &[USAGE_DIGITAL_SIGNATURE, USAGE_SERVER_AUTH];
+
+    fn check(pem: &str, signer: &str, usages: &[&str], exp: Option<u32>) -> Result<KubeletSigner> {
+        let mut scratch = [0u8; 1024];
+        check_kubelet_csr(pem.as_bytes(), signer, usages, exp, &mut scratch).map(|c| c.signer)
+    }
+
+    fn v(p: PolicyViolation) -> Result<KubeletSigner> {
+        Err(Error::Policy(p))
+    }
+
+    #[test]
+    fn accepts_kubelet_client_and_serving() {
+        assert_eq!(check(CLIENT, SIGNER_CLIENT, ECDSA_CLIENT, None), Ok(KubeletSigner::Client));
+        // Either usage set for any key type; order irrelevant.
+        assert_eq!(check(CLIENT, SIGNER_CLIENT, RSA_CLIENT, None), Ok(KubeletSigner::Client));
+        let old = [USAGE_DIGITAL_SIGNATURE, USAGE_KEY_ENCIPHERMENT, USAGE_CLIENT_AUTH];
+        assert_eq!(check(CLIENT, SIGNER_CLIENT, &old, Some(600)), Ok(KubeletSigner::Client));
+        assert_eq!(check(SERVING, SIGNER_SERVING, ECDSA_SERVING, None), Ok(KubeletSigner::Serving));
+        let rsa_serving = [USAGE_DIGITAL_SIGNATURE, USAGE_KEY_ENCIPHERMENT, USAGE_SERVER_AUTH];
+        assert_eq!(check(SERVING, SIGNER_SERVING, &rsa_serving, None), Ok(KubeletSigner::Serving));
+    }
+
+    #[test]
+    fn der_entry_point() {
+        let mut buf = [0u8; 1024];
+        let der =
+            crate::pem::decode_first(CLIENT.as_bytes(), "CERTIFICATE REQUEST", &mut buf).unwrap();
+        let checked = check_kubelet_csr_der(der, SIGNER_CLIENT, ECDSA_CLIENT, None).unwrap();
+        assert_eq!(checked.signer, KubeletSigner::Client);
+        assert_eq!(checked.request.der(), der);
+        assert_eq!(
+            check_kubelet_csr_der(&der[1..], SIGNER_CLIENT, ECDSA_CLIENT, None),
+            Err(Error::Policy(PolicyViolation::NotCertificateRequest))
+        );
+    }
+
+    #[test]
+    fn generic_validation() {
+        use PolicyViolation::*;
+        let cert = CLIENT.replace("CERTIFICATE REQUEST", "CERTIFICATE");
+        assert_eq!(check(&cert, SIGNER_CLIENT, ECDSA_CLIENT, None), v(NotCertificateRequest));
+        let garbage =
+            "-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n";
+        assert_eq!(check(garbage, SIGNER_CLIENT, ECDSA_CLIENT, None), v(NotCertificateRequest));
+        assert_eq!(check(CLIENT, SIGNER_CLIENT, &[], None), v(UsagesRequired));
+        assert_eq!(
+            check(CLIENT, SIGNER_CLIENT, &["digital signature", "foo"], None),
+            v(UnknownUsage)
+        );
+        assert_eq!(check(CLIENT, SIGNER_CLIENT, &["Client Auth"], None), v(UnknownUsage));
+        assert_eq!(
+            check(
+                CLIENT,
+                SIGNER_CLIENT,
+                &["client auth", "digital signature", "client auth"],
+                None
+            ),
+            v(DuplicateUsage)
+        );
+        assert_eq!(check(CLIENT, "kubernetes.io", ECDSA_CLIENT, None), v(Signer));
+        assert_eq!(check(CLIENT, SIGNER_LEGACY_UNKNOWN, ECDSA_CLIENT, None), v(Signer));
+        assert_eq!(
+            check(CLIENT, "kubernetes.io/kube-apiserver-client", ECDSA_CLIENT, None),
+            v(Signer)
+        );
+        assert_eq!(check(CLIENT, SIGNER_CLIENT, ECDSA_CLIENT, Some(599)), v(ExpirationTooShort));
+        assert_eq!(check(CLIENT, SIGNER_CLIENT, ECDSA_CLIENT, Some(0)), v(ExpirationTooShort));
+        assert_eq!(check(ED, SIGNER_CLIENT, ECDSA_CLIENT, None), v(UnsupportedKey));
+    }
+
+    #[test]
+    fn client_shape() {
+        use PolicyViolation::*;
+        // A serving CSR on the client signer: DNS SAN is reported first.
+        assert_eq!(check(SERVING, SIGNER_CLIENT, ECDSA_CLIENT, None), v(DnsSanNotAllowed));
+        assert_eq!(check(ALLSANS, SIGNER_CLIENT, ECDSA_CLIENT, None), v(DnsSanNotAllowed));
+        // Server usages on the client signer.
+        assert_eq!(check(CLIENT, SIGNER_CLIENT, ECDSA_SERVING, None), v(ClientUsages));
+        assert_eq!(check(CLIENT, SIGNER_CLIENT, &["client auth"], None), v(ClientUsages));
+        assert_eq!(check(CLIENT, SIGNER_CLIENT, &["digital signature"], None), v(ClientUsages));
+        assert_eq!(
+            check(
+                CLIENT,
+                SIGNER_CLIENT,
+                &["digital signature", "client auth", "server auth"],
+                None
+            ),
+            v(ClientUsages)
+        );
+        assert_eq!(
+            check(CLIENT, SIGNER_CLIENT, &["digital signature", "client auth", "signing"], None),
+            v(ClientUsages)
+        );
+    }
+
+    #[test]
+    fn serving_shape() {
+        use PolicyViolation::*;
+        assert_eq!(check(CLIENT, SIGNER_SERVING, ECDSA_SERVING, None), v(SanRequired));
+        assert_eq!(check(ALLSANS, SIGNER_SERVING, ECDSA_SERVING, None), v(EmailSanNotAllowed));
+        assert_eq!(check(SERVING, SIGNER_SERVING, ECDSA_CLIENT, None), v(ServingUsages));
+    }
+
+    #[test]
+    fn signer_names() {
+        let ok = [
+            SIGNER_CLIENT,
+            SIGNER_SERVING,
+            "kubernetes.io/kube-apiserver-client",
+            "example.com/a.b-c.d",
+            "a.b/c",
+        ];
+        for name in ok {
+            assert_eq!(validate_signer_name(name), Ok(()), "{name}");
+        }
+        let label63 = "a".repeat(63);
+        let label64 = "a".repeat(64);
+        let seg253 = "b".repeat(253);
+        let seg254 = "b".repeat(254);
+        assert_eq!(validate_signer_name(&std::format!("{label63}.io/x")), Ok(()));
+        assert!(validate_signer_name(&std::format!("{label64}.io/x")).is_err());
+        assert_eq!(validate_signer_name(&std::format!("a.io/{seg253}")), Ok(()));
+        assert!(validate_signer_name(&std::format!("a.io/{seg254}")).is_err());
+        // Domain ≤ 253 bytes.
+        let domain253 = std::format!("{label63}.{label63}.{label63}.{}", "c".repeat(61));
+        assert_eq!(domain253.len(), 253);
+        assert_eq!(validate_signer_name(&std::format!("{domain253}/x")), Ok(()));
+        assert!(validate_signer_name(&std::format!("{domain253}a/x")).is_err());
+        // Total ≤ 571: 253 + 1 + 317 is fine, one more is not.
+        let path317 = std::format!("{seg253}.{label63}");
+        assert_eq!(path317.len(), 317);
+        assert_eq!(validate_signer_name(&std::format!("{domain253}/{path317}")), Ok(()));
+        assert!(validate_signer_name(&std::format!("{domain253}/{path317}a")).is_err());
+        let bad = [
+            "",
+            "/",
+            "kubernetes.io",
+            "kubernetes/x",
+            "kubernetes.io/a/b",
+            "Kubernetes.io/x",
+            "kubernetes.io/X",
+            "kubernetes.io/",
+            "kubernetes.io/a..b",
+            "kubernetes.io/-a",
+            "kubernetes.io/a-",
+            ".kubernetes.io/a",
+            "kubernetes..io/a",
+            "kube_rnetes.io/a",
+            "kubernetes.io/a_b",
+            SIGNER_LEGACY_UNKNOWN,
+        ];
+        for name in bad {
+            assert_eq!(
+                validate_signer_name(name),
+                Err(Error::Policy(PolicyViolation::Signer)),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn usages() {
+        assert_eq!(KNOWN_USAGES.len(), 23);
+        for (i, a) in KNOWN_USAGES.iter().enumerate() {
+            assert!(!KNOWN_USAGES[..i].contains(a));
+        }
+        assert_eq!(validate_usages(&KNOWN_USAGES), Ok(()));
+        // A long hostile list stops at the first unknown or duplicate value.
+        let mut long = std::vec![USAGE_ANY; 100_000];
+        assert_eq!(validate_usages(&long), Err(Error::Policy(PolicyViolation::DuplicateUsage)));
+        long[0] = "nope";
+        assert_eq!(validate_usages(&long), Err(Error::Policy(PolicyViolation::UnknownUsage)));
+    }
+
+    #[test]
+    fn expiration() {
+        assert_eq!(validate_expiration_seconds(None), Ok(()));
+        assert_eq!(validate_expiration_seconds(Some(600)), Ok(()));
+        assert_eq!(validate_expiration_seconds(Some(u32::MAX)), Ok(()));
+        assert!(validate_expiration_seconds(Some(599)).is_err());
+    }
+
+    #[test]
+    fn kubelet_signer_names() {
+        for s in [KubeletSigner::Client, KubeletSigner::Serving] {
+            assert_eq!(KubeletSigner::from_name(s.name()), Some(s));
+        }
+        assert_eq!(KubeletSigner::from_name("kubernetes.io/kube-apiserver-client"), None);
+    }
+}

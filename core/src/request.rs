@@ -8,9 +8,9 @@
 //! | key | signature algorithm | support |
 //! |---|---|---|
 //! | EC P-256 | ecdsa-with-SHA256 | always |
-//! | EC P-384 | ecdsa-with-SHA384 | cargo feature `p384` |
+//! | EC P-256 or P-384 | ecdsa-with-SHA256/384/512 (as Go, the digest is truncated to the order) | cargo feature `p384` |
 //! | RSA | sha{256,384,512}WithRSAEncryption (PKCS#1 v1.5) | cargo feature `rsa` (needs `alloc`) |
-//! | anything else Go can verify (P-521, Ed25519, RSA-PSS, P-256 with SHA-384/512, ...) | | [`PolicyViolation::UnsupportedKey`] |
+//! | anything else Go can verify (P-521, Ed25519, RSA-PSS, ...) | | [`PolicyViolation::UnsupportedKey`] |
 //!
 //! Where our reading differs from Go's `x509.ParseCertificateRequest`, it is stricter (it refuses,
 //! Go would accept): the version must be 0 (v1), subject attribute values and attribute types
@@ -720,7 +720,12 @@ impl<'a> CertificateRequest<'a> {
         match (self.key_algorithm, self.signature_algorithm) {
             (KeyAlgorithm::EcP256, SignatureAlgorithm::EcdsaSha256) => self.verify_p256(),
             #[cfg(feature = "p384")]
-            (KeyAlgorithm::EcP384, SignatureAlgorithm::EcdsaSha384) => self.verify_p384(),
+            (
+                KeyAlgorithm::EcP256 | KeyAlgorithm::EcP384,
+                SignatureAlgorithm::EcdsaSha256
+                | SignatureAlgorithm::EcdsaSha384
+                | SignatureAlgorithm::EcdsaSha512,
+            ) => self.verify_ec_prehash(),
             #[cfg(feature = "rsa")]
             (KeyAlgorithm::Rsa, SignatureAlgorithm::RsaSha256) => {
                 self.verify_rsa::<rsa::sha2::Sha256>()
@@ -746,14 +751,41 @@ impl<'a> CertificateRequest<'a> {
         key.verify(self.info, &sig).map_err(|_| Error::Policy(PolicyViolation::BadSignature))
     }
 
+    /// ECDSA over P-256 or P-384 with any of SHA-256/384/512, as Go allows (the digest is
+    /// truncated to the curve order's length). Only with the `p384` feature, which links SHA-512.
     #[cfg(feature = "p384")]
-    fn verify_p384(&self) -> Result<()> {
-        use p384::ecdsa::signature::Verifier;
-        let key = p384::ecdsa::VerifyingKey::from_sec1_bytes(self.public_key)
-            .map_err(|_| Error::Policy(PolicyViolation::NotCertificateRequest))?;
-        let sig = p384::ecdsa::DerSignature::from_bytes(self.signature)
-            .map_err(|_| Error::Policy(PolicyViolation::BadSignature))?;
-        key.verify(self.info, &sig).map_err(|_| Error::Policy(PolicyViolation::BadSignature))
+    fn verify_ec_prehash(&self) -> Result<()> {
+        use p256::ecdsa::signature::hazmat::PrehashVerifier;
+        use sha2::Digest;
+        let bad = Error::Policy(PolicyViolation::BadSignature);
+        let bad_key = Error::Policy(PolicyViolation::NotCertificateRequest);
+        let mut buf = [0u8; 64];
+        let mut put = |digest: &[u8]| {
+            buf.iter_mut().zip(digest).for_each(|(o, i)| *o = *i);
+            digest.len()
+        };
+        let len = match self.signature_algorithm {
+            SignatureAlgorithm::EcdsaSha256 => put(&sha2::Sha256::digest(self.info)),
+            SignatureAlgorithm::EcdsaSha384 => put(&sha2::Sha384::digest(self.info)),
+            SignatureAlgorithm::EcdsaSha512 => put(&sha2::Sha512::digest(self.info)),
+            _ => return Err(Error::Policy(PolicyViolation::UnsupportedKey)),
+        };
+        let prehash = buf.get(..len).ok_or(bad)?;
+        match self.key_algorithm {
+            KeyAlgorithm::EcP256 => {
+                let key = p256::ecdsa::VerifyingKey::from_sec1_bytes(self.public_key)
+                    .map_err(|_| bad_key)?;
+                let sig = p256::ecdsa::DerSignature::from_bytes(self.signature).map_err(|_| bad)?;
+                key.verify_prehash(prehash, &sig).map_err(|_| bad)
+            }
+            KeyAlgorithm::EcP384 => {
+                let key = p384::ecdsa::VerifyingKey::from_sec1_bytes(self.public_key)
+                    .map_err(|_| bad_key)?;
+                let sig = p384::ecdsa::DerSignature::from_bytes(self.signature).map_err(|_| bad)?;
+                key.verify_prehash(prehash, &sig).map_err(|_| bad)
+            }
+            _ => Err(Error::Policy(PolicyViolation::UnsupportedKey)),
+        }
     }
 
     #[cfg(feature = "rsa")]
