@@ -152,7 +152,7 @@ fn next_tlv<'a>(rest: &mut &'a [u8]) -> Result<Option<Tlv<'a>>> {
 }
 
 /// Read the next TLV, which must exist and carry `tag`.
-fn expect<'a>(rest: &mut &'a [u8], tag: Tag) -> Result<Tlv<'a>> {
+fn read_tagged<'a>(rest: &mut &'a [u8], tag: Tag) -> Result<Tlv<'a>> {
     match next_tlv(rest)? {
         Some(t) if t.tag == tag => Ok(t),
         _ => Err(Error::Malformed),
@@ -371,7 +371,7 @@ fn validate_subject(name_value: &[u8]) -> Result<()> {
                 return Err(Error::Malformed);
             }
             let mut inner = atv.value;
-            expect(&mut inner, Tag::ObjectIdentifier)?;
+            read_tagged(&mut inner, Tag::ObjectIdentifier)?;
             let value = next_tlv(&mut inner)?.ok_or(Error::Malformed)?;
             if !inner.is_empty() {
                 return Err(Error::Malformed);
@@ -453,8 +453,8 @@ fn find_san(attributes: &[u8]) -> Result<&[u8]> {
             return Err(Error::Malformed);
         }
         let mut inner = attr.value;
-        let oid = expect(&mut inner, Tag::ObjectIdentifier)?;
-        let values = expect(&mut inner, Tag::Set)?;
+        let oid = read_tagged(&mut inner, Tag::ObjectIdentifier)?;
+        let values = read_tagged(&mut inner, Tag::Set)?;
         if !inner.is_empty() {
             return Err(Error::Malformed);
         }
@@ -472,7 +472,7 @@ fn find_san(attributes: &[u8]) -> Result<&[u8]> {
                     return Err(Error::Malformed);
                 }
                 let mut e = ext.value;
-                let id = expect(&mut e, Tag::ObjectIdentifier)?;
+                let id = read_tagged(&mut e, Tag::ObjectIdentifier)?;
                 let mut next = next_tlv(&mut e)?.ok_or(Error::Malformed)?;
                 if next.tag == Tag::Boolean {
                     next = next_tlv(&mut e)?.ok_or(Error::Malformed)?;
@@ -487,7 +487,7 @@ fn find_san(attributes: &[u8]) -> Result<&[u8]> {
                     return Err(Error::Malformed);
                 }
                 let mut octets = next.value;
-                let names = expect(&mut octets, Tag::Sequence)?;
+                let names = read_tagged(&mut octets, Tag::Sequence)?;
                 if !octets.is_empty() {
                     return Err(Error::Malformed);
                 }
@@ -560,26 +560,26 @@ impl<'a> CertificateRequest<'a> {
     /// [`CertificateRequest::verify_signature`].
     pub fn from_der(der: &'a [u8]) -> Result<Self> {
         let mut input = der;
-        let outer = expect(&mut input, Tag::Sequence)?;
+        let outer = read_tagged(&mut input, Tag::Sequence)?;
         if !input.is_empty() {
             return Err(Error::Malformed);
         }
         let mut body = outer.value;
-        let info = expect(&mut body, Tag::Sequence)?;
-        let sig_alg = expect(&mut body, Tag::Sequence)?;
-        let sig = expect(&mut body, Tag::BitString)?;
+        let info = read_tagged(&mut body, Tag::Sequence)?;
+        let sig_alg = read_tagged(&mut body, Tag::Sequence)?;
+        let sig = read_tagged(&mut body, Tag::BitString)?;
         if !body.is_empty() {
             return Err(Error::Malformed);
         }
 
         let mut fields = info.value;
-        let version = expect(&mut fields, Tag::Integer)?;
+        let version = read_tagged(&mut fields, Tag::Integer)?;
         if version.value != [0] {
             return Err(Error::Malformed);
         }
-        let subject = expect(&mut fields, Tag::Sequence)?;
-        let spki_tlv = expect(&mut fields, Tag::Sequence)?;
-        let attributes = expect(&mut fields, context(0, true))?;
+        let subject = read_tagged(&mut fields, Tag::Sequence)?;
+        let spki_tlv = read_tagged(&mut fields, Tag::Sequence)?;
+        let attributes = read_tagged(&mut fields, context(0, true))?;
         if !fields.is_empty() {
             return Err(Error::Malformed);
         }
@@ -593,7 +593,7 @@ impl<'a> CertificateRequest<'a> {
         let san = find_san(attributes.value)?;
 
         let mut alg = sig_alg.value;
-        let alg_oid = expect(&mut alg, Tag::ObjectIdentifier)?;
+        let alg_oid = read_tagged(&mut alg, Tag::ObjectIdentifier)?;
         // Optional parameters: at most one more element.
         let _params = next_tlv(&mut alg)?;
         if !alg.is_empty() {
@@ -1053,6 +1053,29 @@ mod tests {
             CertificateRequest::from_pem(CLIENT.as_bytes(), &mut small),
             Err(Error::BufferTooSmall { .. })
         ));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+            if let Ok(req) = CertificateRequest::from_der(&bytes) {
+                let _ = req.verify_signature();
+                let _ = req.subject().count();
+                let _ = req.sans().count();
+            }
+        }
+
+        #[test]
+        fn mutated_fixture_never_panics(i in 0usize..1024, x in 1u8..=255, cut in 0usize..1024) {
+            let mut buf = [0u8; 1024];
+            let n = der_of(ALLSANS, &mut buf);
+            buf[i % n] ^= x;
+            if let Ok(req) = CertificateRequest::from_der(&buf[..n.min(cut.max(1))]) {
+                let _ = req.verify_signature();
+                let _ = req.subject().map(|a| a.chars().count()).sum::<usize>();
+                let _ = req.sans().count();
+            }
+        }
     }
 
     #[test]

@@ -51,13 +51,7 @@ pub const BACKOFF_JITTER_PERCENT: u64 = 10;
 pub const POLL_INTERVAL_MS: u64 = 32_000;
 
 fn clamp_i64(v: i128) -> i64 {
-    if v > i128::from(i64::MAX) {
-        i64::MAX
-    } else if v < i128::from(i64::MIN) {
-        i64::MIN
-    } else {
-        v as i64
-    }
+    i64::try_from(v).unwrap_or(if v > 0 { i64::MAX } else { i64::MIN })
 }
 
 /// The rotation deadline of a certificate valid from `not_before` to `not_after` (unix seconds):
