@@ -37,7 +37,9 @@ fn csr(c: &mut Criterion) {
             black_box(csr.write_der(&key, &mut buf).unwrap())
         })
     });
-    g.bench_function("sign_only", |b| b.iter(|| black_box(key.sign(black_box(b"0123456789abcdef")))));
+    g.bench_function("sign_only", |b| {
+        b.iter(|| black_box(key.sign(black_box(b"0123456789abcdef"))))
+    });
     g.finish();
 
     let mut g = c.benchmark_group("object");
@@ -46,7 +48,12 @@ fn csr(c: &mut Criterion) {
     let spki = key.public_key_spki();
     g.bench_function("node_csr_name", |b| {
         b.iter(|| {
-            black_box(node_csr_name(&spki, "system:node:node-1", &["system:nodes"], &USAGES_CLIENT_EC))
+            black_box(node_csr_name(
+                &spki,
+                "system:node:node-1",
+                &["system:nodes"],
+                &USAGES_CLIENT_EC,
+            ))
         })
     });
     g.bench_function("write_json", |b| {

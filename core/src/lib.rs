@@ -28,6 +28,9 @@ pub mod error;
 pub mod key;
 mod out;
 pub mod pem;
+pub mod policy;
+pub mod request;
+pub mod rotation;
 pub mod token;
 
 /// RFC 3339 parsing/formatting (Go `time.RFC3339` semantics), shared by all modules.

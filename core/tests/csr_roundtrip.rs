@@ -17,7 +17,9 @@ fn label() -> impl Strategy<Value = String> {
 }
 
 fn node_name() -> impl Strategy<Value = String> {
-    prop::collection::vec(label(), 1..4).prop_map(|v| v.join(".")).prop_filter("≤253", |s| s.len() <= 253)
+    prop::collection::vec(label(), 1..4)
+        .prop_map(|v| v.join("."))
+        .prop_filter("≤253", |s| s.len() <= 253)
 }
 
 fn ip() -> impl Strategy<Value = IpAddr> {
@@ -39,7 +41,8 @@ fn parse(der: &[u8], key: &NodeKey) -> Parsed {
     // Signature over the re-encoded info verifies with our key.
     let tbs = req.info.to_der().unwrap();
     let sig = DerSignature::from_bytes(req.signature.raw_bytes()).unwrap();
-    let vk = VerifyingKey::from_sec1_bytes(req.info.public_key.subject_public_key.raw_bytes()).unwrap();
+    let vk =
+        VerifyingKey::from_sec1_bytes(req.info.public_key.subject_public_key.raw_bytes()).unwrap();
     assert_eq!(vk, *key.verifying_key());
     vk.verify(&tbs, &sig).expect("signature verifies");
     assert_eq!(req.info.public_key.to_der().unwrap(), key.public_key_spki());

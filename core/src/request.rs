@@ -1,0 +1,1093 @@
+//! A heap-free PKCS#10 (RFC 2986) certificate request reader.
+//!
+//! [`CertificateRequest::from_der`] checks the whole structure once (outer and inner sequences,
+//! subject strings, extension request, subjectAltName entries, signature encoding) and keeps
+//! borrowed slices of the input, so every accessor and iterator afterwards is infallible and
+//! allocation-free. [`CertificateRequest::verify_signature`] checks the self-signature:
+//!
+//! | key | signature algorithm | support |
+//! |---|---|---|
+//! | EC P-256 | ecdsa-with-SHA256 | always |
+//! | EC P-256 or P-384 | ecdsa-with-SHA256/384/512 (as Go, the digest is truncated to the order) | cargo feature `p384` |
+//! | RSA | sha{256,384,512}WithRSAEncryption (PKCS#1 v1.5) | cargo feature `rsa` (needs `alloc`) |
+//! | anything else Go can verify (P-521, Ed25519, RSA-PSS, ...) | | [`PolicyViolation::UnsupportedKey`] |
+//!
+//! Where our reading differs from Go's `x509.ParseCertificateRequest`, it is stricter (it refuses,
+//! Go would accept): the version must be 0 (v1), subject attribute values and attribute types
+//! outside der's tag set are refused, and two subjectAltName extensions are refused (Go keeps the
+//! last one).
+
+use crate::error::{Error, PolicyViolation, Result};
+use der::asn1::ObjectIdentifier;
+use der::{AnyRef, Decode, Reader, SliceReader, Tag, TagNumber};
+use spki::SubjectPublicKeyInfoRef;
+
+/// `-----BEGIN CERTIFICATE REQUEST-----`, the only PEM label the apiserver accepts.
+pub const PEM_LABEL: &str = "CERTIFICATE REQUEST";
+
+// DER content bytes of the OIDs we look at (no tag, no length).
+const OID_CN: &[u8] = &[0x55, 0x04, 0x03];
+const OID_O: &[u8] = &[0x55, 0x04, 0x0a];
+const OID_OU: &[u8] = &[0x55, 0x04, 0x0b];
+const OID_EXTENSION_REQUEST: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x0e];
+const OID_SAN: &[u8] = &[0x55, 0x1d, 0x11];
+
+const ID_EC_PUBLIC_KEY: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
+const SECP256R1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
+const SECP384R1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.132.0.34");
+const SECP521R1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.132.0.35");
+const RSA_ENCRYPTION: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.1");
+const ID_ED25519: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.101.112");
+const ECDSA_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.2");
+const ECDSA_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.3");
+const ECDSA_SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.4");
+const RSA_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.11");
+const RSA_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.12");
+const RSA_SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.13");
+const RSA_PSS: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.10");
+
+/// The public key algorithm of a CSR's SubjectPublicKeyInfo.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeyAlgorithm {
+    /// ECDSA on NIST P-256 (`id-ecPublicKey`, `prime256v1`).
+    EcP256,
+    /// ECDSA on NIST P-384 (`secp384r1`).
+    EcP384,
+    /// ECDSA on NIST P-521 (`secp521r1`).
+    EcP521,
+    /// `id-ecPublicKey` on another or an unnamed curve.
+    EcOther,
+    /// RSA (`rsaEncryption`).
+    Rsa,
+    /// Ed25519.
+    Ed25519,
+    /// Anything else.
+    Other,
+}
+
+/// The signature algorithm of a CSR.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SignatureAlgorithm {
+    /// `ecdsa-with-SHA256`.
+    EcdsaSha256,
+    /// `ecdsa-with-SHA384`.
+    EcdsaSha384,
+    /// `ecdsa-with-SHA512`.
+    EcdsaSha512,
+    /// `sha256WithRSAEncryption` (PKCS#1 v1.5).
+    RsaSha256,
+    /// `sha384WithRSAEncryption` (PKCS#1 v1.5).
+    RsaSha384,
+    /// `sha512WithRSAEncryption` (PKCS#1 v1.5).
+    RsaSha512,
+    /// `RSASSA-PSS`.
+    RsaPss,
+    /// Ed25519 (pure).
+    Ed25519,
+    /// Anything else (including SHA-1 based algorithms, which Go refuses).
+    Other,
+}
+
+/// Key family, to tell a key/signature mismatch (refused by Go) from an unsupported pairing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Ec,
+    Rsa,
+    Ed25519,
+    Unknown,
+}
+
+impl KeyAlgorithm {
+    fn family(self) -> Family {
+        match self {
+            KeyAlgorithm::EcP256
+            | KeyAlgorithm::EcP384
+            | KeyAlgorithm::EcP521
+            | KeyAlgorithm::EcOther => Family::Ec,
+            KeyAlgorithm::Rsa => Family::Rsa,
+            KeyAlgorithm::Ed25519 => Family::Ed25519,
+            KeyAlgorithm::Other => Family::Unknown,
+        }
+    }
+}
+
+impl SignatureAlgorithm {
+    fn family(self) -> Family {
+        match self {
+            SignatureAlgorithm::EcdsaSha256
+            | SignatureAlgorithm::EcdsaSha384
+            | SignatureAlgorithm::EcdsaSha512 => Family::Ec,
+            SignatureAlgorithm::RsaSha256
+            | SignatureAlgorithm::RsaSha384
+            | SignatureAlgorithm::RsaSha512
+            | SignatureAlgorithm::RsaPss => Family::Rsa,
+            SignatureAlgorithm::Ed25519 => Family::Ed25519,
+            SignatureAlgorithm::Other => Family::Unknown,
+        }
+    }
+}
+
+/// One TLV: its tag, its value bytes and the whole encoding.
+#[derive(Clone, Copy)]
+struct Tlv<'a> {
+    tag: Tag,
+    value: &'a [u8],
+    whole: &'a [u8],
+}
+
+/// Read the next TLV from `rest`, advancing it. `Ok(None)` at the end.
+fn next_tlv<'a>(rest: &mut &'a [u8]) -> Result<Option<Tlv<'a>>> {
+    if rest.is_empty() {
+        return Ok(None);
+    }
+    let input: &'a [u8] = rest;
+    let mut reader = SliceReader::new(input).map_err(|_| Error::Malformed)?;
+    let any: AnyRef<'a> = AnyRef::decode(&mut reader).map_err(|_| Error::Malformed)?;
+    let used = usize::try_from(reader.position()).map_err(|_| Error::Malformed)?;
+    let (whole, after) = input.split_at_checked(used).ok_or(Error::Malformed)?;
+    *rest = after;
+    Ok(Some(Tlv { tag: any.header().tag(), value: any.value(), whole }))
+}
+
+/// Read the next TLV, which must exist and carry `tag`.
+fn read_tagged<'a>(rest: &mut &'a [u8], tag: Tag) -> Result<Tlv<'a>> {
+    match next_tlv(rest)? {
+        Some(t) if t.tag == tag => Ok(t),
+        _ => Err(Error::Malformed),
+    }
+}
+
+fn context(number: u32, constructed: bool) -> Tag {
+    TagNumber(number).context_specific(constructed)
+}
+
+/// Go's `isPrintable` for PrintableString (which also lets `*` and `&` through).
+fn is_printable_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b" '()+,-./:=?*&".contains(&b)
+}
+
+/// Whether a string-typed attribute value is well formed (Go's rules per string type).
+/// Non-string values are accepted as they are (Go ignores them for the subject fields).
+fn check_string_value(tag: Tag, value: &[u8]) -> Result<()> {
+    let ok = match tag {
+        Tag::Utf8String => core::str::from_utf8(value).is_ok(),
+        Tag::PrintableString => value.iter().all(|&b| is_printable_byte(b)),
+        Tag::Ia5String => value.is_ascii(),
+        Tag::NumericString => value.iter().all(|&b| b.is_ascii_digit() || b == b' '),
+        Tag::BmpString => value.len() % 2 == 0,
+        _ => true,
+    };
+    if ok { Ok(()) } else { Err(Error::Malformed) }
+}
+
+fn is_string_tag(tag: Tag) -> bool {
+    matches!(
+        tag,
+        Tag::Utf8String
+            | Tag::PrintableString
+            | Tag::Ia5String
+            | Tag::NumericString
+            | Tag::TeletexString
+            | Tag::BmpString
+    )
+}
+
+/// Which subject attribute this is.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttributeKind {
+    /// `CN` (2.5.4.3).
+    CommonName,
+    /// `O` (2.5.4.10).
+    Organization,
+    /// `OU` (2.5.4.11).
+    OrganizationalUnit,
+    /// Any other attribute type.
+    Other,
+}
+
+/// One attribute (type and value) of the subject name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NameAttribute<'a> {
+    oid: &'a [u8],
+    tag: Tag,
+    value: &'a [u8],
+}
+
+impl<'a> NameAttribute<'a> {
+    /// The attribute type as the DER *content* bytes of its OID (e.g. `55 04 03` for CN).
+    pub fn oid_bytes(&self) -> &'a [u8] {
+        self.oid
+    }
+
+    /// The attribute kind (CN, O, OU or other).
+    pub fn kind(&self) -> AttributeKind {
+        match self.oid {
+            OID_CN => AttributeKind::CommonName,
+            OID_O => AttributeKind::Organization,
+            OID_OU => AttributeKind::OrganizationalUnit,
+            _ => AttributeKind::Other,
+        }
+    }
+
+    /// The ASN.1 tag of the value (`UTF8String`, `PrintableString`, ...).
+    pub fn tag(&self) -> Tag {
+        self.tag
+    }
+
+    /// The raw value bytes (content octets).
+    pub fn value_bytes(&self) -> &'a [u8] {
+        self.value
+    }
+
+    /// Whether the value is one of the string types Go turns into a `string`
+    /// (UTF8, Printable, IA5, Numeric, Teletex, BMP). Only those count for CN and O.
+    pub fn is_string(&self) -> bool {
+        is_string_tag(self.tag)
+    }
+
+    /// The value as `&str` when it is stored as UTF-8 compatible bytes (UTF8String,
+    /// PrintableString, IA5String, NumericString, and TeletexString holding valid UTF-8).
+    /// `None` for BMPString (use [`NameAttribute::chars`]) and non-string values.
+    pub fn as_str(&self) -> Option<&'a str> {
+        match self.tag {
+            Tag::Utf8String
+            | Tag::PrintableString
+            | Tag::Ia5String
+            | Tag::NumericString
+            | Tag::TeletexString => core::str::from_utf8(self.value).ok(),
+            _ => None,
+        }
+    }
+
+    /// The characters of a string value, decoding BMPString (UTF-16BE, unpaired surrogates as
+    /// U+FFFD) and TeletexString (byte-wise, as Go does). Empty for non-string values.
+    pub fn chars(&self) -> AttributeChars<'a> {
+        let inner = match self.tag {
+            Tag::BmpString => CharsInner::Bmp(self.value),
+            Tag::TeletexString => CharsInner::Bytes(self.value),
+            _ => match self.as_str() {
+                Some(s) => CharsInner::Utf8(s.chars()),
+                None => CharsInner::Bytes(&[]),
+            },
+        };
+        AttributeChars { inner }
+    }
+
+    /// Whether this is a string value equal to `s`.
+    pub fn eq_str(&self, s: &str) -> bool {
+        self.is_string() && self.chars().eq(s.chars())
+    }
+
+    /// Whether this is a string value starting with `prefix`.
+    pub fn starts_with(&self, prefix: &str) -> bool {
+        if !self.is_string() {
+            return false;
+        }
+        let mut mine = self.chars();
+        prefix.chars().all(|c| mine.next() == Some(c))
+    }
+}
+
+#[derive(Clone, Debug)]
+enum CharsInner<'a> {
+    Utf8(core::str::Chars<'a>),
+    Bytes(&'a [u8]),
+    Bmp(&'a [u8]),
+}
+
+/// Iterator over the characters of a [`NameAttribute`] string value.
+#[derive(Clone, Debug)]
+pub struct AttributeChars<'a> {
+    inner: CharsInner<'a>,
+}
+
+impl Iterator for AttributeChars<'_> {
+    type Item = char;
+
+    fn next(&mut self) -> Option<char> {
+        match &mut self.inner {
+            CharsInner::Utf8(c) => c.next(),
+            CharsInner::Bytes(b) => {
+                let (&first, rest) = b.split_first()?;
+                *b = rest;
+                Some(char::from(first))
+            }
+            CharsInner::Bmp(b) => {
+                let unit = |s: &[u8]| -> Option<u16> {
+                    Some(u16::from_be_bytes([*s.first()?, *s.get(1)?]))
+                };
+                let hi = unit(b)?;
+                *b = b.get(2..).unwrap_or(&[]);
+                if (0xD800..0xDC00).contains(&hi) {
+                    if let Some(lo) = unit(b).filter(|lo| (0xDC00..0xE000).contains(lo)) {
+                        *b = b.get(2..).unwrap_or(&[]);
+                        let c =
+                            0x10000 + ((u32::from(hi) - 0xD800) << 10) + (u32::from(lo) - 0xDC00);
+                        return Some(char::from_u32(c).unwrap_or('\u{FFFD}'));
+                    }
+                }
+                Some(char::from_u32(u32::from(hi)).unwrap_or('\u{FFFD}'))
+            }
+        }
+    }
+}
+
+/// Iterator over the subject's attributes in encoding order (RDN by RDN, flattened).
+#[derive(Clone, Debug)]
+pub struct SubjectAttributes<'a> {
+    rdns: &'a [u8],
+    set: &'a [u8],
+}
+
+impl<'a> Iterator for SubjectAttributes<'a> {
+    type Item = NameAttribute<'a>;
+
+    fn next(&mut self) -> Option<NameAttribute<'a>> {
+        // The structure was validated by `from_der`; a failure here just ends the iteration.
+        while self.set.is_empty() {
+            let rdn = next_tlv(&mut self.rdns).ok()??;
+            self.set = rdn.value;
+        }
+        let atv = next_tlv(&mut self.set).ok()??;
+        let mut inner = atv.value;
+        let oid = next_tlv(&mut inner).ok()??;
+        let value = next_tlv(&mut inner).ok()??;
+        Some(NameAttribute { oid: oid.value, tag: value.tag, value: value.value })
+    }
+}
+
+fn validate_subject(name_value: &[u8]) -> Result<()> {
+    let mut rdns = name_value;
+    while let Some(rdn) = next_tlv(&mut rdns)? {
+        if rdn.tag != Tag::Set {
+            return Err(Error::Malformed);
+        }
+        let mut set = rdn.value;
+        while let Some(atv) = next_tlv(&mut set)? {
+            if atv.tag != Tag::Sequence {
+                return Err(Error::Malformed);
+            }
+            let mut inner = atv.value;
+            read_tagged(&mut inner, Tag::ObjectIdentifier)?;
+            let value = next_tlv(&mut inner)?.ok_or(Error::Malformed)?;
+            if !inner.is_empty() {
+                return Err(Error::Malformed);
+            }
+            check_string_value(value.tag, value.value)?;
+        }
+    }
+    Ok(())
+}
+
+/// One subjectAltName entry of the CSR's extension request.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubjectAltName<'a> {
+    /// `dNSName` (IA5String).
+    Dns(&'a str),
+    /// `rfc822Name` (IA5String).
+    Email(&'a str),
+    /// `uniformResourceIdentifier` (IA5String).
+    Uri(&'a str),
+    /// `iPAddress`: 4 (IPv4) or 16 (IPv6) network-order bytes.
+    Ip(&'a [u8]),
+    /// Another GeneralName form (otherName, directoryName, registeredID, ...), which Go ignores;
+    /// `tag` is the context-specific tag number.
+    Other {
+        /// The GeneralName CHOICE tag number (0, 3, 4, 5 or 8).
+        tag: u32,
+    },
+}
+
+/// Iterator over subjectAltName entries, in encoding order.
+#[derive(Clone, Debug)]
+pub struct SubjectAltNames<'a> {
+    rest: &'a [u8],
+}
+
+fn ia5<'a>(t: &Tlv<'a>) -> Result<&'a str> {
+    if !t.value.is_ascii() || t.tag.is_constructed() {
+        return Err(Error::Malformed);
+    }
+    core::str::from_utf8(t.value).map_err(|_| Error::Malformed)
+}
+
+fn general_name(t: Tlv<'_>) -> Result<SubjectAltName<'_>> {
+    let number = t.tag.number().value();
+    if !t.tag.is_context_specific() {
+        return Err(Error::Malformed);
+    }
+    Ok(match number {
+        1 => SubjectAltName::Email(ia5(&t)?),
+        2 => SubjectAltName::Dns(ia5(&t)?),
+        6 => SubjectAltName::Uri(ia5(&t)?),
+        7 => {
+            if t.tag.is_constructed() || !(t.value.len() == 4 || t.value.len() == 16) {
+                return Err(Error::Malformed);
+            }
+            SubjectAltName::Ip(t.value)
+        }
+        other => SubjectAltName::Other { tag: other },
+    })
+}
+
+impl<'a> Iterator for SubjectAltNames<'a> {
+    type Item = SubjectAltName<'a>;
+
+    fn next(&mut self) -> Option<SubjectAltName<'a>> {
+        let t = next_tlv(&mut self.rest).ok()??;
+        general_name(t).ok()
+    }
+}
+
+/// Find and validate the subjectAltName extension in the attributes; returns the GeneralNames
+/// contents (empty when there is none).
+fn find_san(attributes: &[u8]) -> Result<&[u8]> {
+    let mut san: Option<&[u8]> = None;
+    let mut attrs = attributes;
+    while let Some(attr) = next_tlv(&mut attrs)? {
+        if attr.tag != Tag::Sequence {
+            return Err(Error::Malformed);
+        }
+        let mut inner = attr.value;
+        let oid = read_tagged(&mut inner, Tag::ObjectIdentifier)?;
+        let values = read_tagged(&mut inner, Tag::Set)?;
+        if !inner.is_empty() {
+            return Err(Error::Malformed);
+        }
+        if oid.value != OID_EXTENSION_REQUEST {
+            continue;
+        }
+        let mut vals = values.value;
+        while let Some(exts) = next_tlv(&mut vals)? {
+            if exts.tag != Tag::Sequence {
+                return Err(Error::Malformed);
+            }
+            let mut ext_list = exts.value;
+            while let Some(ext) = next_tlv(&mut ext_list)? {
+                if ext.tag != Tag::Sequence {
+                    return Err(Error::Malformed);
+                }
+                let mut e = ext.value;
+                let id = read_tagged(&mut e, Tag::ObjectIdentifier)?;
+                let mut next = next_tlv(&mut e)?.ok_or(Error::Malformed)?;
+                if next.tag == Tag::Boolean {
+                    next = next_tlv(&mut e)?.ok_or(Error::Malformed)?;
+                }
+                if next.tag != Tag::OctetString || !e.is_empty() {
+                    return Err(Error::Malformed);
+                }
+                if id.value != OID_SAN {
+                    continue;
+                }
+                if san.is_some() {
+                    return Err(Error::Malformed);
+                }
+                let mut octets = next.value;
+                let names = read_tagged(&mut octets, Tag::Sequence)?;
+                if !octets.is_empty() {
+                    return Err(Error::Malformed);
+                }
+                let mut list = names.value;
+                while let Some(gn) = next_tlv(&mut list)? {
+                    general_name(gn)?;
+                }
+                san = Some(names.value);
+            }
+        }
+    }
+    Ok(san.unwrap_or(&[]))
+}
+
+fn classify_key(spki: &SubjectPublicKeyInfoRef<'_>) -> KeyAlgorithm {
+    let oid = spki.algorithm.oid;
+    if oid == ID_EC_PUBLIC_KEY {
+        let curve = spki.algorithm.parameters.and_then(|p| p.decode_as::<ObjectIdentifier>().ok());
+        match curve {
+            Some(c) if c == SECP256R1 => KeyAlgorithm::EcP256,
+            Some(c) if c == SECP384R1 => KeyAlgorithm::EcP384,
+            Some(c) if c == SECP521R1 => KeyAlgorithm::EcP521,
+            _ => KeyAlgorithm::EcOther,
+        }
+    } else if oid == RSA_ENCRYPTION {
+        KeyAlgorithm::Rsa
+    } else if oid == ID_ED25519 {
+        KeyAlgorithm::Ed25519
+    } else {
+        KeyAlgorithm::Other
+    }
+}
+
+fn classify_signature(oid: &[u8]) -> SignatureAlgorithm {
+    let table: [(ObjectIdentifier, SignatureAlgorithm); 8] = [
+        (ECDSA_SHA256, SignatureAlgorithm::EcdsaSha256),
+        (ECDSA_SHA384, SignatureAlgorithm::EcdsaSha384),
+        (ECDSA_SHA512, SignatureAlgorithm::EcdsaSha512),
+        (RSA_SHA256, SignatureAlgorithm::RsaSha256),
+        (RSA_SHA384, SignatureAlgorithm::RsaSha384),
+        (RSA_SHA512, SignatureAlgorithm::RsaSha512),
+        (RSA_PSS, SignatureAlgorithm::RsaPss),
+        (ID_ED25519, SignatureAlgorithm::Ed25519),
+    ];
+    table
+        .iter()
+        .find(|(known, _)| known.as_bytes() == oid)
+        .map_or(SignatureAlgorithm::Other, |(_, alg)| *alg)
+}
+
+/// A parsed PKCS#10 certificate request borrowing its DER input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CertificateRequest<'a> {
+    der: &'a [u8],
+    info: &'a [u8],
+    subject: &'a [u8],
+    spki: &'a [u8],
+    key_algorithm: KeyAlgorithm,
+    public_key: &'a [u8],
+    san: &'a [u8],
+    signature_algorithm: SignatureAlgorithm,
+    signature: &'a [u8],
+}
+
+impl<'a> CertificateRequest<'a> {
+    /// Parse and structurally validate a DER `CertificationRequest`.
+    ///
+    /// Errors: [`Error::Malformed`] for anything that is not a well-formed v1 PKCS#10 request
+    /// (including trailing bytes). The signature is *not* checked here; see
+    /// [`CertificateRequest::verify_signature`].
+    pub fn from_der(der: &'a [u8]) -> Result<Self> {
+        let mut input = der;
+        let outer = read_tagged(&mut input, Tag::Sequence)?;
+        if !input.is_empty() {
+            return Err(Error::Malformed);
+        }
+        let mut body = outer.value;
+        let info = read_tagged(&mut body, Tag::Sequence)?;
+        let sig_alg = read_tagged(&mut body, Tag::Sequence)?;
+        let sig = read_tagged(&mut body, Tag::BitString)?;
+        if !body.is_empty() {
+            return Err(Error::Malformed);
+        }
+
+        let mut fields = info.value;
+        let version = read_tagged(&mut fields, Tag::Integer)?;
+        if version.value != [0] {
+            return Err(Error::Malformed);
+        }
+        let subject = read_tagged(&mut fields, Tag::Sequence)?;
+        let spki_tlv = read_tagged(&mut fields, Tag::Sequence)?;
+        let attributes = read_tagged(&mut fields, context(0, true))?;
+        if !fields.is_empty() {
+            return Err(Error::Malformed);
+        }
+        validate_subject(subject.value)?;
+
+        let spki =
+            SubjectPublicKeyInfoRef::from_der(spki_tlv.whole).map_err(|_| Error::Malformed)?;
+        let key_algorithm = classify_key(&spki);
+        let public_key = spki.subject_public_key.as_bytes().ok_or(Error::Malformed)?;
+
+        let san = find_san(attributes.value)?;
+
+        let mut alg = sig_alg.value;
+        let alg_oid = read_tagged(&mut alg, Tag::ObjectIdentifier)?;
+        // Optional parameters: at most one more element.
+        let _params = next_tlv(&mut alg)?;
+        if !alg.is_empty() {
+            return Err(Error::Malformed);
+        }
+        let signature_algorithm = classify_signature(alg_oid.value);
+        let (&unused_bits, signature) = sig.value.split_first().ok_or(Error::Malformed)?;
+        if unused_bits != 0 {
+            return Err(Error::Malformed);
+        }
+
+        Ok(CertificateRequest {
+            der,
+            info: info.whole,
+            subject: subject.whole,
+            spki: spki_tlv.whole,
+            key_algorithm,
+            public_key,
+            san,
+            signature_algorithm,
+            signature,
+        })
+    }
+
+    /// Decode the first PEM block of `pem` into `scratch` and parse it.
+    ///
+    /// Like the apiserver (Go's `pem.Decode`), text before the first block is skipped and only the
+    /// first block counts: no block, or a first block whose label is not `CERTIFICATE REQUEST`,
+    /// gives [`PolicyViolation::NotCertificateRequest`]. A short `scratch` is
+    /// [`Error::BufferTooSmall`]; bad base64 or DER is [`Error::Malformed`].
+    pub fn from_pem(pem: &[u8], scratch: &'a mut [u8]) -> Result<Self> {
+        let block = match crate::pem::blocks(pem).next() {
+            Some(Ok(block)) if block.label == PEM_LABEL => block,
+            Some(Err(Error::Malformed)) | Some(Ok(_)) | None => {
+                return Err(Error::Policy(PolicyViolation::NotCertificateRequest));
+            }
+            Some(Err(e)) => return Err(e),
+        };
+        let der: &'a [u8] = block.decode(scratch)?;
+        Self::from_der(der)
+    }
+
+    /// The whole DER encoding.
+    pub fn der(&self) -> &'a [u8] {
+        self.der
+    }
+
+    /// The DER `CertificationRequestInfo` (the signed bytes).
+    pub fn info_der(&self) -> &'a [u8] {
+        self.info
+    }
+
+    /// The DER subject `Name`.
+    pub fn subject_der(&self) -> &'a [u8] {
+        self.subject
+    }
+
+    /// The subject's attributes, RDN by RDN.
+    pub fn subject(&self) -> SubjectAttributes<'a> {
+        let mut s = self.subject;
+        let rdns = next_tlv(&mut s).ok().flatten().map_or(&[][..], |t| t.value);
+        SubjectAttributes { rdns, set: &[] }
+    }
+
+    /// The common name: the *last* string-valued CN attribute, as Go's `pkix.Name` keeps it.
+    pub fn common_name(&self) -> Option<NameAttribute<'a>> {
+        self.subject().filter(|a| a.kind() == AttributeKind::CommonName && a.is_string()).last()
+    }
+
+    /// The string-valued organization (O) attributes, in order (Go's `Subject.Organization`).
+    pub fn organizations(&self) -> impl Iterator<Item = NameAttribute<'a>> + use<'a> {
+        self.subject().filter(|a| a.kind() == AttributeKind::Organization && a.is_string())
+    }
+
+    /// The DER `SubjectPublicKeyInfo` (what CA pins and the `node-csr-` name hash).
+    pub fn spki_der(&self) -> &'a [u8] {
+        self.spki
+    }
+
+    /// The public key algorithm.
+    pub fn key_algorithm(&self) -> KeyAlgorithm {
+        self.key_algorithm
+    }
+
+    /// The subjectPublicKey bit string contents (SEC1 point for EC, PKCS#1 for RSA).
+    pub fn public_key(&self) -> &'a [u8] {
+        self.public_key
+    }
+
+    /// The subjectAltName entries of the extension request (empty when there are none).
+    pub fn sans(&self) -> SubjectAltNames<'a> {
+        SubjectAltNames { rest: self.san }
+    }
+
+    /// The signature algorithm.
+    pub fn signature_algorithm(&self) -> SignatureAlgorithm {
+        self.signature_algorithm
+    }
+
+    /// The signature bytes (DER `ECDSA-Sig-Value` for ECDSA, raw for RSA).
+    pub fn signature(&self) -> &'a [u8] {
+        self.signature
+    }
+
+    /// Check the self-signature.
+    ///
+    /// - [`PolicyViolation::BadSignature`]: the signature does not verify, or Go would refuse it
+    ///   outright (key and signature algorithm of different families, an unknown or SHA-1
+    ///   signature algorithm, an unknown key algorithm);
+    /// - [`PolicyViolation::UnsupportedKey`]: Go would try to verify it but this build cannot
+    ///   (see the module docs for the supported pairs);
+    /// - [`PolicyViolation::NotCertificateRequest`]: the public key does not decode (Go refuses
+    ///   to parse such a request).
+    pub fn verify_signature(&self) -> Result<()> {
+        let key_family = self.key_algorithm.family();
+        let sig_family = self.signature_algorithm.family();
+        if key_family == Family::Unknown
+            || sig_family == Family::Unknown
+            || key_family != sig_family
+            || self.key_algorithm == KeyAlgorithm::EcOther
+        {
+            return Err(Error::Policy(PolicyViolation::BadSignature));
+        }
+        match (self.key_algorithm, self.signature_algorithm) {
+            (KeyAlgorithm::EcP256, SignatureAlgorithm::EcdsaSha256) => self.verify_p256(),
+            #[cfg(feature = "p384")]
+            (
+                KeyAlgorithm::EcP256 | KeyAlgorithm::EcP384,
+                SignatureAlgorithm::EcdsaSha256
+                | SignatureAlgorithm::EcdsaSha384
+                | SignatureAlgorithm::EcdsaSha512,
+            ) => self.verify_ec_prehash(),
+            #[cfg(feature = "rsa")]
+            (KeyAlgorithm::Rsa, SignatureAlgorithm::RsaSha256) => {
+                self.verify_rsa::<rsa::sha2::Sha256>()
+            }
+            #[cfg(feature = "rsa")]
+            (KeyAlgorithm::Rsa, SignatureAlgorithm::RsaSha384) => {
+                self.verify_rsa::<rsa::sha2::Sha384>()
+            }
+            #[cfg(feature = "rsa")]
+            (KeyAlgorithm::Rsa, SignatureAlgorithm::RsaSha512) => {
+                self.verify_rsa::<rsa::sha2::Sha512>()
+            }
+            _ => Err(Error::Policy(PolicyViolation::UnsupportedKey)),
+        }
+    }
+
+    fn verify_p256(&self) -> Result<()> {
+        use p256::ecdsa::signature::Verifier;
+        let key = p256::ecdsa::VerifyingKey::from_sec1_bytes(self.public_key)
+            .map_err(|_| Error::Policy(PolicyViolation::NotCertificateRequest))?;
+        let sig = p256::ecdsa::DerSignature::from_bytes(self.signature)
+            .map_err(|_| Error::Policy(PolicyViolation::BadSignature))?;
+        key.verify(self.info, &sig).map_err(|_| Error::Policy(PolicyViolation::BadSignature))
+    }
+
+    /// ECDSA over P-256 or P-384 with any of SHA-256/384/512, as Go allows (the digest is
+    /// truncated to the curve order's length). Only with the `p384` feature, which links SHA-512.
+    #[cfg(feature = "p384")]
+    fn verify_ec_prehash(&self) -> Result<()> {
+        use p256::ecdsa::signature::hazmat::PrehashVerifier;
+        use sha2::Digest;
+        let bad = Error::Policy(PolicyViolation::BadSignature);
+        let bad_key = Error::Policy(PolicyViolation::NotCertificateRequest);
+        let mut buf = [0u8; 64];
+        let mut put = |digest: &[u8]| {
+            buf.iter_mut().zip(digest).for_each(|(o, i)| *o = *i);
+            digest.len()
+        };
+        let len = match self.signature_algorithm {
+            SignatureAlgorithm::EcdsaSha256 => put(&sha2::Sha256::digest(self.info)),
+            SignatureAlgorithm::EcdsaSha384 => put(&sha2::Sha384::digest(self.info)),
+            SignatureAlgorithm::EcdsaSha512 => put(&sha2::Sha512::digest(self.info)),
+            _ => return Err(Error::Policy(PolicyViolation::UnsupportedKey)),
+        };
+        let prehash = buf.get(..len).ok_or(bad)?;
+        match self.key_algorithm {
+            KeyAlgorithm::EcP256 => {
+                let key = p256::ecdsa::VerifyingKey::from_sec1_bytes(self.public_key)
+                    .map_err(|_| bad_key)?;
+                let sig = p256::ecdsa::DerSignature::from_bytes(self.signature).map_err(|_| bad)?;
+                key.verify_prehash(prehash, &sig).map_err(|_| bad)
+            }
+            KeyAlgorithm::EcP384 => {
+                let key = p384::ecdsa::VerifyingKey::from_sec1_bytes(self.public_key)
+                    .map_err(|_| bad_key)?;
+                let sig = p384::ecdsa::DerSignature::from_bytes(self.signature).map_err(|_| bad)?;
+                key.verify_prehash(prehash, &sig).map_err(|_| bad)
+            }
+            _ => Err(Error::Policy(PolicyViolation::UnsupportedKey)),
+        }
+    }
+
+    #[cfg(feature = "rsa")]
+    fn verify_rsa<D>(&self) -> Result<()>
+    where
+        rsa::pkcs1v15::VerifyingKey<D>: rsa::signature::Verifier<rsa::pkcs1v15::Signature>,
+        D: RsaDigest,
+    {
+        use rsa::pkcs1::DecodeRsaPublicKey;
+        use rsa::signature::Verifier;
+        let key = rsa::PublicKey::from_pkcs1_der(self.public_key)
+            .map_err(|_| Error::Policy(PolicyViolation::NotCertificateRequest))?;
+        let sig = rsa::pkcs1v15::Signature::try_from(self.signature)
+            .map_err(|_| Error::Policy(PolicyViolation::BadSignature))?;
+        D::verifying_key(key)
+            .verify(self.info, &sig)
+            .map_err(|_| Error::Policy(PolicyViolation::BadSignature))
+    }
+}
+
+/// The digests we accept for RSA PKCS#1 v1.5 (a seal over `VerifyingKey::<D>::new`'s bounds).
+#[cfg(feature = "rsa")]
+trait RsaDigest: rsa::sha2::Digest + Sized {
+    fn verifying_key(key: rsa::PublicKey) -> rsa::pkcs1v15::VerifyingKey<Self>;
+}
+
+#[cfg(feature = "rsa")]
+macro_rules! rsa_digest {
+    ($($d:ty),*) => {$(
+        impl RsaDigest for $d {
+            fn verifying_key(key: rsa::PublicKey) -> rsa::pkcs1v15::VerifyingKey<Self> {
+                rsa::pkcs1v15::VerifyingKey::<Self>::new(key)
+            }
+        }
+    )*};
+}
+
+#[cfg(feature = "rsa")]
+rsa_digest!(rsa::sha2::Sha256, rsa::sha2::Sha384, rsa::sha2::Sha512);
+#[cfg(test)]
+pub(crate) mod fixtures {
+    //! CSRs generated once with `openssl req` (OpenSSL 3.0); P-256 ones use spec key K1.
+
+    /// P-256, `O=system:nodes, CN=system:node:node-1`, no SANs.
+    pub(crate) const CLIENT: &str = "\
+-----BEGIN CERTIFICATE REQUEST-----\n\
+MIHuMIGWAgEAMDQxFTATBgNVBAoMDHN5c3RlbTpub2RlczEbMBkGA1UEAwwSc3lz\n\
+dGVtOm5vZGU6bm9kZS0xMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE3wsRu9el\n\
+E0goTwfLycqOCWwP4YCurXH61SN6kZB/XNw569fHfFH2a9AKDIgLcIl3WIEJ8NMD\n\
+y2ANvLrpuvVJq6AAMAoGCCqGSM49BAMCA0cAMEQCICXn+ZxEyj8/G9Qd0guRBXdn\n\
+aL7WUmD72VtSf2Q6TJgDAiBuUdV/Z547IZ0jfnHXfrNu4KdY6/FdorHd7hnq8rIs\n\
+6A==\n\
+-----END CERTIFICATE REQUEST-----\n";
+
+    /// P-256, as CLIENT plus `DNS:node-1.example.com, IP:10.0.0.7`.
+    pub(crate) const SERVING: &str = "\
+-----BEGIN CERTIFICATE REQUEST-----\n\
+MIIBJDCBzAIBADA0MRUwEwYDVQQKDAxzeXN0ZW06bm9kZXMxGzAZBgNVBAMMEnN5\n\
+c3RlbTpub2RlOm5vZGUtMTBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABN8LEbvX\n\
+pRNIKE8Hy8nKjglsD+GArq1x+tUjepGQf1zcOevXx3xR9mvQCgyIC3CJd1iBCfDT\n\
+A8tgDby66br1SaugNjA0BgkqhkiG9w0BCQ4xJzAlMCMGA1UdEQQcMBqCEm5vZGUt\n\
+MS5leGFtcGxlLmNvbYcECgAABzAKBggqhkjOPQQDAgNHADBEAiBHSBddyPrWiMlF\n\
+XheVBj3rKR4MW5VsLDHOJ2PggoI/uAIgLfCNG9HG2bFamXwvLQ2puZC4DebDT5UK\n\
+jmSWBgZFjRM=\n\
+-----END CERTIFICATE REQUEST-----\n";
+
+    /// P-256, DNS, email, URI and IPv6 SANs.
+    pub(crate) const ALLSANS: &str = "\
+-----BEGIN CERTIFICATE REQUEST-----\n\
+MIIBRTCB7AIBADA0MRUwEwYDVQQKDAxzeXN0ZW06bm9kZXMxGzAZBgNVBAMMEnN5\n\
+c3RlbTpub2RlOm5vZGUtMTBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABN8LEbvX\n\
+pRNIKE8Hy8nKjglsD+GArq1x+tUjepGQf1zcOevXx3xR9mvQCgyIC3CJd1iBCfDT\n\
+A8tgDby66br1SaugVjBUBgkqhkiG9w0BCQ4xRzBFMEMGA1UdEQQ8MDqCCWEuZXhh\n\
+bXBsZYENeEBleGFtcGxlLmNvbYYMc3BpZmZlOi8veC95hxAAAAAAAAAAAAAAAAAA\n\
+AAABMAoGCCqGSM49BAMCA0gAMEUCIQC27p1RoyywEYdO1ElLtKeYYzJYtXr23xl8\n\
+Lt8FnOLvBwIgfHcNF7kKFggVOD/bkEYQgBMAnhMOXEDzpDyC05ApAek=\n\
+-----END CERTIFICATE REQUEST-----\n";
+
+    /// P-384, ecdsa-with-SHA384.
+    pub(crate) const P384: &str = "\
+-----BEGIN CERTIFICATE REQUEST-----\n\
+MIIBLDCBswIBADA0MRUwEwYDVQQKDAxzeXN0ZW06bm9kZXMxGzAZBgNVBAMMEnN5\n\
+c3RlbTpub2RlOm5vZGUtMTB2MBAGByqGSM49AgEGBSuBBAAiA2IABGoedf8hjngu\n\
+0RWOUQe8YWFMKlU3s+VrEkk37kOBI3QAQHP9suLgniqey1+yH5UNoSoXWElqECaS\n\
+e1Fu2E/8vpAXoUn/NPdizwAFjSTPoN+HEq8liyfYQ/tAjrsPyQpLDKAAMAoGCCqG\n\
+SM49BAMDA2gAMGUCMQC+VRXVtKIWiu3zxwkC/E1xAUrJzrFyceFi7QqsSy5HJ0xB\n\
+IC2ppp1y//XlHrroPwgCMDghsQW4NZvbvrn8qX9/VRQC/RU/A5liDOlNXNLtoByg\n\
+4PQCizOygdz93Ib2G5tETQ==\n\
+-----END CERTIFICATE REQUEST-----\n";
+
+    /// Ed25519.
+    pub(crate) const ED: &str = "\
+-----BEGIN CERTIFICATE REQUEST-----\n\
+MIGzMGcCAQAwNDEVMBMGA1UECgwMc3lzdGVtOm5vZGVzMRswGQYDVQQDDBJzeXN0\n\
+ZW06bm9kZTpub2RlLTEwKjAFBgMrZXADIQDocyx6hszCqcuDoZH0h3k5AG9E27yo\n\
+vX7WdAZ0kErvGKAAMAUGAytlcANBAAnWDVquoaFE18KDzJgX7LmAimz2HwhxUqiy\n\
+CpyNAmqIPmj8wQBPLGcmaF2DxjBe2tjcHtm01Fv29h27n0OM6Qk=\n\
+-----END CERTIFICATE REQUEST-----\n";
+
+    /// RSA-1024, sha256WithRSAEncryption.
+    pub(crate) const RSA: &str = "\
+-----BEGIN CERTIFICATE REQUEST-----\n\
+MIIBczCB3QIBADA0MRUwEwYDVQQKDAxzeXN0ZW06bm9kZXMxGzAZBgNVBAMMEnN5\n\
+c3RlbTpub2RlOm5vZGUtMTCBnzANBgkqhkiG9w0BAQEFAAOBjQAwgYkCgYEA413c\n\
+aelM0N70UhaNnLGXVFHjjK6ZdKcsjxaQGv1m+XnbX44yH2Nb1sMXhXBOWXHx88FA\n\
+zdzsIND/1xld1elLMsIMhwrEQ42NhRJIjfOy1zrFOq8YhhEhtLyp0ITe+arVAz05\n\
+k1pqohYUFHrc6QhcxOZcG5V4qjWNLDr7E7Gl0zMCAwEAAaAAMA0GCSqGSIb3DQEB\n\
+CwUAA4GBANV7i4/qOvNeWYFA/Ch7MW1+aY16x9gHftmFHv4x6qz19iTRHiz/KuRB\n\
+aX+IXqaZcgfJQ9eF6K8SBmY/jQ48GuIQ/yxIiaLbXDt40iDj9HPXi2UhloSTTA9T\n\
+r5bjeobR+rBgTF3Ct3JpwAsDXcvJvMsakOskEpTqVz5FO+eEqzUt\n\
+-----END CERTIFICATE REQUEST-----\n";
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::fixtures::*;
+    use super::*;
+    use std::{format, string::String, vec::Vec};
+
+    fn der_of(pem: &str, buf: &mut [u8]) -> usize {
+        crate::pem::decode_first(pem.as_bytes(), PEM_LABEL, buf).unwrap().len()
+    }
+
+    #[test]
+    fn reads_client_csr() {
+        let mut buf = [0u8; 1024];
+        let req = CertificateRequest::from_pem(CLIENT.as_bytes(), &mut buf).unwrap();
+        assert_eq!(req.key_algorithm(), KeyAlgorithm::EcP256);
+        assert_eq!(req.signature_algorithm(), SignatureAlgorithm::EcdsaSha256);
+        let cn = req.common_name().unwrap();
+        assert_eq!(cn.as_str(), Some("system:node:node-1"));
+        assert!(cn.starts_with("system:node:"));
+        assert!(!cn.starts_with("system:node:node-12"));
+        let orgs: Vec<_> = req.organizations().map(|o| o.as_str().unwrap()).collect();
+        assert_eq!(orgs, ["system:nodes"]);
+        let kinds: Vec<_> = req.subject().map(|a| a.kind()).collect();
+        assert_eq!(kinds, [AttributeKind::Organization, AttributeKind::CommonName]);
+        assert_eq!(req.sans().count(), 0);
+        // SPKI of spec key K1 (§11.2 hash input, base64url).
+        use base64ct::{Base64UrlUnpadded, Encoding};
+        let mut b64 = [0u8; 200];
+        let spki = Base64UrlUnpadded::encode(req.spki_der(), &mut b64).unwrap();
+        assert_eq!(
+            spki,
+            "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE3wsRu9elE0goTwfLycqOCWwP4YCurXH61SN6kZB_XNw569fHfFH2a9AKDIgLcIl3WIEJ8NMDy2ANvLrpuvVJqw"
+        );
+        assert_eq!(req.public_key().len(), 65);
+        req.verify_signature().unwrap();
+    }
+
+    #[test]
+    fn reads_sans_in_order() {
+        let mut buf = [0u8; 1024];
+        let req = CertificateRequest::from_pem(ALLSANS.as_bytes(), &mut buf).unwrap();
+        let sans: Vec<_> = req.sans().collect();
+        let mut v6 = [0u8; 16];
+        v6[15] = 1;
+        assert_eq!(
+            sans,
+            [
+                SubjectAltName::Dns("a.example"),
+                SubjectAltName::Email("x@example.com"),
+                SubjectAltName::Uri("spiffe://x/y"),
+                SubjectAltName::Ip(&v6),
+            ]
+        );
+        req.verify_signature().unwrap();
+        let req = CertificateRequest::from_pem(SERVING.as_bytes(), &mut buf).unwrap();
+        let sans: Vec<_> = req.sans().collect();
+        assert_eq!(
+            sans,
+            [SubjectAltName::Dns("node-1.example.com"), SubjectAltName::Ip(&[10, 0, 0, 7])]
+        );
+    }
+
+    #[test]
+    fn key_types() {
+        let mut buf = [0u8; 1024];
+        let cases = [
+            (P384, KeyAlgorithm::EcP384, SignatureAlgorithm::EcdsaSha384, cfg!(feature = "p384")),
+            (ED, KeyAlgorithm::Ed25519, SignatureAlgorithm::Ed25519, false),
+            (RSA, KeyAlgorithm::Rsa, SignatureAlgorithm::RsaSha256, cfg!(feature = "rsa")),
+        ];
+        for (pem, key, sig, supported) in cases {
+            let req = CertificateRequest::from_pem(pem.as_bytes(), &mut buf).unwrap();
+            assert_eq!(req.key_algorithm(), key);
+            assert_eq!(req.signature_algorithm(), sig);
+            if supported {
+                req.verify_signature().unwrap();
+            } else {
+                assert_eq!(
+                    req.verify_signature(),
+                    Err(Error::Policy(PolicyViolation::UnsupportedKey))
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn tampering_breaks_signature() {
+        for pem in [CLIENT, SERVING, P384, RSA] {
+            let mut buf = [0u8; 1024];
+            let n = der_of(pem, &mut buf);
+            let req = CertificateRequest::from_der(&buf[..n]).unwrap();
+            if req.verify_signature().is_err() {
+                continue; // unsupported in this build
+            }
+            // Flip a bit in the CN's last character (inside the signed info).
+            let info = req.info_der();
+            let pos = buf[..n].windows(6).position(|w| w == b"node-1").unwrap() + 5;
+            assert!(pos < info.len());
+            let mut copy = buf;
+            copy[pos] ^= 0x01;
+            let bad = CertificateRequest::from_der(&copy[..n]).unwrap();
+            assert_eq!(bad.verify_signature(), Err(Error::Policy(PolicyViolation::BadSignature)));
+            // And in the signature's last byte.
+            let mut copy = buf;
+            copy[n - 1] ^= 0x01;
+            let bad = CertificateRequest::from_der(&copy[..n]).unwrap();
+            assert_eq!(bad.verify_signature(), Err(Error::Policy(PolicyViolation::BadSignature)));
+        }
+    }
+
+    #[test]
+    fn truncation_and_trailing_data() {
+        for pem in [CLIENT, SERVING, ALLSANS, P384, ED, RSA] {
+            let mut buf = [0u8; 1024];
+            let n = der_of(pem, &mut buf);
+            for len in 0..n {
+                assert!(CertificateRequest::from_der(&buf[..len]).is_err(), "len {len}");
+            }
+            assert_eq!(CertificateRequest::from_der(&buf[..n + 1]), Err(Error::Malformed));
+            // Flipping any single byte must never panic.
+            for i in 0..n {
+                let mut copy = buf;
+                copy[i] ^= 0xff;
+                if let Ok(req) = CertificateRequest::from_der(&copy[..n]) {
+                    let _ = req.verify_signature();
+                    let _ = req.subject().count();
+                    let _ = req.sans().count();
+                    let _ = req.common_name().map(|c| c.chars().count());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pem_errors() {
+        let mut buf = [0u8; 1024];
+        let cert = CLIENT.replace("CERTIFICATE REQUEST", "CERTIFICATE");
+        assert_eq!(
+            CertificateRequest::from_pem(cert.as_bytes(), &mut buf),
+            Err(Error::Policy(PolicyViolation::NotCertificateRequest))
+        );
+        assert_eq!(
+            CertificateRequest::from_pem(b"no pem here", &mut buf),
+            Err(Error::Policy(PolicyViolation::NotCertificateRequest))
+        );
+        // Leading junk is skipped, as Go's pem.Decode does.
+        let junk = format!("hello\n{CLIENT}");
+        assert!(CertificateRequest::from_pem(junk.as_bytes(), &mut buf).is_ok());
+        let mut small = [0u8; 16];
+        assert!(matches!(
+            CertificateRequest::from_pem(CLIENT.as_bytes(), &mut small),
+            Err(Error::BufferTooSmall { .. })
+        ));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+            if let Ok(req) = CertificateRequest::from_der(&bytes) {
+                let _ = req.verify_signature();
+                let _ = req.subject().count();
+                let _ = req.sans().count();
+            }
+        }
+
+        #[test]
+        fn mutated_fixture_never_panics(i in 0usize..1024, x in 1u8..=255, cut in 0usize..1024) {
+            let mut buf = [0u8; 1024];
+            let n = der_of(ALLSANS, &mut buf);
+            buf[i % n] ^= x;
+            if let Ok(req) = CertificateRequest::from_der(&buf[..n.min(cut.max(1))]) {
+                let _ = req.verify_signature();
+                let _ = req.subject().map(|a| a.chars().count()).sum::<usize>();
+                let _ = req.sans().count();
+            }
+        }
+    }
+
+    #[test]
+    fn bmp_and_teletex_chars() {
+        let bmp =
+            NameAttribute { oid: OID_O, tag: Tag::BmpString, value: b"\0s\0y\xd8\x3d\xde\x00" };
+        assert_eq!(bmp.chars().collect::<String>(), "sy\u{1F600}");
+        assert!(bmp.eq_str("sy\u{1F600}"));
+        assert_eq!(bmp.as_str(), None);
+        let t61 = NameAttribute { oid: OID_CN, tag: Tag::TeletexString, value: b"system:node:x" };
+        assert!(t61.starts_with("system:node:"));
+        let int = NameAttribute { oid: OID_CN, tag: Tag::Integer, value: b"\x01" };
+        assert!(!int.is_string() && !int.eq_str("\u{1}"));
+    }
+}
