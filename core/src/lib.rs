@@ -24,5 +24,7 @@ extern crate std;
 
 pub mod error;
 pub mod pem;
+pub mod pin;
+pub mod verify;
 
 pub use error::{Error, Result};
