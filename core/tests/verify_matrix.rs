@@ -283,6 +283,7 @@ fn subject() {
     field(client("case_wrong_cn.pem", "ca_ec.pem"), Reason::SubjectMismatch, "subject.CN");
     field(client("case_missing_o.pem", "ca_ec.pem"), Reason::SubjectMismatch, "subject.O");
     field(client("case_extra_o.pem", "ca_ec.pem"), Reason::SubjectMismatch, "subject.O");
+    field(client("case_two_cn.pem", "ca_ec.pem"), Reason::SubjectMismatch, "subject.CN");
     field(client("case_extra_ou.pem", "ca_ec.pem"), Reason::SubjectMismatch, "subject");
     // Another node's name.
     let f = fixture();
@@ -328,6 +329,7 @@ fn sans() {
     for case in [
         "case_serving_extra_dns.pem",
         "case_serving_missing_ip.pem",
+        "case_serving_extra_ip.pem",
         "case_serving_email.pem",
     ] {
         field(serving(case, "ca_ec.pem"), Reason::SubjectMismatch, "san");

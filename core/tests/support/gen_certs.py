@@ -198,10 +198,13 @@ write("case_wrong_cn.pem", leaf(c_ec, k_ec, subject=name(
 write("case_missing_o.pem", leaf(c_ec, k_ec, subject=name(
     (NameOID.COMMON_NAME, "system:node:" + NODE))))
 write("case_extra_o.pem", leaf(c_ec, k_ec, subject=name(
-    (NameOID.ORGANIZATION_NAME, "system:nodes"), (NameOID.ORGANIZATION_NAME, "system:masters"),
+    (NameOID.ORGANIZATION_NAME, "system:masters"), (NameOID.ORGANIZATION_NAME, "system:nodes"),
     (NameOID.COMMON_NAME, "system:node:" + NODE))))
 write("case_extra_ou.pem", leaf(c_ec, k_ec, subject=name(
     (NameOID.ORGANIZATION_NAME, "system:nodes"), (NameOID.ORGANIZATIONAL_UNIT_NAME, "x"),
+    (NameOID.COMMON_NAME, "system:node:" + NODE))))
+write("case_two_cn.pem", leaf(c_ec, k_ec, subject=name(
+    (NameOID.ORGANIZATION_NAME, "system:nodes"), (NameOID.COMMON_NAME, "system:node:evil"),
     (NameOID.COMMON_NAME, "system:node:" + NODE))))
 write("case_server_eku.pem", leaf(c_ec, k_ec, eku=(ExtendedKeyUsageOID.SERVER_AUTH,)))
 write("case_no_eku.pem", leaf(c_ec, k_ec, eku=()))
@@ -219,6 +222,8 @@ write("case_ok_serving.pem", leaf(c_ec, k_ec, eku=SERVING, sans=SANS))
 write("case_serving_extra_dns.pem", leaf(c_ec, k_ec, eku=SERVING,
                                          sans=SANS + [x509.DNSName("evil.example")]))
 write("case_serving_missing_ip.pem", leaf(c_ec, k_ec, eku=SERVING, sans=SANS[:3]))
+write("case_serving_extra_ip.pem", leaf(c_ec, k_ec, eku=SERVING,
+                                        sans=SANS + [x509.IPAddress(ipaddress.ip_address("10.9.9.9"))]))
 write("case_serving_email.pem", leaf(c_ec, k_ec, eku=SERVING,
                                      sans=SANS + [x509.RFC822Name("a@example.com")]))
 write("case_serving_client_eku.pem", leaf(c_ec, k_ec, sans=SANS))
