@@ -26,12 +26,11 @@ fn run(cmd: &mut Command) -> Vec<u8> {
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs() as i64;
-        let dir = std::env::temp_dir()
-            .join(format!("kubeboot-verify-{}-{}", std::process::id(), now));
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+                as i64;
+        let dir =
+            std::env::temp_dir().join(format!("kubeboot-verify-{}-{}", std::process::id(), now));
         std::fs::create_dir_all(&dir).unwrap();
         for key in ["leaf.key", "other.key"] {
             run(Command::new("openssl")
@@ -133,11 +132,8 @@ fn generalized_time_not_after() {
 #[cfg(feature = "rsa")]
 #[test]
 fn rsa_issuers() {
-    for case in [
-        "case_ok_rsa2048.pem",
-        "case_ok_rsa2048_sha384.pem",
-        "case_ok_rsa2048_sha512.pem",
-    ] {
+    for case in ["case_ok_rsa2048.pem", "case_ok_rsa2048_sha384.pem", "case_ok_rsa2048_sha512.pem"]
+    {
         client(case, "ca_rsa2048.pem").unwrap_or_else(|e| panic!("{case}: {e}"));
     }
     let v = client("case_ok_rsa4096.pem", "ca_rsa4096.pem").unwrap();
@@ -156,10 +152,9 @@ fn rsa_issuers() {
 #[cfg(not(feature = "rsa"))]
 #[test]
 fn rsa_issuers_need_the_feature() {
-    for (case, ca) in [
-        ("case_ok_rsa2048.pem", "ca_rsa2048.pem"),
-        ("case_ok_rsa4096.pem", "ca_rsa4096.pem"),
-    ] {
+    for (case, ca) in
+        [("case_ok_rsa2048.pem", "ca_rsa2048.pem"), ("case_ok_rsa4096.pem", "ca_rsa4096.pem")]
+    {
         assert_eq!(reason(client(case, ca)), Reason::UnsupportedAlgorithm);
     }
 }
@@ -210,6 +205,14 @@ fn intermediate_chain() {
     );
     let err = client("case_chain_expired.pem", "ca_root.pem").unwrap_err();
     assert_eq!(reason(Err(err)), Reason::Expired);
+}
+
+#[test]
+fn path_search_is_bounded() {
+    let start = std::time::Instant::now();
+    assert_eq!(reason(client("case_loop.pem", "ca_unrelated.pem")), Reason::Untrusted);
+    // 8 interchangeable intermediates: 8! orderings unbounded, MAX_SIGNATURE_CHECKS bounded.
+    assert!(start.elapsed() < std::time::Duration::from_secs(20), "{:?}", start.elapsed());
 }
 
 #[test]
@@ -305,7 +308,11 @@ fn usages() {
         Reason::WrongUsage,
         "criticalExtension",
     );
-    field(serving("case_serving_client_eku.pem", "ca_ec.pem"), Reason::WrongUsage, "extendedKeyUsage");
+    field(
+        serving("case_serving_client_eku.pem", "ca_ec.pem"),
+        Reason::WrongUsage,
+        "extendedKeyUsage",
+    );
 }
 
 #[test]

@@ -171,6 +171,12 @@ write("ca_root0.pem", c_root0)
 c_int0 = ca(name((NameOID.COMMON_NAME, "intermediate0")), k_int, issuer=c_root0.subject,
             issuer_key=k_root0)
 
+# Hostile: MAX_INTERMEDIATES intermediates with the same name and key, each able to sign every
+# other, and no CA that issued them: an unbounded search would try every permutation.
+k_loop = ec.generate_private_key(ec.SECP256R1())
+n_loop = name((NameOID.COMMON_NAME, "loop"))
+c_loops = [ca(n_loop, k_loop) for _ in range(8)]
+
 # --- leaves --------------------------------------------------------------------------------
 write("case_ok_ec.pem", leaf(c_ec, k_ec))
 write("case_ok_utf8.pem", leaf(c_ec, k_ec, printable=False))
@@ -187,6 +193,7 @@ write("case_ok_chain_extra.pem", leaf(c_int, k_int), c_un, c_int_expired, c_int)
 write("case_chain_notca.pem", leaf(c_int, k_int), c_int_notca)
 write("case_chain_expired.pem", leaf(c_int, k_int), c_int_expired)
 write("case_chain_pathlen.pem", leaf(c_int0, k_int), c_int0)
+write("case_loop.pem", leaf(c_loops[0], k_loop), *c_loops)
 write("case_chain_missing.pem", leaf(c_int, k_int))
 write("case_ok_long.pem", leaf(c_ec, k_ec, not_after=datetime.datetime(2051, 2, 3, 4, 5, 6)))
 write("case_expired.pem", leaf(c_ec, k_ec, not_before=NOW - 30 * DAY, not_after=NOW - DAY))
