@@ -412,6 +412,41 @@ fn malformed_inputs() {
     }
 }
 
+/// Every single-byte corruption of a signed leaf is rejected with a typed error, never a panic;
+/// corruptions of the CA never panic either.
+#[test]
+fn every_byte_corruption() {
+    let f = fixture();
+    let exp = expected(Profile::Client);
+    let leaf = pem_der(&read("case_ok_chain.pem"));
+    let inter = pem_nth(&read("case_ok_chain.pem"), 1);
+    let ca = pem_der(&read("ca_root.pem"));
+    verify::verify_issued_der(&leaf, &[&inter], &[&ca], &exp, f.now).unwrap();
+    for i in 0..leaf.len() {
+        let mut bad = leaf.clone();
+        bad[i] ^= 0x5a;
+        let r = verify::verify_issued_der(&bad, &[&inter], &[&ca], &exp, f.now);
+        assert!(r.is_err(), "leaf byte {i}");
+    }
+    for i in 0..inter.len() {
+        let mut bad = inter.clone();
+        bad[i] ^= 0x81;
+        let r = verify::verify_issued_der(&leaf, &[&bad], &[&ca], &exp, f.now);
+        assert!(r.is_err(), "intermediate byte {i}");
+    }
+    for i in 0..ca.len() {
+        let mut bad = ca.clone();
+        bad[i] ^= 0x24;
+        let _ = verify::verify_issued_der(&leaf, &[&inter], &[&bad], &exp, f.now);
+    }
+}
+
+fn pem_nth(pem: &[u8], n: usize) -> Vec<u8> {
+    let block = kubeboot::pem::blocks(pem).filter_map(Result::ok).nth(n).unwrap();
+    let mut buf = vec![0u8; pem.len()];
+    block.decode(&mut buf).unwrap().to_vec()
+}
+
 #[test]
 fn scratch_too_small() {
     let f = fixture();
