@@ -604,7 +604,7 @@ fn verify_rsa(key: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> SigCheck {
         return SigCheck::Invalid;
     };
     let n = n.as_bytes();
-    let bits = n.len() * 8 - n.first().map_or(8, |b| b.leading_zeros() as usize);
+    let bits = (n.len() * 8).saturating_sub(n.first().map_or(8, |b| b.leading_zeros() as usize));
     if !(2048..=4096).contains(&bits) {
         return SigCheck::Unsupported;
     }
