@@ -28,9 +28,9 @@ impl<'a> PemBlock<'a> {
     /// Blocks with RFC 1421 headers (`Proc-Type:` ...) are refused as [`Error::Malformed`].
     pub fn decode<'o>(&self, buf: &'o mut [u8]) -> Result<&'o [u8]> {
         let (_, der) = pem_rfc7468::decode(self.text, buf).map_err(|e| match e {
-            pem_rfc7468::Error::Length => {
-                Error::BufferTooSmall { needed: decoded_len_upper_bound(self.text.len()) }
-            }
+            pem_rfc7468::Error::Length => Error::BufferTooSmall {
+                needed: decoded_len_upper_bound(self.text.len()),
+            },
             _ => Error::Malformed,
         })?;
         Ok(der)
@@ -159,8 +159,9 @@ pub fn encode(label: &str, der: &[u8], buf: &mut [u8]) -> Result<usize> {
     if buf.len() < needed {
         return Err(Error::BufferTooSmall { needed });
     }
-    let n =
-        pem_rfc7468::encode(label, LineEnding::LF, der, buf).map_err(|_| Error::Malformed)?.len();
+    let n = pem_rfc7468::encode(label, LineEnding::LF, der, buf)
+        .map_err(|_| Error::Malformed)?
+        .len();
     Ok(n)
 }
 
@@ -225,6 +226,9 @@ mod tests {
     fn decode_first_by_label() {
         let mut buf = [0u8; 16];
         assert_eq!(decode_first(CERT_A.as_bytes(), "CERTIFICATE", &mut buf).unwrap(), &[1, 2, 3]);
-        assert_eq!(decode_first(CERT_A.as_bytes(), "X", &mut buf).unwrap_err(), Error::Malformed);
+        assert_eq!(
+            decode_first(CERT_A.as_bytes(), "X", &mut buf).unwrap_err(),
+            Error::Malformed
+        );
     }
 }
