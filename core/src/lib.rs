@@ -28,10 +28,12 @@ pub mod error;
 pub mod key;
 mod out;
 pub mod pem;
+pub mod pin;
 pub mod policy;
 pub mod request;
 pub mod rotation;
 pub mod token;
+pub mod verify;
 
 /// RFC 3339 parsing/formatting (Go `time.RFC3339` semantics), shared by all modules.
 pub use token::rfc3339;

@@ -1,0 +1,528 @@
+//! Issued-certificate validation and CA pins against certificates generated at test time with
+//! OpenSSL (keys, pins) and Python `cryptography` (`tests/support/gen_certs.py`).
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use kubeboot::Error;
+use kubeboot::error::{Detail, Reason, VerifyError};
+use kubeboot::pin::{self, CaPin};
+use kubeboot::verify::{self, Expected, Profile, Verified};
+
+struct Fixture {
+    dir: PathBuf,
+    now: i64,
+    spki: Vec<u8>,
+}
+
+fn run(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+                as i64;
+        let dir =
+            std::env::temp_dir().join(format!("kubeboot-verify-{}-{}", std::process::id(), now));
+        std::fs::create_dir_all(&dir).unwrap();
+        for key in ["leaf.key", "other.key"] {
+            run(Command::new("openssl")
+                .args(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"])
+                .arg("-out")
+                .arg(dir.join(key)));
+        }
+        let spki = run(Command::new("openssl")
+            .args(["pkey", "-pubout", "-outform", "der", "-in"])
+            .arg(dir.join("leaf.key")));
+        assert_eq!(spki.len(), 91);
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/gen_certs.py");
+        run(Command::new("/usr/bin/python3").arg(script).arg(&dir).arg(now.to_string()));
+        Fixture { dir, now, spki }
+    })
+}
+
+fn read(name: &str) -> Vec<u8> {
+    let path = fixture().dir.join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+const DNS: [&str; 2] = ["NODE-1.example", "node-1"];
+
+fn ips() -> [IpAddr; 2] {
+    ["10.0.0.1".parse().unwrap(), "fd00::1".parse().unwrap()]
+}
+
+fn expected<'a>(profile: Profile<'a>) -> Expected<'a> {
+    Expected { node_name: "node-1", public_key: &fixture().spki, profile }
+}
+
+fn verify_pem(case: &str, ca: &str, profile: Profile<'_>) -> Result<Verified, Error> {
+    let f = fixture();
+    let (cert, ca) = (read(case), read(ca));
+    let mut scratch = vec![0u8; verify::scratch_len(&cert, &ca)];
+    verify::verify_issued(&cert, &ca, &expected(profile), f.now, &mut scratch)
+}
+
+fn client(case: &str, ca: &str) -> Result<Verified, Error> {
+    verify_pem(case, ca, Profile::Client)
+}
+
+fn serving(case: &str, ca: &str) -> Result<Verified, Error> {
+    let ips = ips();
+    verify_pem(case, ca, Profile::Serving { dns: &DNS, ips: &ips })
+}
+
+#[track_caller]
+fn reason(r: Result<Verified, Error>) -> Reason {
+    match r {
+        Err(Error::Verify(v)) => v.reason,
+        other => panic!("expected a verification error, got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn field(r: Result<Verified, Error>, reason: Reason, field: &str) {
+    match r {
+        Err(Error::Verify(VerifyError { reason: got, detail: Detail::Field(f) })) => {
+            assert_eq!((got, f), (reason, field));
+        }
+        other => panic!("expected {reason:?}/{field}, got {other:?}"),
+    }
+}
+
+fn openssl_subject(ca: &str) -> String {
+    let out = run(Command::new("openssl")
+        .args(["x509", "-noout", "-subject", "-nameopt", "RFC2253", "-in"])
+        .arg(fixture().dir.join(ca)));
+    String::from_utf8(out).unwrap().trim().trim_start_matches("subject=").to_string()
+}
+
+fn unix_of(date: &str) -> i64 {
+    let out = run(Command::new("date").args(["-u", "-d", date, "+%s"]));
+    String::from_utf8(out).unwrap().trim().parse().unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn ec_ok_and_fields() {
+    let f = fixture();
+    let v = client("case_ok_ec.pem", "ca_ec.pem").unwrap();
+    assert_eq!(v.not_before, f.now - 300);
+    assert_eq!(v.not_after, f.now + 365 * 86_400);
+    assert_eq!(v.ca_subject.as_str(), openssl_subject("ca_ec.pem"));
+    assert_eq!(v.ca_subject.as_str(), "CN=kubernetes");
+    assert_eq!((v.ca_index, v.intermediates_used), (0, 0));
+    client("case_ok_utf8.pem", "ca_ec.pem").unwrap();
+}
+
+#[test]
+fn generalized_time_not_after() {
+    let v = client("case_ok_long.pem", "ca_ec.pem").unwrap();
+    assert_eq!(v.not_after, unix_of("2051-02-03 04:05:06"));
+}
+
+#[cfg(feature = "rsa")]
+#[test]
+fn rsa_issuers() {
+    for case in ["case_ok_rsa2048.pem", "case_ok_rsa2048_sha384.pem", "case_ok_rsa2048_sha512.pem"]
+    {
+        client(case, "ca_rsa2048.pem").unwrap_or_else(|e| panic!("{case}: {e}"));
+    }
+    let v = client("case_ok_rsa4096.pem", "ca_rsa4096.pem").unwrap();
+    assert_eq!(v.ca_subject.as_str(), openssl_subject("ca_rsa4096.pem"));
+    assert_eq!(v.ca_subject.as_str(), r"CN=rsa4096 CA,O=Example\, Inc.");
+    // Below 2048 bits.
+    assert_eq!(reason(client("case_rsa1024.pem", "ca_rsa1024.pem")), Reason::UnsupportedAlgorithm);
+    // A flipped signature bit.
+    let der = read("case_tampered_rsa.der");
+    let ca = pem_der(&read("ca_rsa2048.pem"));
+    let exp = expected(Profile::Client);
+    let err = verify::verify_issued_der(&der, &[], &[&ca], &exp, fixture().now).unwrap_err();
+    assert_eq!(err.reason, Reason::BadSignature);
+}
+
+#[cfg(not(feature = "rsa"))]
+#[test]
+fn rsa_issuers_need_the_feature() {
+    for (case, ca) in
+        [("case_ok_rsa2048.pem", "ca_rsa2048.pem"), ("case_ok_rsa4096.pem", "ca_rsa4096.pem")]
+    {
+        assert_eq!(reason(client(case, ca)), Reason::UnsupportedAlgorithm);
+    }
+}
+
+#[cfg(feature = "p384")]
+#[test]
+fn p384_issuer() {
+    let v = client("case_ok_p384.pem", "ca_p384.pem").unwrap();
+    assert_eq!(v.ca_subject.as_str(), "CN=p384-ca");
+}
+
+#[cfg(not(feature = "p384"))]
+#[test]
+fn p384_issuer_needs_the_feature() {
+    assert_eq!(reason(client("case_ok_p384.pem", "ca_p384.pem")), Reason::UnsupportedAlgorithm);
+}
+
+#[test]
+fn p256_with_sha384_is_unsupported() {
+    assert_eq!(reason(client("case_p256_sha384.pem", "ca_ec.pem")), Reason::UnsupportedAlgorithm);
+}
+
+#[test]
+fn ca_rotation_bundle() {
+    let v = client("case_ok_rotation.pem", "ca_rotation.pem").unwrap();
+    assert_eq!(v.ca_index, 1);
+    assert_eq!(v.ca_subject.as_str(), "CN=kubernetes-2");
+}
+
+#[test]
+fn intermediate_chain() {
+    let v = client("case_ok_chain.pem", "ca_root.pem").unwrap();
+    assert_eq!((v.ca_index, v.intermediates_used), (0, 1));
+    assert_eq!(v.ca_subject.as_str(), "CN=root");
+    // Extra, unrelated and expired intermediates are skipped in favour of the valid one.
+    let v = client("case_ok_chain_extra.pem", "ca_root.pem").unwrap();
+    assert_eq!(v.intermediates_used, 1);
+    assert_eq!(reason(client("case_chain_missing.pem", "ca_root.pem")), Reason::Untrusted);
+    field(
+        client("case_chain_notca.pem", "ca_root.pem"),
+        Reason::Untrusted,
+        "issuer.basicConstraints",
+    );
+    field(
+        client("case_chain_pathlen.pem", "ca_root0.pem"),
+        Reason::Untrusted,
+        "issuer.pathLenConstraint",
+    );
+    let err = client("case_chain_expired.pem", "ca_root.pem").unwrap_err();
+    assert_eq!(reason(Err(err)), Reason::Expired);
+}
+
+#[test]
+fn path_search_is_bounded() {
+    let start = std::time::Instant::now();
+    assert_eq!(reason(client("case_loop.pem", "ca_unrelated.pem")), Reason::Untrusted);
+    // 8 interchangeable intermediates: 8! orderings unbounded, MAX_SIGNATURE_CHECKS bounded.
+    assert!(start.elapsed() < std::time::Duration::from_secs(20), "{:?}", start.elapsed());
+}
+
+#[test]
+fn wrong_ca() {
+    assert_eq!(reason(client("case_ok_ec.pem", "ca_unrelated.pem")), Reason::Untrusted);
+    // Same issuer name, other key.
+    assert_eq!(reason(client("case_ok_ec.pem", "ca_same_name.pem")), Reason::BadSignature);
+}
+
+#[test]
+fn tampered() {
+    let f = fixture();
+    let ca = pem_der(&read("ca_ec.pem"));
+    let exp = expected(Profile::Client);
+    for case in ["case_tampered.der", "case_tampered_tbs.der"] {
+        let der = read(case);
+        let err = verify::verify_issued_der(&der, &[], &[&ca], &exp, f.now).unwrap_err();
+        assert_eq!(err.reason, Reason::BadSignature, "{case}");
+    }
+}
+
+#[test]
+fn validity() {
+    let f = fixture();
+    let err = client("case_expired.pem", "ca_ec.pem").unwrap_err();
+    assert_eq!(
+        err,
+        Error::Verify(VerifyError {
+            reason: Reason::Expired,
+            detail: Detail::Validity {
+                not_before: f.now - 30 * 86_400,
+                not_after: f.now - 86_400,
+                now: f.now
+            },
+        })
+    );
+    let err = client("case_not_yet_valid.pem", "ca_ec.pem").unwrap_err();
+    assert_eq!(
+        err,
+        Error::Verify(VerifyError {
+            reason: Reason::NotYetValid,
+            detail: Detail::Validity {
+                not_before: f.now + 3600,
+                not_after: f.now + 30 * 86_400,
+                now: f.now
+            },
+        })
+    );
+    assert_eq!(reason(client("case_by_expired_ca.pem", "ca_expired.pem")), Reason::Expired);
+    // Boundaries: valid at exactly notBefore and notAfter.
+    let (cert, ca) = (pem_der(&read("case_ok_ec.pem")), pem_der(&read("ca_ec.pem")));
+    let exp = expected(Profile::Client);
+    let v = verify::verify_issued_der(&cert, &[], &[&ca], &exp, f.now).unwrap();
+    for (now, ok) in [
+        (v.not_before, true),
+        (v.not_after, true),
+        (v.not_before - 1, false),
+        (v.not_after + 1, false),
+    ] {
+        assert_eq!(verify::verify_issued_der(&cert, &[], &[&ca], &exp, now).is_ok(), ok, "{now}");
+    }
+}
+
+#[test]
+fn key_mismatch() {
+    assert_eq!(reason(client("case_key_mismatch.pem", "ca_ec.pem")), Reason::KeyMismatch);
+}
+
+#[test]
+fn subject() {
+    field(client("case_wrong_cn.pem", "ca_ec.pem"), Reason::SubjectMismatch, "subject.CN");
+    field(client("case_missing_o.pem", "ca_ec.pem"), Reason::SubjectMismatch, "subject.O");
+    field(client("case_extra_o.pem", "ca_ec.pem"), Reason::SubjectMismatch, "subject.O");
+    field(client("case_two_cn.pem", "ca_ec.pem"), Reason::SubjectMismatch, "subject.CN");
+    field(client("case_extra_ou.pem", "ca_ec.pem"), Reason::SubjectMismatch, "subject");
+    // Another node's name.
+    let f = fixture();
+    let (cert, ca) = (read("case_ok_ec.pem"), read("ca_ec.pem"));
+    let exp = Expected { node_name: "node-2", public_key: &f.spki, profile: Profile::Client };
+    let mut scratch = vec![0u8; 8192];
+    let err = verify::verify_issued(&cert, &ca, &exp, f.now, &mut scratch).unwrap_err();
+    assert_eq!(err, Error::Verify(VerifyError::field(Reason::SubjectMismatch, "subject.CN")));
+}
+
+#[test]
+fn usages() {
+    field(client("case_server_eku.pem", "ca_ec.pem"), Reason::WrongUsage, "extendedKeyUsage");
+    field(client("case_no_eku.pem", "ca_ec.pem"), Reason::WrongUsage, "extendedKeyUsage");
+    field(client("case_ku_no_ds.pem", "ca_ec.pem"), Reason::WrongUsage, "keyUsage");
+    client("case_no_ku.pem", "ca_ec.pem").unwrap();
+    field(
+        client("case_unknown_critical.pem", "ca_ec.pem"),
+        Reason::WrongUsage,
+        "criticalExtension",
+    );
+    field(
+        serving("case_serving_client_eku.pem", "ca_ec.pem"),
+        Reason::WrongUsage,
+        "extendedKeyUsage",
+    );
+}
+
+#[test]
+fn is_ca() {
+    assert_eq!(reason(client("case_is_ca.pem", "ca_ec.pem")), Reason::IsCa);
+}
+
+#[test]
+fn sans() {
+    field(client("case_client_with_san.pem", "ca_ec.pem"), Reason::SubjectMismatch, "san");
+    serving("case_ok_serving.pem", "ca_ec.pem").unwrap();
+    // An IPv4-mapped IPv6 request equals the IPv4 SAN; order and duplicates do not matter.
+    let mapped: [IpAddr; 3] = [
+        "fd00::1".parse().unwrap(),
+        "::ffff:10.0.0.1".parse().unwrap(),
+        "fd00::1".parse().unwrap(),
+    ];
+    let dns = ["node-1", "node-1.example", "node-1"];
+    verify_pem("case_ok_serving.pem", "ca_ec.pem", Profile::Serving { dns: &dns, ips: &mapped })
+        .unwrap();
+    for case in [
+        "case_serving_extra_dns.pem",
+        "case_serving_missing_ip.pem",
+        "case_serving_extra_ip.pem",
+        "case_serving_email.pem",
+    ] {
+        field(serving(case, "ca_ec.pem"), Reason::SubjectMismatch, "san");
+    }
+    // Requested more than the certificate has.
+    let ips = ips();
+    let more = ["node-1", "node-1.example", "extra.example"];
+    field(
+        verify_pem("case_ok_serving.pem", "ca_ec.pem", Profile::Serving { dns: &more, ips: &ips }),
+        Reason::SubjectMismatch,
+        "san",
+    );
+    // A client certificate (no SANs) for a serving request.
+    field(serving("case_server_eku.pem", "ca_ec.pem"), Reason::SubjectMismatch, "san");
+}
+
+/// The DER of the first CERTIFICATE in a PEM file.
+fn pem_der(pem: &[u8]) -> Vec<u8> {
+    let mut buf = vec![0u8; pem.len()];
+    let der = kubeboot::pem::decode_first(pem, "CERTIFICATE", &mut buf).unwrap();
+    der.to_vec()
+}
+
+#[test]
+fn malformed_inputs() {
+    let f = fixture();
+    let exp = expected(Profile::Client);
+    let ca_pem = read("ca_ec.pem");
+    let ca = pem_der(&ca_pem);
+    let leaf_pem = read("case_ok_ec.pem");
+    let leaf = pem_der(&leaf_pem);
+    let der = |d: &[u8]| verify::verify_issued_der(d, &[], &[&ca], &exp, f.now);
+    // Truncated DER at many points, trailing data, garbage.
+    for cut in (0..leaf.len()).step_by(7) {
+        assert_eq!(der(&leaf[..cut]).unwrap_err().reason, Reason::Malformed, "cut {cut}");
+    }
+    let mut trailing = leaf.clone();
+    trailing.push(0);
+    assert_eq!(der(&trailing).unwrap_err().reason, Reason::Malformed);
+    assert_eq!(der(b"hello, world").unwrap_err().reason, Reason::Malformed);
+    // A malformed CA or intermediate fails the same way.
+    let err = verify::verify_issued_der(&leaf, &[], &[&ca[..ca.len() - 1]], &exp, f.now);
+    assert_eq!(err.unwrap_err().reason, Reason::Malformed);
+    let err = verify::verify_issued_der(&leaf, &[b"\x30\x00"], &[&ca], &exp, f.now);
+    assert_eq!(err.unwrap_err().reason, Reason::Malformed);
+    // Too many CAs.
+    let many: Vec<&[u8]> = (0..verify::MAX_CAS + 1).map(|_| &ca[..]).collect();
+    let err = verify::verify_issued_der(&leaf, &[], &many, &exp, f.now);
+    assert_eq!(err.unwrap_err().reason, Reason::Malformed);
+
+    let pem = |cert: &[u8], ca: &[u8]| {
+        let mut scratch = vec![0u8; 16 * 1024];
+        verify::verify_issued(cert, ca, &exp, f.now, &mut scratch)
+    };
+    let half = &leaf_pem[..leaf_pem.len() / 2];
+    for (cert, ca) in [
+        (half, &ca_pem[..]),
+        (&leaf_pem[..], &ca_pem[..ca_pem.len() - 30]),
+        (b"garbage".as_slice(), &ca_pem[..]),
+        (&leaf_pem[..], b"".as_slice()),
+        (b"-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n".as_slice(), &ca_pem[..]),
+        (b"-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n".as_slice(), &ca_pem[..]),
+    ] {
+        assert_eq!(reason(pem(cert, ca)), Reason::Malformed);
+    }
+    // Bytes flipped inside the base64: never a panic, always a typed error.
+    for i in (30..leaf_pem.len() - 30).step_by(13) {
+        let mut bad = leaf_pem.clone();
+        if bad[i].is_ascii_alphanumeric() {
+            bad[i] = if bad[i] == b'A' { b'B' } else { b'A' };
+            assert!(pem(&bad, &ca_pem).is_err(), "flip at {i}");
+        }
+    }
+}
+
+/// Every single-byte corruption of a signed leaf is rejected with a typed error, never a panic;
+/// corruptions of the CA never panic either.
+#[test]
+fn every_byte_corruption() {
+    let f = fixture();
+    let exp = expected(Profile::Client);
+    let leaf = pem_der(&read("case_ok_chain.pem"));
+    let inter = pem_nth(&read("case_ok_chain.pem"), 1);
+    let ca = pem_der(&read("ca_root.pem"));
+    verify::verify_issued_der(&leaf, &[&inter], &[&ca], &exp, f.now).unwrap();
+    for i in 0..leaf.len() {
+        let mut bad = leaf.clone();
+        bad[i] ^= 0x5a;
+        let r = verify::verify_issued_der(&bad, &[&inter], &[&ca], &exp, f.now);
+        assert!(r.is_err(), "leaf byte {i}");
+    }
+    for i in 0..inter.len() {
+        let mut bad = inter.clone();
+        bad[i] ^= 0x81;
+        let r = verify::verify_issued_der(&leaf, &[&bad], &[&ca], &exp, f.now);
+        assert!(r.is_err(), "intermediate byte {i}");
+    }
+    for i in 0..ca.len() {
+        let mut bad = ca.clone();
+        bad[i] ^= 0x24;
+        let _ = verify::verify_issued_der(&leaf, &[&inter], &[&bad], &exp, f.now);
+    }
+}
+
+fn pem_nth(pem: &[u8], n: usize) -> Vec<u8> {
+    let block = kubeboot::pem::blocks(pem).filter_map(Result::ok).nth(n).unwrap();
+    let mut buf = vec![0u8; pem.len()];
+    block.decode(&mut buf).unwrap().to_vec()
+}
+
+#[test]
+fn scratch_too_small() {
+    let f = fixture();
+    let (cert, ca) = (read("case_ok_chain.pem"), read("ca_root.pem"));
+    let needed = verify::scratch_len(&cert, &ca);
+    let mut scratch = vec![0u8; needed - 1];
+    let exp = expected(Profile::Client);
+    assert_eq!(
+        verify::verify_issued(&cert, &ca, &exp, f.now, &mut scratch).unwrap_err(),
+        Error::BufferTooSmall { needed }
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pins
+
+fn openssl_pin(path: &Path) -> String {
+    let out = run(Command::new("sh").arg("-c").arg(format!(
+        "openssl x509 -pubkey -noout -in '{}' | openssl pkey -pubin -outform der | sha256sum",
+        path.display()
+    )));
+    let hex = String::from_utf8(out).unwrap();
+    format!("sha256:{}", hex.split_whitespace().next().unwrap())
+}
+
+#[test]
+fn pins_match_openssl() {
+    let dir = &fixture().dir;
+    for name in [
+        "ca_ec.pem",
+        "ca_rsa2048.pem",
+        "ca_rsa4096.pem",
+        "ca_p384.pem",
+        "case_ok_ec.pem",
+        "ca_root.pem",
+    ] {
+        let want = openssl_pin(&dir.join(name));
+        let der = pem_der(&read(name));
+        let pin = pin::pin_of_cert_der(&der).unwrap();
+        assert_eq!(pin.to_string(), want, "{name}");
+        assert_eq!(CaPin::parse(&want).unwrap(), pin);
+        assert_eq!(CaPin::from_cert_der(&der).unwrap(), pin);
+    }
+    // Every certificate of a bundle, in order; other blocks skipped.
+    let bundle = read("ca_rotation.pem");
+    let mut scratch = [0u8; 4096];
+    let pins: Vec<CaPin> =
+        pin::pins_of_pem(&bundle, &mut scratch).collect::<Result<_, _>>().unwrap();
+    assert_eq!(pins.len(), 2);
+    let second = openssl_pin(&dir.join("case_ok_rotation.pem"));
+    let _ = second; // the leaf's pin is not a CA pin; just exercised above
+    let mut scratch = [0u8; 4096];
+    assert_eq!(pin::check_any_pem(&[pins[1]], &bundle, &mut scratch), Ok(()));
+    let other = pin::pin_of_cert_der(&pem_der(&read("ca_ec.pem"))).unwrap();
+    assert_eq!(pin::check_any_pem(&[other], &bundle, &mut scratch), Err(Error::PinMismatch));
+    assert_eq!(pin::check_any_pem(&[], &bundle, &mut scratch), Err(Error::PinMismatch));
+    assert_eq!(pin::check_any_pem(&[other], b"no pem", &mut scratch), Err(Error::Malformed));
+    let ca = pem_der(&read("ca_ec.pem"));
+    assert_eq!(pin::check_any(&[pins[0], other], &[&ca]), Ok(()));
+}
+
+#[test]
+fn kubeadm_pin_vector() {
+    const PIN: &str = "sha256:345959acb2c3b2feb87d281961c893f62a314207ef02599f1cc4a5fb255480b3";
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/pin_test.crt");
+    let pem = std::fs::read(&path).unwrap();
+    assert_eq!(openssl_pin(&path), PIN);
+    let der = pem_der(&pem);
+    let pin = pin::pin_of_cert_der(&der).unwrap();
+    assert_eq!(pin.to_string(), PIN);
+    assert_eq!(pin, CaPin::parse(&PIN.to_uppercase()).unwrap());
+    assert_eq!(pin.to_text().as_str(), PIN);
+    let mut scratch = [0u8; 4096];
+    assert_eq!(pin::check_any_pem(&[pin], &pem, &mut scratch), Ok(()));
+    let doubled = format!("{PIN}{}", &PIN[7..]);
+    for bad in ["xyz", "0011223344", doubled.as_str()] {
+        assert_eq!(CaPin::parse(bad), Err(Error::InvalidPin), "{bad}");
+    }
+}
