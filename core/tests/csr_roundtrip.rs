@@ -23,10 +23,7 @@ fn node_name() -> impl Strategy<Value = String> {
 }
 
 fn ip() -> impl Strategy<Value = IpAddr> {
-    prop_oneof![
-        any::<[u8; 4]>().prop_map(|b| IpAddr::from(b)),
-        any::<[u8; 16]>().prop_map(|b| IpAddr::from(b)),
-    ]
+    prop_oneof![any::<[u8; 4]>().prop_map(IpAddr::from), any::<[u8; 16]>().prop_map(IpAddr::from),]
 }
 
 struct Parsed {

@@ -13,7 +13,10 @@ use crate::{CmdResult, Rejected, files};
 
 /// Arguments of `kubeboot csr`.
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct CsrArgs {
+    #[command(subcommand)]
+    check: Option<CsrSub>,
     /// The node's private key (SEC1 or PKCS#8 PEM).
     #[arg(long, required = true)]
     key: Option<PathBuf>,
@@ -35,6 +38,13 @@ pub struct CsrArgs {
     /// spec.expirationSeconds of the object (≥ 600).
     #[arg(long, requires = "object")]
     expiration_seconds: Option<u32>,
+}
+
+/// `kubeboot csr` subcommands.
+#[derive(clap::Subcommand)]
+pub enum CsrSub {
+    /// Check a CSR against the apiserver's, approver's and signer's rules for kubelet CSRs.
+    Check(crate::cmd_verify::CsrCheckArgs),
 }
 
 /// A built CSR and its object.
@@ -84,6 +94,9 @@ pub fn build(
 
 /// Run `kubeboot csr`.
 pub fn run(a: CsrArgs) -> CmdResult {
+    if let Some(CsrSub::Check(c)) = a.check {
+        return crate::cmd_verify::csr_check(c);
+    }
     let key_path = a.key.ok_or_else(|| Rejected("--key is required".into()))?;
     let node_name = a.node_name.ok_or_else(|| Rejected("--node-name is required".into()))?;
     let key = NodeKey::from_pem(&files::read(&key_path)?)

@@ -4,7 +4,10 @@
 //! 2 usage error (clap's own).
 
 mod cmd_csr;
+mod cmd_demo;
 mod cmd_key;
+mod cmd_token;
+mod cmd_verify;
 mod files;
 
 use std::process::ExitCode;
@@ -21,11 +24,21 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Bootstrap tokens: generate, check, Secret manifest.
+    #[command(subcommand)]
+    Token(cmd_token::TokenCommand),
     /// Private keys.
     #[command(subcommand)]
     Key(cmd_key::KeyCommand),
-    /// Build a kubelet CSR (PEM), or with --object the CertificateSigningRequest JSON.
+    /// Build a kubelet CSR (PEM), or with --object the CertificateSigningRequest JSON;
+    /// `csr check FILE` checks one against the kubelet-CSR rules.
     Csr(cmd_csr::CsrArgs),
+    /// Validate an issued certificate against the CA, our key, the node name and the profile.
+    Verify(cmd_verify::VerifyArgs),
+    /// Print the kubeadm-style `sha256:<hex>` pin of every CA in a PEM file.
+    CaHash(cmd_verify::CaHashArgs),
+    /// Show the whole node side: token, key, CSR and CertificateSigningRequest object.
+    Demo(cmd_demo::DemoArgs),
 }
 
 /// A rejected input: printed as one line, exit status 1.
@@ -41,11 +54,23 @@ impl<E: std::fmt::Display> From<E> for Rejected {
 /// Result of a subcommand.
 pub type CmdResult = Result<(), Rejected>;
 
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Token(t) => cmd_token::run(t),
         Command::Key(k) => cmd_key::run(k),
         Command::Csr(c) => cmd_csr::run(c),
+        Command::Verify(v) => cmd_verify::run(v),
+        Command::CaHash(c) => cmd_verify::ca_hash(c),
+        Command::Demo(d) => cmd_demo::run(d),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

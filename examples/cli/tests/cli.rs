@@ -1,0 +1,445 @@
+//! The `kubeboot` binary end to end: exit codes, files, and its outputs read by OpenSSL and kubectl.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kubeboot");
+
+struct Dir(PathBuf);
+impl Dir {
+    fn new(tag: &str) -> Dir {
+        let p = std::env::temp_dir().join(format!("kubeboot-cli-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Dir(p)
+    }
+    fn p(&self, n: &str) -> PathBuf {
+        self.0.join(n)
+    }
+}
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn kb(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN).args(args).current_dir(dir).output().unwrap()
+}
+
+fn sh(dir: &Path, prog: &str, args: &[&str], stdin: Option<&[u8]>) -> Output {
+    use std::io::Write;
+    let mut c = Command::new(prog)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(d) = stdin {
+        c.stdin.take().unwrap().write_all(d).unwrap();
+    }
+    drop(c.stdin.take());
+    let o = c.wait_with_output().unwrap();
+    assert!(o.status.success(), "{prog} {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn token_commands_and_exit_codes() {
+    let d = Dir::new("tok");
+    let o = kb(&d.0, &["token", "generate"]);
+    assert_eq!(o.status.code(), Some(0));
+    let tok = text(&o).trim().to_owned();
+    assert_eq!(tok.len(), 23);
+    let o = kb(&d.0, &["token", "check", &tok]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(text(&o).trim(), format!("bootstrap-token-{}", &tok[..6]));
+    for bad in
+        ["", "abcdef.0123456789abcdeF", "abcdef.0123456789abcdef\n", "abcdef:0123456789abcdef"]
+    {
+        let o = kb(&d.0, &["token", "check", bad]);
+        assert_eq!(o.status.code(), Some(1), "{bad:?}");
+        assert_eq!(err(&o).lines().count(), 1);
+        assert!(!err(&o).contains("0123456789abcde"), "secret leaked: {}", err(&o));
+    }
+    assert_eq!(kb(&d.0, &["token", "check"]).status.code(), Some(2));
+    assert_eq!(kb(&d.0, &["token", "frobnicate"]).status.code(), Some(2));
+    let o = kb(
+        &d.0,
+        &["token", "secret", "abcdef.0123456789abcdef", "--groups", "system:bootstrappers:Bad"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).is_empty());
+    let o = kb(
+        &d.0,
+        &["token", "secret", "abcdef.0123456789abcdef", "--usages", "authentication,nope"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let o = kb(
+        &d.0,
+        &["token", "secret", "abcdef.0123456789abcdef", "--expiration", "2026-13-01T00:00:00Z"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn token_secret_is_read_by_kubectl() {
+    let d = Dir::new("toksec");
+    let o = kb(
+        &d.0,
+        &[
+            "token",
+            "secret",
+            "abcdef.0123456789abcdef",
+            "--expiration",
+            "2030-01-02T03:04:05Z",
+            "--description",
+            "bootstrap token for \"node6752\"",
+            "--groups",
+            "system:bootstrappers:node6752,system:bootstrappers:worker",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    std::fs::write(d.p("secret.yaml"), &o.stdout).unwrap();
+    // `annotate --local` parses the manifest with kubectl's own decoder and needs no server.
+    let j = sh(
+        &d.0,
+        "kubectl",
+        &["annotate", "--local", "-f", "secret.yaml", "x=y", "-o", "json"],
+        None,
+    );
+    let script = r#"
+import json, sys
+o = json.load(sys.stdin)
+assert o['kind'] == 'Secret' and o['type'] == 'bootstrap.kubernetes.io/token', o
+assert o['metadata'] == {'name': 'bootstrap-token-abcdef', 'namespace': 'kube-system', 'annotations': {'x': 'y'}}, o['metadata']
+d = o['stringData']
+assert d['token-id'] == 'abcdef' and d['token-secret'] == '0123456789abcdef'
+assert d['expiration'] == '2030-01-02T03:04:05Z'
+assert d['usage-bootstrap-authentication'] == 'true' and d['usage-bootstrap-signing'] == 'true'
+assert d['auth-extra-groups'] == 'system:bootstrappers:node6752,system:bootstrappers:worker'
+assert d['description'] == 'bootstrap token for "node6752"'
+print('OK')
+"#;
+    let o = sh(&d.0, "/usr/bin/python3", &["-c", script], Some(&j.stdout));
+    assert_eq!(text(&o).trim(), "OK");
+}
+
+#[test]
+fn key_generate_is_private_and_never_overwrites() {
+    let d = Dir::new("key");
+    let o = kb(&d.0, &["key", "generate", "--out", "k.pem"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let meta = std::fs::metadata(d.p("k.pem")).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    let before = std::fs::read(d.p("k.pem")).unwrap();
+    sh(&d.0, "openssl", &["ec", "-in", "k.pem", "-check", "-noout"], None);
+    let o = kb(&d.0, &["key", "generate", "--out", "k.pem"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(std::fs::read(d.p("k.pem")).unwrap(), before, "overwritten without --force");
+    let o = kb(&d.0, &["key", "generate", "--out", "k.pem", "--force"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_ne!(std::fs::read(d.p("k.pem")).unwrap(), before);
+    assert_eq!(std::fs::metadata(d.p("k.pem")).unwrap().permissions().mode() & 0o777, 0o600);
+    // Output of key generate never goes to stdout.
+    assert!(o.stdout.is_empty());
+    let o = kb(&d.0, &["key", "generate", "--out", "no/such/dir/k.pem"]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn csr_commands() {
+    let d = Dir::new("csr");
+    assert_eq!(kb(&d.0, &["key", "generate", "--out", "k.pem"]).status.code(), Some(0));
+    let o = kb(&d.0, &["csr", "--key", "k.pem", "--node-name", "node-1"]);
+    assert_eq!(o.status.code(), Some(0));
+    std::fs::write(d.p("c.pem"), &o.stdout).unwrap();
+    let v = sh(&d.0, "openssl", &["req", "-in", "c.pem", "-verify", "-noout"], None);
+    assert!(err(&v).contains("verify OK"));
+    assert_eq!(kb(&d.0, &["csr", "check", "c.pem"]).status.code(), Some(0));
+    let o = kb(&d.0, &["csr", "check", "c.pem", "--signer", "kubernetes.io/kubelet-serving"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("DNS or IP subjectAltName is required"), "{}", err(&o));
+    let o = kb(&d.0, &["csr", "check", "c.pem", "--usages", "digital signature,server auth"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = kb(
+        &d.0,
+        &[
+            "csr",
+            "--key",
+            "k.pem",
+            "--node-name",
+            "node-1",
+            "--serving",
+            "--dns",
+            "node-1.example.com",
+            "--ip",
+            "10.0.0.1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    std::fs::write(d.p("s.pem"), &o.stdout).unwrap();
+    assert_eq!(
+        kb(&d.0, &["csr", "check", "s.pem", "--signer", "kubernetes.io/kubelet-serving"])
+            .status
+            .code(),
+        Some(0)
+    );
+    // Object form.
+    let o = kb(
+        &d.0,
+        &[
+            "csr",
+            "--key",
+            "k.pem",
+            "--node-name",
+            "node-1",
+            "--object",
+            "--expiration-seconds",
+            "600",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let j: String = text(&o);
+    assert!(j.contains("\"name\":\"node-csr-") && j.contains("\"expirationSeconds\":600"));
+    // Bad input: typed one-line errors, nothing on stdout.
+    for args in [
+        vec!["csr", "--key", "k.pem", "--node-name", "Node_1"],
+        vec!["csr", "--key", "k.pem", "--node-name", "n", "--serving", "--ip", "10.0.0"],
+        vec!["csr", "--key", "k.pem", "--node-name", "n", "--serving", "--dns", "bad name"],
+        vec!["csr", "--key", "k.pem", "--node-name", "n", "--serving"],
+        vec![
+            "csr",
+            "--key",
+            "k.pem",
+            "--node-name",
+            "n",
+            "--object",
+            "--expiration-seconds",
+            "599",
+        ],
+        vec!["csr", "--key", "missing.pem", "--node-name", "n"],
+        vec!["csr", "--key", "c.pem", "--node-name", "n"],
+    ] {
+        let o = kb(&d.0, &args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert_eq!(err(&o).lines().count(), 1, "{args:?}: {}", err(&o));
+    }
+    assert_eq!(kb(&d.0, &["csr", "--key", "k.pem"]).status.code(), Some(2));
+}
+
+/// Issue a certificate for our CSR with OpenSSL as the CA, then validate it.
+#[test]
+fn verify_and_ca_hash_against_openssl() {
+    let d = Dir::new("verify");
+    let ossl = |args: &[&str]| sh(&d.0, "openssl", args, None);
+    ossl(&["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "ca.key"]);
+    ossl(&[
+        "req",
+        "-x509",
+        "-new",
+        "-key",
+        "ca.key",
+        "-subj",
+        "/CN=kubernetes",
+        "-days",
+        "10",
+        "-out",
+        "ca.crt",
+    ]);
+    assert_eq!(kb(&d.0, &["key", "generate", "--out", "node.key"]).status.code(), Some(0));
+    let o = kb(&d.0, &["csr", "--key", "node.key", "--node-name", "node-9"]);
+    std::fs::write(d.p("node.csr"), &o.stdout).unwrap();
+    std::fs::write(
+        d.p("ext.cnf"),
+        "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n",
+    )
+    .unwrap();
+    ossl(&[
+        "x509",
+        "-req",
+        "-in",
+        "node.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "1",
+        "-extfile",
+        "ext.cnf",
+        "-out",
+        "node.crt",
+    ]);
+    let o = kb(
+        &d.0,
+        &[
+            "verify",
+            "--cert",
+            "node.crt",
+            "--ca",
+            "ca.crt",
+            "--key",
+            "node.key",
+            "--node-name",
+            "node-9",
+            "--output",
+            "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let j = text(&o);
+    assert!(j.starts_with("{\"valid\":true,"), "{j}");
+    assert!(j.contains("\"ca_subject\":\"CN=kubernetes\""), "{j}");
+    // Same result through the CSR instead of the key.
+    let o = kb(
+        &d.0,
+        &[
+            "verify",
+            "--cert",
+            "node.crt",
+            "--ca",
+            "ca.crt",
+            "--csr",
+            "node.csr",
+            "--node-name",
+            "node-9",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    // Named reasons.
+    let o = kb(
+        &d.0,
+        &[
+            "verify",
+            "--cert",
+            "node.crt",
+            "--ca",
+            "ca.crt",
+            "--key",
+            "node.key",
+            "--node-name",
+            "node-8",
+            "--output",
+            "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("\"reason\":\"subject-mismatch\""), "{}", text(&o));
+    let o = kb(
+        &d.0,
+        &[
+            "verify",
+            "--cert",
+            "node.crt",
+            "--ca",
+            "ca.crt",
+            "--key",
+            "node.key",
+            "--node-name",
+            "node-9",
+            "--now",
+            "2099-01-01T00:00:00Z",
+            "--output",
+            "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("\"reason\":\"expired\""), "{}", text(&o));
+    ossl(&["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "other.key"]);
+    ossl(&[
+        "req",
+        "-x509",
+        "-new",
+        "-key",
+        "other.key",
+        "-subj",
+        "/CN=other",
+        "-days",
+        "10",
+        "-out",
+        "other.crt",
+    ]);
+    let o = kb(
+        &d.0,
+        &[
+            "verify",
+            "--cert",
+            "node.crt",
+            "--ca",
+            "other.crt",
+            "--key",
+            "node.key",
+            "--node-name",
+            "node-9",
+            "--output",
+            "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("\"reason\":\"untrusted\""), "{}", text(&o));
+    std::fs::write(d.p("garbage.crt"), b"not a certificate").unwrap();
+    let o = kb(
+        &d.0,
+        &[
+            "verify",
+            "--cert",
+            "garbage.crt",
+            "--ca",
+            "ca.crt",
+            "--key",
+            "node.key",
+            "--node-name",
+            "node-9",
+            "--output",
+            "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("\"reason\":\"malformed\""), "{}", text(&o));
+
+    // ca-hash equals the OpenSSL pipeline, one line per CA.
+    let mut bundle = std::fs::read(d.p("ca.crt")).unwrap();
+    bundle.extend(std::fs::read(d.p("other.crt")).unwrap());
+    std::fs::write(d.p("bundle.crt"), &bundle).unwrap();
+    let o = kb(&d.0, &["ca-hash", "--ca", "bundle.crt"]);
+    assert_eq!(o.status.code(), Some(0));
+    let lines: Vec<String> = text(&o).lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 2);
+    for (i, f) in ["ca.crt", "other.crt"].iter().enumerate() {
+        let pubkey = sh(&d.0, "openssl", &["x509", "-in", f, "-pubkey", "-noout"], None);
+        let der = sh(&d.0, "openssl", &["pkey", "-pubin", "-outform", "der"], Some(&pubkey.stdout));
+        let sum = sh(&d.0, "sha256sum", &[], Some(&der.stdout));
+        let hex = text(&sum).split_whitespace().next().unwrap().to_owned();
+        assert_eq!(lines[i], format!("sha256:{hex}"));
+    }
+    let o = kb(&d.0, &["ca-hash", "--ca", "garbage.crt"]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn demo_runs() {
+    let d = Dir::new("demo");
+    let o = kb(&d.0, &["demo", "--node-name", "edge-1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("kind: Secret")
+            && t.contains("BEGIN CERTIFICATE REQUEST")
+            && t.contains("node-csr-")
+    );
+    assert!(t.contains("CN=system:node:edge-1"));
+}
