@@ -29,8 +29,9 @@ fn fixture() -> &'static Fixture {
         let now =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
                 as i64;
-        let dir =
-            std::env::temp_dir().join(format!("kubeboot-verify-{}-{}", std::process::id(), now));
+        // Under the build's own scratch space, replaced on every run (no litter in /tmp).
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("verify-matrix");
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         for key in ["leaf.key", "other.key"] {
             run(Command::new("openssl")
