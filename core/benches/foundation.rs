@@ -73,5 +73,17 @@ fn csr(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, csr);
+fn token(c: &mut Criterion) {
+    use kubeboot::token::BootstrapToken;
+    let mut g = c.benchmark_group("token");
+    g.bench_function("parse", |b| {
+        b.iter(|| black_box(BootstrapToken::parse(black_box("abcdef.0123456789abcdef")).unwrap()))
+    });
+    g.bench_function("parse_reject", |b| {
+        b.iter(|| black_box(BootstrapToken::parse(black_box("abcdef.0123456789abcdeF")).is_err()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, csr, token);
 criterion_main!(benches);

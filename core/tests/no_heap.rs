@@ -109,6 +109,55 @@ fn csr_build_and_object_allocate_nothing() {
     assert_eq!(n, 0, "CSR object");
 }
 
+const EC_CA: &[u8] = include_bytes!("data/ec-ca.crt");
+const EC_LEAF: &[u8] = include_bytes!("data/ec-leaf.crt");
+/// 2027-06-01T00:00:00Z, inside the fixtures' validity.
+const NOW: i64 = 1_811_808_000;
+
+#[test]
+fn token_parse_allocates_nothing() {
+    use kubeboot::token::{BootstrapToken, authenticated_groups};
+    let (n, t) = allocations(|| BootstrapToken::parse("abcdef.0123456789abcdef").unwrap());
+    assert_eq!(n, 0, "token parse");
+    let (n, _) = allocations(|| (t.secret_name(), t.user_name(), t.to_wire()));
+    assert_eq!(n, 0, "token names");
+    let (n, _) = allocations(|| {
+        let mut g: heapless::Vec<&str, 16> = heapless::Vec::new();
+        authenticated_groups("system:bootstrappers:a,system:bootstrappers:b", &mut g).unwrap();
+        g.len()
+    });
+    assert_eq!(n, 0, "groups");
+    let (n, _) = allocations(|| BootstrapToken::parse("nope").unwrap_err());
+    assert_eq!(n, 0, "token parse error");
+}
+
+#[test]
+fn p256_validation_and_pins_allocate_nothing() {
+    use kubeboot::pin::{CaPin, check_any_pem};
+    use kubeboot::verify::{Expected, Profile, verify_issued};
+    let key = NodeKey::from_pem(K1).unwrap();
+    let spki = key.public_key_spki();
+    let mut scratch = [0u8; 4096];
+    let (n, v) = allocations(|| {
+        let expected = Expected { node_name: "node-1", public_key: &spki, profile: Profile::Client };
+        verify_issued(EC_LEAF, EC_CA, &expected, NOW, &mut scratch).unwrap()
+    });
+    assert_eq!(n, 0, "P-256 validation");
+    assert_eq!(v.ca_subject.as_str(), "CN=kubernetes-ec");
+    let (n, r) = allocations(|| {
+        let expected = Expected { node_name: "node-2", public_key: &spki, profile: Profile::Client };
+        verify_issued(EC_LEAF, EC_CA, &expected, NOW, &mut scratch).unwrap_err()
+    });
+    assert_eq!(n, 0, "P-256 validation failure");
+    assert!(matches!(r, kubeboot::Error::Verify(_)));
+    let mut buf = [0u8; 2048];
+    let der = kubeboot::pem::decode_first(EC_CA, "CERTIFICATE", &mut buf).unwrap();
+    let (n, pin) = allocations(|| CaPin::from_cert_der(der).unwrap());
+    assert_eq!(n, 0, "pin");
+    let (n, _) = allocations(|| check_any_pem(&[pin], EC_CA, &mut scratch).unwrap());
+    assert_eq!(n, 0, "pin check");
+}
+
 #[test]
 fn the_counter_counts() {
     let (n, v) = allocations(|| vec![1u8; 10]);
