@@ -58,11 +58,13 @@ pub const KUBEBOOT_PROFILE_CLIENT: u32 = 0;
 /// Kubelet serving certificate (`kubernetes.io/kubelet-serving`).
 pub const KUBEBOOT_PROFILE_SERVING: u32 = 1;
 /// Most subject alternative names (DNS + IP) of a serving CSR.
-pub const KUBEBOOT_CSR_MAX_SANS: usize = csr::MAX_SANS;
+pub const KUBEBOOT_CSR_MAX_SANS: usize = 16;
+const _: () = assert!(KUBEBOOT_CSR_MAX_SANS == csr::MAX_SANS);
 /// A CSR buffer of this size always suffices (PEM or DER).
 pub const KUBEBOOT_CSR_MAX_LEN: usize = 4096;
 /// Length of a `node-csr-<digest>` name.
-pub const KUBEBOOT_NODE_CSR_NAME_LEN: usize = api::NODE_CSR_NAME_LEN;
+pub const KUBEBOOT_NODE_CSR_NAME_LEN: usize = 52;
+const _: () = assert!(KUBEBOOT_NODE_CSR_NAME_LEN == api::NODE_CSR_NAME_LEN);
 /// Usages checked by [`kubeboot_csr_check`] beyond this count are ignored (the check fails
 /// anyway: there are only 23 distinct usages).
 pub const KUBEBOOT_CSR_CHECK_MAX_USAGES: usize = 64;

@@ -12,11 +12,14 @@ pub struct kubeboot_key {
 
 /// Bytes of entropy [`kubeboot_key_from_entropy`] needs at least (each further 32-byte chunk is a
 /// fallback should a chunk be out of range).
-pub const KUBEBOOT_KEY_ENTROPY_LEN: usize = key::ENTROPY_LEN;
+pub const KUBEBOOT_KEY_ENTROPY_LEN: usize = 32;
+const _: () = assert!(KUBEBOOT_KEY_ENTROPY_LEN == key::ENTROPY_LEN);
 /// Length of a P-256 SubjectPublicKeyInfo in DER.
-pub const KUBEBOOT_KEY_SPKI_LEN: usize = key::P256_SPKI_LEN;
+pub const KUBEBOOT_KEY_SPKI_LEN: usize = 91;
+const _: () = assert!(KUBEBOOT_KEY_SPKI_LEN == key::P256_SPKI_LEN);
 /// Length of the SEC1 `EC PRIVATE KEY` PEM of a P-256 key.
-pub const KUBEBOOT_KEY_SEC1_PEM_LEN: usize = key::SEC1_PEM_LEN;
+pub const KUBEBOOT_KEY_SEC1_PEM_LEN: usize = 227;
+const _: () = assert!(KUBEBOOT_KEY_SEC1_PEM_LEN == key::SEC1_PEM_LEN);
 /// Length of the uncompressed public point `04 || X || Y`.
 pub const KUBEBOOT_KEY_POINT_LEN: usize = 65;
 /// Length of a raw `r || s` ECDSA P-256 signature.

@@ -4,9 +4,11 @@
 use kb::rotation;
 
 /// First backoff wait after a failed rotation attempt, in milliseconds.
-pub const KUBEBOOT_BACKOFF_INITIAL_MS: u64 = rotation::BACKOFF_INITIAL_MS;
+pub const KUBEBOOT_BACKOFF_INITIAL_MS: u64 = 2_000;
+const _: () = assert!(KUBEBOOT_BACKOFF_INITIAL_MS == rotation::BACKOFF_INITIAL_MS);
 /// Fixed wait once the exponential phase is over, in milliseconds.
-pub const KUBEBOOT_POLL_INTERVAL_MS: u64 = rotation::POLL_INTERVAL_MS;
+pub const KUBEBOOT_POLL_INTERVAL_MS: u64 = 32_000;
+const _: () = assert!(KUBEBOOT_POLL_INTERVAL_MS == rotation::POLL_INTERVAL_MS);
 
 /// The rotation deadline (unix seconds) of a certificate valid from `not_before` to `not_after`:
 /// `not_before + lifetime·(0.7 + 0.2·jitter/2³²)`; `not_after` for an empty or inverted window.

@@ -14,15 +14,20 @@ pub struct kubeboot_token {
 }
 
 /// Characters in the wire form `<id>.<secret>`.
-pub const KUBEBOOT_TOKEN_LEN: usize = token::TOKEN_LEN;
+pub const KUBEBOOT_TOKEN_LEN: usize = 23;
+const _: () = assert!(KUBEBOOT_TOKEN_LEN == token::TOKEN_LEN);
 /// Characters in a token ID.
-pub const KUBEBOOT_TOKEN_ID_LEN: usize = token::ID_LEN;
+pub const KUBEBOOT_TOKEN_ID_LEN: usize = 6;
+const _: () = assert!(KUBEBOOT_TOKEN_ID_LEN == token::ID_LEN);
 /// Length of `bootstrap-token-<id>`.
-pub const KUBEBOOT_TOKEN_SECRET_NAME_LEN: usize = token::SECRET_NAME_LEN;
+pub const KUBEBOOT_TOKEN_SECRET_NAME_LEN: usize = 22;
+const _: () = assert!(KUBEBOOT_TOKEN_SECRET_NAME_LEN == token::SECRET_NAME_LEN);
 /// Length of `system:bootstrap:<id>`.
-pub const KUBEBOOT_TOKEN_USER_NAME_LEN: usize = token::USER_NAME_LEN;
+pub const KUBEBOOT_TOKEN_USER_NAME_LEN: usize = 23;
+const _: () = assert!(KUBEBOOT_TOKEN_USER_NAME_LEN == token::USER_NAME_LEN);
 /// Entropy bytes to pass to [`kubeboot_token_from_entropy`] (fewer may work, 22 is the floor).
-pub const KUBEBOOT_TOKEN_ENTROPY_LEN: usize = token::ENTROPY_RECOMMENDED;
+pub const KUBEBOOT_TOKEN_ENTROPY_LEN: usize = 32;
+const _: () = assert!(KUBEBOOT_TOKEN_ENTROPY_LEN == token::ENTROPY_RECOMMENDED);
 /// Usage bit: `usage-bootstrap-authentication: "true"`.
 pub const KUBEBOOT_TOKEN_USAGE_AUTHENTICATION: u32 = 1;
 /// Usage bit: `usage-bootstrap-signing: "true"`.
