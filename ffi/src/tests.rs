@@ -330,3 +330,13 @@ fn rotation_passthrough() {
     assert_eq!(kubeboot_backoff_delay_ms(0, 0), KUBEBOOT_BACKOFF_INITIAL_MS);
     assert_eq!(kubeboot_backoff_delay_ms(9, 0), KUBEBOOT_POLL_INTERVAL_MS);
 }
+
+#[test]
+fn header_version_macros_match_crate() {
+    let header = include_str!("../../include/kubeboot.h");
+    let mut parts = env!("CARGO_PKG_VERSION").split('.');
+    for name in ["MAJOR", "MINOR", "PATCH"] {
+        let line = format!("#define KUBEBOOT_VERSION_{name} {}", parts.next().unwrap());
+        assert!(header.contains(&line), "{line} missing: update ffi/cbindgen.toml after_includes");
+    }
+}
