@@ -1,0 +1,592 @@
+/*
+ * C tests of libkubeboot: every exported function, with NULLs, zero and short buffers, garbage
+ * input, _free(NULL), the sign callback and known vectors.
+ *
+ * Usage: kubeboot-c-tests <k1.pem> [<k1.der>]
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <kubeboot.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int passed, failed;
+
+#define CHECK(cond)                                                                    \
+    do {                                                                               \
+        if (cond) {                                                                    \
+            passed++;                                                                  \
+        } else {                                                                       \
+            failed++;                                                                  \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);            \
+        }                                                                              \
+    } while (0)
+
+#define CHECK_RC(expr, want)                                                           \
+    do {                                                                               \
+        kubeboot_result rc_ = (expr);                                                  \
+        if (rc_ == (kubeboot_result)(want)) {                                          \
+            passed++;                                                                  \
+        } else {                                                                       \
+            failed++;                                                                  \
+            fprintf(stderr, "FAIL %s:%d: %s = %u, want %u (%s)\n", __FILE__, __LINE__, \
+                    #expr, (unsigned)rc_, (unsigned)(want), #want);                    \
+        }                                                                              \
+    } while (0)
+
+#define S(lit) (lit), (sizeof(lit) - 1)
+#define OK KUBEBOOT_RESULT_OK
+#define NULLP KUBEBOOT_RESULT_NULL_PARAMETER
+#define SHORT KUBEBOOT_RESULT_INSUFFICIENT_SIZE
+
+static const char K1_NODE1_NAME[] = "node-csr-n8Gs_E-Z9L7aSxQqzzA00Csg_R1hDXOPVUFrdIQkVzo";
+
+static unsigned char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    unsigned char *buf = malloc(65536);
+    size_t n = buf ? fread(buf, 1, 65536, f) : 0;
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+static int all_zero(const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i]) return 0;
+    return 1;
+}
+
+/* Portable memmem. */
+static const void *find_bytes(const void *hay, size_t hay_len, const void *needle, size_t needle_len) {
+    const unsigned char *h = hay;
+    if (needle_len == 0) return hay;
+    for (size_t i = 0; i + needle_len <= hay_len; i++)
+        if (memcmp(h + i, needle, needle_len) == 0) return h + i;
+    return NULL;
+}
+
+static int eq(const void *got, size_t got_len, const char *want) {
+    return got_len == strlen(want) && memcmp(got, want, got_len) == 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_results(void) {
+    char buf[128];
+    size_t n = 12345;
+    CHECK(kubeboot_version() != NULL && strcmp(kubeboot_version(), "0.1.0") == 0);
+
+    CHECK_RC(kubeboot_result_message(KUBEBOOT_RESULT_INVALID_TOKEN, buf, sizeof buf, &n), OK);
+    CHECK(n > 0 && n < sizeof buf && find_bytes(buf, n, "a-z0-9", 6) != NULL);
+    CHECK_RC(kubeboot_result_message(KUBEBOOT_RESULT_INVALID_TOKEN, NULL, 0, &n), SHORT);
+    size_t need = n;
+    memset(buf, 0, sizeof buf);
+    CHECK_RC(kubeboot_result_message(KUBEBOOT_RESULT_INVALID_TOKEN, buf, need - 1, &n), SHORT);
+    CHECK(n == need && all_zero(buf, sizeof buf));
+    CHECK_RC(kubeboot_result_message(KUBEBOOT_RESULT_OK, buf, sizeof buf, NULL), NULLP);
+    CHECK_RC(kubeboot_result_message(KUBEBOOT_RESULT_OK, NULL, 5, &n), NULLP);
+    CHECK_RC(kubeboot_result_message(424242, buf, sizeof buf, &n), OK);
+    CHECK(eq(buf, n, "unknown result code"));
+    CHECK_RC(kubeboot_result_message(KUBEBOOT_RESULT_POLICY_ORGANIZATION, buf, sizeof buf, &n), OK);
+    CHECK(eq(buf, n, "subject organization is not system:nodes"));
+
+    CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_VERIFY_EXPIRED, buf, sizeof buf, &n), OK);
+    CHECK(eq(buf, n, "expired"));
+    CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_VERIFY_NOT_YET_VALID, buf, sizeof buf, &n), OK);
+    CHECK(eq(buf, n, "not-yet-valid"));
+    CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_INVALID_TOKEN, buf, sizeof buf, &n), OK);
+    CHECK(eq(buf, n, "invalid-token"));
+    CHECK_RC(kubeboot_result_name(7777, buf, sizeof buf, &n), OK);
+    CHECK(eq(buf, n, "unknown"));
+    CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_OK, buf, 1, &n), SHORT);
+    CHECK(n == 2);
+    CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_OK, buf, sizeof buf, NULL), NULLP);
+
+    CHECK(kubeboot_result_is_verify_error(KUBEBOOT_RESULT_VERIFY_IS_CA));
+    CHECK(!kubeboot_result_is_verify_error(KUBEBOOT_RESULT_POLICY_SIGNER));
+    CHECK(kubeboot_result_is_policy_error(KUBEBOOT_RESULT_POLICY_SIGNER));
+    CHECK(!kubeboot_result_is_policy_error(KUBEBOOT_RESULT_OK));
+    /* Stable numbers. */
+    CHECK(KUBEBOOT_RESULT_INVALID_TOKEN == 100 && KUBEBOOT_RESULT_VERIFY_EXPIRED == 403 &&
+          KUBEBOOT_RESULT_POLICY_ORGANIZATION == 503 && KUBEBOOT_RESULT_PIN_MISMATCH == 601);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_tokens(void) {
+    kubeboot_token *t = NULL;
+    char buf[1024];
+    size_t n = 0;
+
+    CHECK_RC(kubeboot_token_parse(S("abcdef.0123456789abcdef"), NULL), NULLP);
+    CHECK_RC(kubeboot_token_parse(NULL, 23, &t), NULLP);
+    CHECK_RC(kubeboot_token_parse(NULL, 0, &t), KUBEBOOT_RESULT_INVALID_TOKEN);
+    CHECK_RC(kubeboot_token_parse(S("abcdef.0123456789abcdef\n"), &t), KUBEBOOT_RESULT_INVALID_TOKEN);
+    CHECK_RC(kubeboot_token_parse(S("ABCDEF.0123456789abcdef"), &t), KUBEBOOT_RESULT_INVALID_TOKEN);
+    CHECK_RC(kubeboot_token_parse("\xff\xfe\x00garbage", 10, &t), KUBEBOOT_RESULT_INVALID_TOKEN);
+    CHECK(t == NULL);
+    CHECK_RC(kubeboot_token_parse(S("abcdef.0123456789abcdef"), &t), OK);
+    CHECK(t != NULL);
+
+    CHECK_RC(kubeboot_token_id(t, buf, sizeof buf, &n), OK);
+    CHECK(eq(buf, n, "abcdef") && n == KUBEBOOT_TOKEN_ID_LEN);
+    CHECK_RC(kubeboot_token_id(NULL, buf, sizeof buf, &n), NULLP);
+    CHECK_RC(kubeboot_token_id(t, buf, sizeof buf, NULL), NULLP);
+    CHECK_RC(kubeboot_token_secret_name(t, NULL, 0, &n), SHORT);
+    CHECK(n == KUBEBOOT_TOKEN_SECRET_NAME_LEN);
+    CHECK_RC(kubeboot_token_secret_name(t, buf, sizeof buf, &n), OK);
+    CHECK(eq(buf, n, "bootstrap-token-abcdef"));
+    CHECK_RC(kubeboot_token_secret_name(NULL, buf, sizeof buf, &n), NULLP);
+    CHECK_RC(kubeboot_token_user_name(t, buf, 5, &n), SHORT);
+    CHECK(n == KUBEBOOT_TOKEN_USER_NAME_LEN);
+    CHECK_RC(kubeboot_token_user_name(t, buf, sizeof buf, &n), OK);
+    CHECK(eq(buf, n, "system:bootstrap:abcdef"));
+    CHECK_RC(kubeboot_token_user_name(t, NULL, 3, &n), NULLP);
+    CHECK_RC(kubeboot_token_wire(t, buf, KUBEBOOT_TOKEN_LEN - 1, &n), SHORT);
+    CHECK(n == KUBEBOOT_TOKEN_LEN);
+    CHECK_RC(kubeboot_token_wire(t, buf, KUBEBOOT_TOKEN_LEN, &n), OK);
+    CHECK(eq(buf, n, "abcdef.0123456789abcdef"));
+    CHECK_RC(kubeboot_token_wire(NULL, buf, sizeof buf, &n), NULLP);
+
+    /* Manifest. */
+    const char groups[] = "system:bootstrappers:kubeadm:default-node-token";
+    memset(buf, 0, sizeof buf);
+    CHECK_RC(kubeboot_token_secret_manifest(t, S("join \"node\""), true, 1767225600,
+                                            KUBEBOOT_TOKEN_USAGE_AUTHENTICATION |
+                                                KUBEBOOT_TOKEN_USAGE_SIGNING,
+                                            S(groups), buf, 10, &n),
+             SHORT);
+    CHECK(all_zero(buf, sizeof buf));
+    size_t need = n;
+    CHECK_RC(kubeboot_token_secret_manifest(t, S("join \"node\""), true, 1767225600,
+                                            KUBEBOOT_TOKEN_USAGE_AUTHENTICATION |
+                                                KUBEBOOT_TOKEN_USAGE_SIGNING,
+                                            S(groups), buf, need, &n),
+             OK);
+    CHECK(n == need);
+    CHECK(find_bytes(buf, n, "name: bootstrap-token-abcdef\n", 29) != NULL);
+    CHECK(find_bytes(buf, n, "token-secret: \"0123456789abcdef\"", 32) != NULL);
+    CHECK(find_bytes(buf, n, "expiration: \"2026-01-01T00:00:00Z\"", 34) != NULL);
+    CHECK(find_bytes(buf, n, "description: \"join \\\"node\\\"\"", 28) != NULL);
+    CHECK(find_bytes(buf, n, "usage-bootstrap-signing: \"true\"", 31) != NULL);
+    CHECK(find_bytes(buf, n, groups, sizeof groups - 1) != NULL);
+    /* No description, no expiration, no groups, no usages. */
+    CHECK_RC(kubeboot_token_secret_manifest(t, NULL, 0, false, 0, 0, NULL, 0, buf, sizeof buf, &n), OK);
+    CHECK(find_bytes(buf, n, "expiration", 10) == NULL && find_bytes(buf, n, "usage-", 6) == NULL);
+    CHECK_RC(kubeboot_token_secret_manifest(t, NULL, 0, false, 0, 8, NULL, 0, buf, sizeof buf, &n),
+             KUBEBOOT_RESULT_INVALID_USAGE);
+    CHECK_RC(kubeboot_token_secret_manifest(t, NULL, 0, false, 0, 1, S("system:bootstrappers:a, x"),
+                                            buf, sizeof buf, &n),
+             KUBEBOOT_RESULT_INVALID_GROUP);
+    CHECK_RC(kubeboot_token_secret_manifest(t, "\xc3\x28", 2, false, 0, 1, NULL, 0, buf, sizeof buf, &n),
+             KUBEBOOT_RESULT_INVALID_UTF8);
+    CHECK_RC(kubeboot_token_secret_manifest(t, NULL, 0, true, 900000000000LL, 1, NULL, 0, buf,
+                                            sizeof buf, &n),
+             KUBEBOOT_RESULT_INVALID_EXPIRATION);
+    CHECK_RC(kubeboot_token_secret_manifest(NULL, NULL, 0, false, 0, 1, NULL, 0, buf, sizeof buf, &n), NULLP);
+    CHECK_RC(kubeboot_token_secret_manifest(t, NULL, 0, false, 0, 1, NULL, 5, buf, sizeof buf, &n), NULLP);
+    CHECK_RC(kubeboot_token_secret_manifest(t, NULL, 0, false, 0, 1, NULL, 0, buf, sizeof buf, NULL), NULLP);
+    kubeboot_token_free(t);
+
+    /* Extra groups. */
+    CHECK_RC(kubeboot_token_validate_extra_groups(NULL, 0), OK);
+    CHECK_RC(kubeboot_token_validate_extra_groups(S("system:bootstrappers:a,system:bootstrappers:b")), OK);
+    CHECK_RC(kubeboot_token_validate_extra_groups(S("system:bootstrappers:A")), KUBEBOOT_RESULT_INVALID_GROUP);
+    CHECK_RC(kubeboot_token_validate_extra_groups(S("system:masters")), KUBEBOOT_RESULT_INVALID_GROUP);
+    CHECK_RC(kubeboot_token_validate_extra_groups("\xff", 1), KUBEBOOT_RESULT_INVALID_UTF8);
+    CHECK_RC(kubeboot_token_validate_extra_groups(NULL, 1), NULLP);
+
+    /* Entropy: deterministic. */
+    unsigned char entropy[32];
+    for (int i = 0; i < 32; i++) entropy[i] = (unsigned char)i;
+    kubeboot_token *t2 = NULL, *t3 = NULL;
+    CHECK_RC(kubeboot_token_from_entropy(entropy, sizeof entropy, &t2), OK);
+    CHECK_RC(kubeboot_token_from_entropy(entropy, sizeof entropy, &t3), OK);
+    char w2[KUBEBOOT_TOKEN_LEN], w3[KUBEBOOT_TOKEN_LEN];
+    size_t n2 = 0, n3 = 0;
+    CHECK_RC(kubeboot_token_wire(t2, w2, sizeof w2, &n2), OK);
+    CHECK_RC(kubeboot_token_wire(t3, w3, sizeof w3, &n3), OK);
+    CHECK(n2 == 23 && n3 == 23 && memcmp(w2, w3, 23) == 0);
+    /* byte i → ALPHABET[i % 36]: "012345.6789abcdefghijklm" */
+    CHECK(memcmp(w2, "012345.6789abcdefghijkl", 23) == 0);
+    kubeboot_token_free(t2);
+    kubeboot_token_free(t3);
+    kubeboot_token *t4 = NULL;
+    CHECK_RC(kubeboot_token_from_entropy(entropy, 21, &t4), KUBEBOOT_RESULT_INSUFFICIENT_ENTROPY);
+    unsigned char rejected[64];
+    memset(rejected, 0xff, sizeof rejected);
+    CHECK_RC(kubeboot_token_from_entropy(rejected, sizeof rejected, &t4), KUBEBOOT_RESULT_INSUFFICIENT_ENTROPY);
+    CHECK_RC(kubeboot_token_from_entropy(NULL, 32, &t4), NULLP);
+    CHECK_RC(kubeboot_token_from_entropy(entropy, 32, NULL), NULLP);
+    CHECK(t4 == NULL);
+
+    /* OS RNG. */
+    kubeboot_token *g1 = NULL, *g2 = NULL;
+    CHECK_RC(kubeboot_token_generate(&g1), OK);
+    CHECK_RC(kubeboot_token_generate(&g2), OK);
+    CHECK_RC(kubeboot_token_wire(g1, w2, sizeof w2, &n2), OK);
+    CHECK_RC(kubeboot_token_wire(g2, w3, sizeof w3, &n3), OK);
+    CHECK(memcmp(w2, w3, 23) != 0 && w2[6] == '.');
+    CHECK_RC(kubeboot_token_generate(NULL), NULLP);
+    kubeboot_token_free(g1);
+    kubeboot_token_free(g2);
+    kubeboot_token_free(NULL);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_keys(const unsigned char *pem, size_t pem_len, const unsigned char *der, size_t der_len) {
+    kubeboot_key *k = NULL, *kd = NULL, *ke = NULL, *kg = NULL, *bad = NULL;
+    char out[512];
+    size_t n = 0;
+
+    CHECK_RC(kubeboot_key_from_pem(pem, pem_len, NULL), NULLP);
+    CHECK_RC(kubeboot_key_from_pem(NULL, pem_len, &k), NULLP);
+    CHECK_RC(kubeboot_key_from_pem(NULL, 0, &k), KUBEBOOT_RESULT_MALFORMED_KEY);
+    CHECK_RC(kubeboot_key_from_pem((const uint8_t *)"hello", 5, &bad), KUBEBOOT_RESULT_MALFORMED_KEY);
+    const char rsa[] = "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n";
+    CHECK_RC(kubeboot_key_from_pem((const uint8_t *)rsa, sizeof rsa - 1, &bad), KUBEBOOT_RESULT_UNSUPPORTED_KEY);
+    /* Truncated PEM. */
+    CHECK_RC(kubeboot_key_from_pem(pem, pem_len / 2, &bad), KUBEBOOT_RESULT_MALFORMED_KEY);
+    CHECK(bad == NULL);
+    CHECK_RC(kubeboot_key_from_pem(pem, pem_len, &k), OK);
+
+    /* PEM export round-trips byte-exactly (K1 is in kubeboot's canonical form). */
+    CHECK_RC(kubeboot_key_to_pem(k, NULL, 0, &n), SHORT);
+    CHECK(n == KUBEBOOT_KEY_SEC1_PEM_LEN);
+    CHECK_RC(kubeboot_key_to_pem(k, out, sizeof out, &n), OK);
+    CHECK(n == pem_len && memcmp(out, pem, n) == 0);
+    CHECK_RC(kubeboot_key_to_pem(NULL, out, sizeof out, &n), NULLP);
+    CHECK_RC(kubeboot_key_to_pem(k, out, sizeof out, NULL), NULLP);
+
+    uint8_t spki[KUBEBOOT_KEY_SPKI_LEN], spki2[KUBEBOOT_KEY_SPKI_LEN];
+    CHECK_RC(kubeboot_key_public_spki_der(k, spki, 10, &n), SHORT);
+    CHECK(n == KUBEBOOT_KEY_SPKI_LEN);
+    CHECK_RC(kubeboot_key_public_spki_der(k, spki, sizeof spki, &n), OK);
+    CHECK(n == 91 && spki[0] == 0x30 && spki[26] == 0x04);
+    CHECK_RC(kubeboot_key_public_spki_der(NULL, spki, sizeof spki, &n), NULLP);
+
+    uint8_t point[KUBEBOOT_KEY_POINT_LEN];
+    CHECK_RC(kubeboot_key_public_point(k, point), OK);
+    CHECK(point[0] == 0x04 && memcmp(point, spki + 26, 65) == 0);
+    CHECK_RC(kubeboot_key_public_point(NULL, point), NULLP);
+    CHECK_RC(kubeboot_key_public_point(k, NULL), NULLP);
+
+    if (der) {
+        CHECK_RC(kubeboot_key_from_der(der, der_len, &kd), OK);
+        CHECK_RC(kubeboot_key_public_spki_der(kd, spki2, sizeof spki2, &n), OK);
+        CHECK(memcmp(spki, spki2, sizeof spki) == 0);
+        kubeboot_key_free(kd);
+        kd = NULL;
+        CHECK_RC(kubeboot_key_from_der(der, der_len - 1, &kd), KUBEBOOT_RESULT_MALFORMED_KEY);
+    }
+    CHECK_RC(kubeboot_key_from_der((const uint8_t *)"\x30\x03\x02\x01", 4, &kd), KUBEBOOT_RESULT_MALFORMED_KEY);
+    CHECK_RC(kubeboot_key_from_der(NULL, 4, &kd), NULLP);
+    CHECK_RC(kubeboot_key_from_der(pem, pem_len, NULL), NULLP);
+    CHECK(kd == NULL);
+
+    /* Signing. */
+    uint8_t sig[KUBEBOOT_SIGNATURE_LEN], sig2[KUBEBOOT_SIGNATURE_LEN];
+    CHECK_RC(kubeboot_key_sign(k, (const uint8_t *)"hello", 5, sig), OK);
+    CHECK_RC(kubeboot_key_sign(k, (const uint8_t *)"hello", 5, sig2), OK);
+    CHECK(memcmp(sig, sig2, 64) == 0); /* RFC 6979 */
+    CHECK_RC(kubeboot_key_sign(k, NULL, 0, sig2), OK);
+    CHECK_RC(kubeboot_key_sign(k, NULL, 3, sig2), NULLP);
+    CHECK_RC(kubeboot_key_sign(NULL, (const uint8_t *)"x", 1, sig2), NULLP);
+    CHECK_RC(kubeboot_key_sign(k, (const uint8_t *)"x", 1, NULL), NULLP);
+
+    /* Entropy. */
+    uint8_t e[64];
+    memset(e, 0x11, sizeof e);
+    CHECK_RC(kubeboot_key_from_entropy(e, 31, &ke), KUBEBOOT_RESULT_INSUFFICIENT_ENTROPY);
+    uint8_t zero[32] = {0};
+    CHECK_RC(kubeboot_key_from_entropy(zero, 32, &ke), KUBEBOOT_RESULT_BAD_ENTROPY);
+    CHECK_RC(kubeboot_key_from_entropy(NULL, 32, &ke), NULLP);
+    CHECK_RC(kubeboot_key_from_entropy(e, 32, NULL), NULLP);
+    CHECK(ke == NULL);
+    memset(e, 0xff, 32);
+    CHECK_RC(kubeboot_key_from_entropy(e, 64, &ke), OK); /* first chunk out of range, second used */
+    kubeboot_key *ke2 = NULL;
+    CHECK_RC(kubeboot_key_from_entropy(e + 32, 32, &ke2), OK);
+    CHECK_RC(kubeboot_key_public_spki_der(ke, spki, sizeof spki, &n), OK);
+    CHECK_RC(kubeboot_key_public_spki_der(ke2, spki2, sizeof spki2, &n), OK);
+    CHECK(memcmp(spki, spki2, sizeof spki) == 0);
+    kubeboot_key_free(ke);
+    kubeboot_key_free(ke2);
+
+    CHECK_RC(kubeboot_key_generate(&kg), OK);
+    CHECK_RC(kubeboot_key_generate(NULL), NULLP);
+    CHECK_RC(kubeboot_key_to_pem(kg, out, sizeof out, &n), OK);
+    CHECK(n == KUBEBOOT_KEY_SEC1_PEM_LEN && memcmp(out, "-----BEGIN EC PRIVATE KEY-----\n", 31) == 0);
+    kubeboot_key_free(kg);
+    kubeboot_key_free(k);
+    kubeboot_key_free(NULL);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* Sign callback: userdata is a kubeboot_key; counts calls. */
+struct cb_state {
+    const kubeboot_key *key;
+    int calls;
+    int mode; /* 0 sign, 1 fail, 2 zero signature */
+};
+
+static uint32_t sign_cb(void *userdata, const uint8_t *msg, size_t msg_len, uint8_t *sig_rs) {
+    struct cb_state *st = userdata;
+    st->calls++;
+    if (st->mode == 1) return KUBEBOOT_RESULT_SIGNER_FAILED;
+    if (st->mode == 2) {
+        memset(sig_rs, 0, 64);
+        return KUBEBOOT_RESULT_OK;
+    }
+    return kubeboot_key_sign(st->key, msg, msg_len, sig_rs);
+}
+
+static int openssl_verify(const uint8_t *pem, size_t len) {
+    if (system(NULL) == 0 || system("command -v openssl >/dev/null 2>&1") != 0) return -1;
+    char path[] = "/tmp/kubeboot-c-csr-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return -1;
+    int ok = write(fd, pem, len) == (ssize_t)len;
+    close(fd);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "openssl req -verify -noout -in %s >/dev/null 2>&1", path);
+    int rc = ok ? system(cmd) : -1;
+    unlink(path);
+    return rc == 0;
+}
+
+static void test_csr(const unsigned char *pem, size_t pem_len) {
+    kubeboot_key *k1 = NULL, *k2 = NULL;
+    uint8_t csr[KUBEBOOT_CSR_MAX_LEN], csr2[KUBEBOOT_CSR_MAX_LEN];
+    size_t n = 0, n2 = 0;
+    CHECK_RC(kubeboot_key_from_pem(pem, pem_len, &k1), OK);
+    uint8_t e[32];
+    memset(e, 0x42, sizeof e);
+    CHECK_RC(kubeboot_key_from_entropy(e, sizeof e, &k2), OK);
+
+    /* Known vector: the node-csr name of K1 for node-1. */
+    char name[KUBEBOOT_NODE_CSR_NAME_LEN];
+    CHECK_RC(kubeboot_key_node_csr_name(k1, S("node-1"), name, sizeof name, &n), OK);
+    CHECK(eq(name, n, K1_NODE1_NAME));
+    CHECK_RC(kubeboot_key_node_csr_name(k1, S("node-1"), name, 51, &n), SHORT);
+    CHECK(n == 52);
+    CHECK_RC(kubeboot_key_node_csr_name(k1, S("Node_1"), name, sizeof name, &n), KUBEBOOT_RESULT_INVALID_NODE_NAME);
+    CHECK_RC(kubeboot_key_node_csr_name(NULL, S("node-1"), name, sizeof name, &n), NULLP);
+    CHECK_RC(kubeboot_key_node_csr_name(k1, NULL, 6, name, sizeof name, &n), NULLP);
+    uint8_t point[65];
+    CHECK_RC(kubeboot_key_public_point(k1, point), OK);
+    char name2[64];
+    CHECK_RC(kubeboot_node_csr_name(point, S("node-1"), name2, sizeof name2, &n), OK);
+    CHECK(eq(name2, n, K1_NODE1_NAME));
+    CHECK_RC(kubeboot_node_csr_name(NULL, S("node-1"), name2, sizeof name2, &n), NULLP);
+    uint8_t badpoint[65] = {4};
+    CHECK_RC(kubeboot_node_csr_name(badpoint, S("node-1"), name2, sizeof name2, &n), KUBEBOOT_RESULT_MALFORMED_KEY);
+
+    /* Client CSR, PEM and DER. */
+    memset(csr, 0, sizeof csr);
+    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_PEM, csr, 100, &n), SHORT);
+    CHECK(n > 100 && n <= KUBEBOOT_CSR_MAX_LEN && all_zero(csr, sizeof csr));
+    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_PEM, NULL, 0, &n), SHORT);
+    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_PEM, csr, n, &n), OK);
+    CHECK(memcmp(csr, "-----BEGIN CERTIFICATE REQUEST-----\n", 36) == 0);
+    size_t client_pem_len = n;
+    int v = openssl_verify(csr, n);
+    CHECK(v != 0); /* 1 verified, -1 openssl unavailable */
+    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_DER, csr2, sizeof csr2, &n2), OK);
+    CHECK(n2 > 100 && csr2[0] == 0x30);
+    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), 7, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_INVALID_PARAMETER);
+    CHECK_RC(kubeboot_csr_client(k1, S("-bad-"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_INVALID_NODE_NAME);
+    CHECK_RC(kubeboot_csr_client(k1, "\xff", 1, KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_INVALID_UTF8);
+    CHECK_RC(kubeboot_csr_client(NULL, S("node-1"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2), NULLP);
+    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_PEM, NULL, 5000, &n2), NULLP);
+    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, NULL), NULLP);
+
+    /* Policy check of our own client CSR. */
+    kubeboot_str client_usages[2] = {{S("digital signature")}, {S("client auth")}};
+    kubeboot_str serving_usages[2] = {{S("digital signature")}, {S("server auth")}};
+    kubeboot_str bogus_usages[2] = {{S("digital signature")}, {S("teleport")}};
+    const char client_signer[] = "kubernetes.io/kube-apiserver-client-kubelet";
+    const char serving_signer[] = "kubernetes.io/kubelet-serving";
+    CHECK_RC(kubeboot_csr_check(csr, client_pem_len, S(client_signer), client_usages, 2, 0), OK);
+    CHECK_RC(kubeboot_csr_check(csr, client_pem_len, S(client_signer), client_usages, 2, 3600), OK);
+    CHECK_RC(kubeboot_csr_check(csr, client_pem_len, S(client_signer), client_usages, 2, 599),
+             KUBEBOOT_RESULT_POLICY_EXPIRATION_TOO_SHORT);
+    CHECK_RC(kubeboot_csr_check(csr, client_pem_len, S(client_signer), serving_usages, 2, 0),
+             KUBEBOOT_RESULT_POLICY_CLIENT_USAGES);
+    CHECK_RC(kubeboot_csr_check(csr, client_pem_len, S(client_signer), bogus_usages, 2, 0),
+             KUBEBOOT_RESULT_POLICY_UNKNOWN_USAGE);
+    CHECK_RC(kubeboot_csr_check(csr, client_pem_len, S(client_signer), NULL, 0, 0),
+             KUBEBOOT_RESULT_POLICY_USAGES_REQUIRED);
+    CHECK_RC(kubeboot_csr_check(csr, client_pem_len, S(serving_signer), serving_usages, 2, 0),
+             KUBEBOOT_RESULT_POLICY_SAN_REQUIRED);
+    CHECK_RC(kubeboot_csr_check(csr, client_pem_len, S("example.com/other"), client_usages, 2, 0),
+             KUBEBOOT_RESULT_POLICY_SIGNER);
+    CHECK_RC(kubeboot_csr_check((const uint8_t *)"garbage", 7, S(client_signer), client_usages, 2, 0),
+             KUBEBOOT_RESULT_POLICY_NOT_CERTIFICATE_REQUEST);
+    CHECK_RC(kubeboot_csr_check(csr, client_pem_len / 2, S(client_signer), client_usages, 2, 0),
+             KUBEBOOT_RESULT_POLICY_NOT_CERTIFICATE_REQUEST);
+    CHECK_RC(kubeboot_csr_check(NULL, 5, S(client_signer), client_usages, 2, 0), NULLP);
+    CHECK_RC(kubeboot_csr_check(csr, client_pem_len, NULL, 5, client_usages, 2, 0), NULLP);
+    CHECK_RC(kubeboot_csr_check(csr, client_pem_len, S(client_signer), NULL, 2, 0), NULLP);
+    kubeboot_str null_usage[1] = {{NULL, 3}};
+    CHECK_RC(kubeboot_csr_check(csr, client_pem_len, S(client_signer), null_usage, 1, 0), NULLP);
+    /* Tampered signature byte → bad signature. */
+    memcpy(csr2, csr, client_pem_len);
+    csr2[client_pem_len - 40] = csr2[client_pem_len - 40] == 'A' ? 'B' : 'A';
+    kubeboot_result rc = kubeboot_csr_check(csr2, client_pem_len, S(client_signer), client_usages, 2, 0);
+    CHECK(rc == KUBEBOOT_RESULT_POLICY_BAD_SIGNATURE || rc == KUBEBOOT_RESULT_POLICY_NOT_CERTIFICATE_REQUEST);
+
+    /* Serving CSR. */
+    kubeboot_str dns[2] = {{S("node-1.example.com")}, {S("node-1")}};
+    kubeboot_str ips[2] = {{S("10.0.0.1")}, {S("fd00::1")}};
+    kubeboot_str bad_ip[1] = {{S("10.0.0.256")}};
+    kubeboot_str bad_dns[1] = {{S("-bad-.example.com")}};
+    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), dns, 2, ips, 2, KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n), OK);
+    CHECK(openssl_verify(csr, n) != 0);
+    CHECK_RC(kubeboot_csr_check(csr, n, S(serving_signer), serving_usages, 2, 0), OK);
+    CHECK_RC(kubeboot_csr_check(csr, n, S(client_signer), client_usages, 2, 0),
+             KUBEBOOT_RESULT_POLICY_DNS_SAN_NOT_ALLOWED);
+    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), NULL, 0, ips, 1, KUBEBOOT_FORMAT_DER, csr, sizeof csr, &n), OK);
+    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), NULL, 0, NULL, 0, KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n),
+             KUBEBOOT_RESULT_POLICY_SAN_REQUIRED);
+    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), NULL, 0, bad_ip, 1, KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n),
+             KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
+    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), bad_dns, 1, NULL, 0, KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n),
+             KUBEBOOT_RESULT_INVALID_DNS_NAME);
+    kubeboot_str many[KUBEBOOT_CSR_MAX_SANS + 1];
+    for (int i = 0; i <= KUBEBOOT_CSR_MAX_SANS; i++) many[i] = (kubeboot_str){S("10.1.2.3")};
+    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), NULL, 0, many, KUBEBOOT_CSR_MAX_SANS + 1,
+                                  KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n),
+             KUBEBOOT_RESULT_TOO_MANY_SANS);
+    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), NULL, 3, ips, 1, KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n), NULLP);
+    CHECK_RC(kubeboot_csr_serving(NULL, S("node-1"), dns, 1, NULL, 0, KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n), NULLP);
+    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), dns, 1, NULL, 0, KUBEBOOT_FORMAT_PEM, csr, 10, &n), SHORT);
+
+    /* Sign callback, backed by a second key (k2). */
+    struct cb_state st = {k2, 0, 0};
+    kubeboot_signer signer;
+    memset(&signer, 0, sizeof signer);
+    signer.sign = sign_cb;
+    signer.userdata = &st;
+    CHECK_RC(kubeboot_key_public_point(k2, signer.public_point), OK);
+    CHECK_RC(kubeboot_csr_client_with_signer(&signer, S("node-2"), KUBEBOOT_FORMAT_PEM, csr, 10, &n), SHORT);
+    CHECK(st.calls == 0); /* size query does not sign */
+    CHECK_RC(kubeboot_csr_client_with_signer(&signer, S("node-2"), KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n), OK);
+    CHECK(st.calls == 1);
+    CHECK(openssl_verify(csr, n) != 0);
+    /* Same CSR as signing with k2 directly (deterministic ECDSA). */
+    CHECK_RC(kubeboot_csr_client(k2, S("node-2"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2), OK);
+    CHECK(n == n2 && memcmp(csr, csr2, n) == 0);
+    CHECK_RC(kubeboot_csr_check(csr, n, S(client_signer), client_usages, 2, 0), OK);
+    CHECK_RC(kubeboot_csr_serving_with_signer(&signer, S("node-2"), dns, 2, ips, 2, KUBEBOOT_FORMAT_DER,
+                                              csr, sizeof csr, &n),
+             OK);
+    CHECK(st.calls == 2 && csr[0] == 0x30);
+    CHECK_RC(kubeboot_csr_serving_with_signer(&signer, S("node-2"), dns, 1, NULL, 0, KUBEBOOT_FORMAT_PEM,
+                                              csr, sizeof csr, &n),
+             OK);
+    CHECK_RC(kubeboot_csr_check(csr, n, S(serving_signer), serving_usages, 2, 0), OK);
+    CHECK_RC(kubeboot_csr_serving_with_signer(NULL, S("node-2"), dns, 1, NULL, 0, KUBEBOOT_FORMAT_PEM,
+                                              csr, sizeof csr, &n),
+             NULLP);
+    /* Failing callback, garbage signature, wrong key, bad point, no callback. */
+    memset(csr2, 0, sizeof csr2);
+    st.mode = 1;
+    CHECK_RC(kubeboot_csr_client_with_signer(&signer, S("node-2"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2),
+             KUBEBOOT_RESULT_SIGNER_FAILED);
+    st.mode = 2;
+    CHECK_RC(kubeboot_csr_client_with_signer(&signer, S("node-2"), KUBEBOOT_FORMAT_DER, csr2, sizeof csr2, &n2),
+             KUBEBOOT_RESULT_SIGNER_FAILED);
+    st.mode = 0;
+    st.key = k1; /* signs with the wrong key */
+    CHECK_RC(kubeboot_csr_client_with_signer(&signer, S("node-2"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2),
+             KUBEBOOT_RESULT_SIGNER_FAILED);
+    CHECK(all_zero(csr2, sizeof csr2));
+    kubeboot_signer bad = signer;
+    memset(bad.public_point, 0, sizeof bad.public_point);
+    CHECK_RC(kubeboot_csr_client_with_signer(&bad, S("node-2"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2),
+             KUBEBOOT_RESULT_MALFORMED_KEY);
+    bad = signer;
+    bad.sign = NULL;
+    CHECK_RC(kubeboot_csr_client_with_signer(&bad, S("node-2"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2), NULLP);
+
+    /* CSR object JSON. */
+    char json[8192];
+    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n), OK);
+    size_t jn = 0;
+    CHECK_RC(kubeboot_csr_object_json(csr, n, K1_NODE1_NAME, 52, KUBEBOOT_PROFILE_CLIENT, 0, json, 10, &jn), SHORT);
+    size_t need = jn;
+    CHECK_RC(kubeboot_csr_object_json(csr, n, K1_NODE1_NAME, 52, KUBEBOOT_PROFILE_CLIENT, 0, json, need, &jn), OK);
+    CHECK(jn == need);
+    CHECK(find_bytes(json, jn, "\"name\":\"node-csr-n8Gs_E-Z9L7aSxQqzzA00Csg_R1hDXOPVUFrdIQkVzo\"", 61) != NULL);
+    CHECK(find_bytes(json, jn, "\"signerName\":\"kubernetes.io/kube-apiserver-client-kubelet\"", 58) != NULL);
+    CHECK(find_bytes(json, jn, "\"usages\":[\"digital signature\",\"client auth\"]", 44) != NULL);
+    CHECK(find_bytes(json, jn, "expirationSeconds", 17) == NULL);
+    CHECK_RC(kubeboot_csr_object_json(csr, n, NULL, 0, KUBEBOOT_PROFILE_SERVING, 86400, json, sizeof json, &jn), OK);
+    CHECK(find_bytes(json, jn, "\"generateName\":\"csr-\"", 21) != NULL);
+    CHECK(find_bytes(json, jn, "kubernetes.io/kubelet-serving", 29) != NULL);
+    CHECK(find_bytes(json, jn, "\"expirationSeconds\":86400}", 26) != NULL);
+    CHECK_RC(kubeboot_csr_object_json(csr, n, NULL, 0, KUBEBOOT_PROFILE_CLIENT, 599, json, sizeof json, &jn),
+             KUBEBOOT_RESULT_INVALID_EXPIRATION_SECONDS);
+    CHECK_RC(kubeboot_csr_object_json(csr, n, NULL, 0, 9, 0, json, sizeof json, &jn), KUBEBOOT_RESULT_INVALID_PARAMETER);
+    CHECK_RC(kubeboot_csr_object_json(NULL, n, NULL, 0, 0, 0, json, sizeof json, &jn), NULLP);
+    CHECK_RC(kubeboot_csr_object_json(csr, n, NULL, 0, 0, 0, json, sizeof json, NULL), NULLP);
+    CHECK_RC(kubeboot_csr_object_json(csr, n, "\xff", 1, 0, 0, json, sizeof json, &jn), KUBEBOOT_RESULT_INVALID_UTF8);
+
+    kubeboot_key_free(k1);
+    kubeboot_key_free(k2);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_rotation(void) {
+    const int64_t H = 3600, M = 60, t = 1785000000;
+    const int64_t nb = t - 5 * M, na = t + 8760 * H - 5 * M;
+    CHECK(kubeboot_rotation_deadline(nb, na, 0) == nb + 6132 * H);
+    CHECK(kubeboot_rotation_deadline(nb, na, 1u << 31) == nb + 7008 * H);
+    CHECK(kubeboot_rotation_deadline(nb, na, UINT32_MAX) == nb + 7884 * H - 1);
+    CHECK(kubeboot_rotation_deadline(100, 50, 7) == 50);
+    CHECK(kubeboot_rotation_deadline(INT64_MIN, INT64_MAX, UINT32_MAX) < INT64_MAX);
+    CHECK(kubeboot_needs_rotation(100, 100));
+    CHECK(!kubeboot_needs_rotation(100, 99));
+    CHECK(kubeboot_rotation_due(false, 0, 0, 0, 0));
+    CHECK(!kubeboot_rotation_due(true, 0, 1000, 0, 699));
+    CHECK(kubeboot_rotation_due(true, 0, 1000, 0, 700));
+    CHECK(kubeboot_rotation_due(true, 0, 1000, UINT32_MAX, 1000));
+    CHECK(kubeboot_backoff_delay_ms(0, 0) == KUBEBOOT_BACKOFF_INITIAL_MS);
+    CHECK(kubeboot_backoff_delay_ms(3, 0) == 16000);
+    CHECK(kubeboot_backoff_delay_ms(3, UINT32_MAX) < 17600 && kubeboot_backoff_delay_ms(3, UINT32_MAX) >= 17599);
+    CHECK(kubeboot_backoff_delay_ms(4, 123) == KUBEBOOT_POLL_INTERVAL_MS);
+    CHECK(kubeboot_backoff_delay_ms(UINT32_MAX, UINT32_MAX) == 32000);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s <k1.pem> [<k1.der>]\n", argv[0]);
+        return 2;
+    }
+    size_t pem_len = 0, der_len = 0;
+    unsigned char *pem = read_file(argv[1], &pem_len);
+    unsigned char *der = argc > 2 ? read_file(argv[2], &der_len) : NULL;
+    if (!pem || pem_len == 0) {
+        fprintf(stderr, "cannot read %s\n", argv[1]);
+        free(pem);
+        free(der);
+        return 2;
+    }
+    test_results();
+    test_tokens();
+    test_keys(pem, pem_len, der, der_len);
+    test_csr(pem, pem_len);
+    test_rotation();
+    free(pem);
+    free(der);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,50 @@
+//! # libkubeboot — the C ABI of kubeboot
+//!
+//! Conventions (after rustls-ffi):
+//!
+//! * every fallible function returns a [`kubeboot_result`]; outputs are trailing out-parameters
+//!   and are written **only** on success (exception: a short output buffer returns
+//!   `KUBEBOOT_RESULT_INSUFFICIENT_SIZE` and writes the needed size to `*out_len`);
+//! * bytes come in as `(const uint8_t *, size_t)`, text as `(const char *, size_t)` (UTF-8, not
+//!   NUL-terminated); a NULL data pointer with length 0 is the empty input;
+//! * outputs are `(buf, len, size_t *out_len)`: the bytes are not NUL-terminated;
+//! * a NULL pointer anywhere else is `KUBEBOOT_RESULT_NULL_PARAMETER`;
+//! * opaque handles (`kubeboot_token`, `kubeboot_key`) come from `*_parse` / `*_generate` / ...
+//!   and are released with their `*_free`, which zeroizes the secret and accepts NULL;
+//! * no panic crosses the boundary: std builds wrap every exported function in `catch_unwind`
+//!   and return `KUBEBOOT_RESULT_PANIC` (or NULL / 0 for functions without a result).
+//!
+//! All `unsafe` of kubeboot lives in this crate; every block carries a `SAFETY:` comment.
+#![cfg_attr(not(feature = "std"), no_std)]
+#![warn(missing_docs)]
+#![allow(non_camel_case_types)]
+// The exported functions are called from C, where `unsafe fn` means nothing; their pointer
+// contracts are documented on each function (as in rustls-ffi) and checked for NULL.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+extern crate alloc;
+
+#[macro_use]
+mod macros;
+
+pub mod csr;
+pub mod error;
+pub mod key;
+pub mod rotation;
+pub mod token;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::kubeboot_result;
+
+/// The library version, a static NUL-terminated string (e.g. `"0.1.0"`); never NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_version() -> *const core::ffi::c_char {
+    ffi_panic_boundary! {
+        core::ptr::null(),
+        {
+            concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+        }
+    }
+}

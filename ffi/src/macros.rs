@@ -1,0 +1,195 @@
+//! The panic boundary and the pointer-checking helpers every exported function goes through.
+//!
+//! All raw-pointer dereferences of the crate happen here or in the handle constructors and
+//! destructors, so the `unsafe` surface is small and reviewable.
+
+use crate::error::kubeboot_result;
+
+/// Evaluates `$body` behind `catch_unwind` (std builds); a panic becomes `$on_panic`.
+///
+/// The body runs inside a closure in every build, so a `return` in it means the same thing with
+/// and without std. Without std there is no unwinding to catch: bare-metal builds use
+/// `panic = "abort"`, and the core crate is written not to panic.
+macro_rules! ffi_panic_boundary {
+    ($on_panic:expr, $body:block) => {{
+        #[cfg(feature = "std")]
+        {
+            match ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(|| $body)) {
+                Ok(v) => v,
+                Err(_) => $on_panic,
+            }
+        }
+        #[cfg(not(feature = "std"))]
+        {
+            #[allow(clippy::redundant_closure_call)]
+            (|| $body)()
+        }
+    }};
+    ($body:block) => {
+        ffi_panic_boundary!($crate::error::kubeboot_result::Panic, $body)
+    };
+}
+
+/// `&T` from a `*const T`, or `return KUBEBOOT_RESULT_NULL_PARAMETER`.
+macro_rules! try_ref {
+    ($ptr:expr) => {{
+        let p = $ptr;
+        // SAFETY: every exported function documents that a non-NULL pointer argument must point
+        // to a live, aligned, initialised value of its type for the duration of the call; NULL
+        // is handled by `as_ref`.
+        match unsafe { p.as_ref() } {
+            Some(r) => r,
+            None => return $crate::error::kubeboot_result::NullParameter,
+        }
+    }};
+}
+
+/// `&mut T` from a `*mut T`, or `return KUBEBOOT_RESULT_NULL_PARAMETER`.
+macro_rules! try_mut {
+    ($ptr:expr) => {{
+        let p = $ptr;
+        // SAFETY: as for `try_ref!`; the caller also guarantees the pointee is not accessed
+        // through any other pointer during the call.
+        match unsafe { p.as_mut() } {
+            Some(r) => r,
+            None => return $crate::error::kubeboot_result::NullParameter,
+        }
+    }};
+}
+
+/// `&[T]` from `(ptr, len)`; NULL with `len == 0` is the empty slice.
+macro_rules! try_slice {
+    ($ptr:expr, $len:expr) => {{
+        // SAFETY: the caller guarantees that a non-NULL `ptr` points to `len` initialised,
+        // aligned elements that stay valid and unmodified for the call.
+        match unsafe { $crate::macros::slice_from($ptr, $len) } {
+            Ok(s) => s,
+            Err(e) => return e,
+        }
+    }};
+}
+
+/// `&str` from `(const char *, len)` (UTF-8, not NUL-terminated).
+macro_rules! try_str {
+    ($ptr:expr, $len:expr) => {{
+        let bytes: &[u8] = try_slice!(($ptr).cast::<u8>(), $len);
+        match core::str::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(_) => return $crate::error::kubeboot_result::InvalidUtf8,
+        }
+    }};
+}
+
+/// `&mut [u8]` output buffer from `(ptr, len)`; NULL with `len == 0` is the empty buffer (a size
+/// query).
+macro_rules! try_out_buf {
+    ($ptr:expr, $len:expr) => {{
+        // SAFETY: the caller guarantees that a non-NULL `buf` points to `len` writable bytes
+        // not aliased by any other argument during the call.
+        match unsafe { $crate::macros::slice_from_mut(($ptr).cast::<u8>(), $len) } {
+            Ok(s) => s,
+            Err(e) => return e,
+        }
+    }};
+}
+
+/// `?` for core results inside a body returning `kubeboot_result`.
+macro_rules! try_kb {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return $crate::error::kubeboot_result::from(e),
+        }
+    };
+}
+
+/// Borrow `(ptr, len)` as a slice.
+///
+/// # Safety
+/// A non-NULL `ptr` must point to `len` initialised elements of `T`, valid for `'a`.
+pub(crate) unsafe fn slice_from<'a, T>(
+    ptr: *const T,
+    len: usize,
+) -> Result<&'a [T], kubeboot_result> {
+    if ptr.is_null() {
+        return if len == 0 { Ok(&[]) } else { Err(kubeboot_result::NullParameter) };
+    }
+    if len > isize::MAX as usize / core::mem::size_of::<T>().max(1) || !ptr.is_aligned() {
+        return Err(kubeboot_result::InvalidParameter);
+    }
+    // SAFETY: non-NULL and aligned (checked), the size fits in `isize` (checked), and the caller
+    // guarantees `len` initialised elements valid for `'a`.
+    Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
+}
+
+/// Borrow `(ptr, len)` as a writable byte slice.
+///
+/// # Safety
+/// A non-NULL `ptr` must point to `len` writable bytes, valid and unaliased for `'a`.
+pub(crate) unsafe fn slice_from_mut<'a>(
+    ptr: *mut u8,
+    len: usize,
+) -> Result<&'a mut [u8], kubeboot_result> {
+    if ptr.is_null() {
+        return if len == 0 { Ok(&mut []) } else { Err(kubeboot_result::NullParameter) };
+    }
+    if len > isize::MAX as usize {
+        return Err(kubeboot_result::InvalidParameter);
+    }
+    // SAFETY: non-NULL, `u8` needs no alignment, the size fits in `isize` (checked), and the
+    // caller guarantees `len` writable bytes that nothing else aliases for `'a`.
+    Ok(unsafe { core::slice::from_raw_parts_mut(ptr, len) })
+}
+
+/// Run a core writer into `buf` and report its length through `out_len`.
+///
+/// A short buffer becomes `INSUFFICIENT_SIZE` with the needed size in `*out_len`; any other
+/// error leaves `*out_len` untouched. Core writers measure before writing, so a failing writer
+/// has not written to `buf`.
+pub(crate) fn write_with(
+    buf: &mut [u8],
+    out_len: &mut usize,
+    f: impl FnOnce(&mut [u8]) -> kb::Result<usize>,
+) -> kubeboot_result {
+    match f(buf) {
+        Ok(n) => {
+            *out_len = n;
+            kubeboot_result::Ok
+        }
+        Err(kb::Error::BufferTooSmall { needed }) => {
+            *out_len = needed;
+            kubeboot_result::InsufficientSize
+        }
+        Err(e) => e.into(),
+    }
+}
+
+/// Copy `bytes` into `buf` (or report the size needed).
+pub(crate) fn copy_out(buf: &mut [u8], out_len: &mut usize, bytes: &[u8]) -> kubeboot_result {
+    write_with(buf, out_len, |b| match b.get_mut(..bytes.len()) {
+        Some(dst) => {
+            dst.copy_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        None => Err(kb::Error::BufferTooSmall { needed: bytes.len() }),
+    })
+}
+
+/// Move `value` to the heap and hand its pointer to C through `out`.
+pub(crate) fn box_out<T>(out: &mut *mut T, value: T) -> kubeboot_result {
+    *out = alloc::boxed::Box::into_raw(alloc::boxed::Box::new(value));
+    kubeboot_result::Ok
+}
+
+/// Drop a handle created by [`box_out`]; NULL is a no-op.
+///
+/// # Safety
+/// `ptr` must be NULL or a pointer obtained from [`box_out`] for the same `T` that has not been
+/// freed yet.
+pub(crate) unsafe fn free_box<T>(ptr: *mut T) {
+    if !ptr.is_null() {
+        // SAFETY: per the contract, `ptr` came from `Box::into_raw` of a `Box<T>` and is freed
+        // exactly once.
+        drop(unsafe { alloc::boxed::Box::from_raw(ptr) });
+    }
+}
