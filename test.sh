@@ -24,3 +24,11 @@ cargo test -q -p kubeboot
 
 step "workspace tests (std: CLI, RSA/P-384, cross-checks with OpenSSL, Python, Go, kubectl)"
 cargo test --workspace
+
+step "C ABI: header matches the code (pinned cbindgen)"
+ffi/check-header.sh
+
+step "C ABI: C tests, under valgrind, and with AddressSanitizer + UBSan"
+make -s -C examples/c-agent check
+make -s -C examples/c-agent check-valgrind
+make -s -C examples/c-agent check-asan

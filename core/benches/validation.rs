@@ -66,7 +66,7 @@ fn validation(c: &mut Criterion) {
     let (tbs, sig, ca_spki) = parts(RSA_LEAF, RSA_CA);
     let rsa_vk = {
         use rsa::pkcs8::DecodePublicKey;
-        let pk = rsa::RsaPublicKey::from_public_key_der(&ca_spki).unwrap();
+        let pk = rsa::PublicKey::from_public_key_der(&ca_spki).unwrap();
         rsa::pkcs1v15::VerifyingKey::<sha2::Sha256>::new(pk)
     };
     g.bench_function("bare_signature_verify", |b| {

@@ -139,13 +139,15 @@ fn p256_validation_and_pins_allocate_nothing() {
     let spki = key.public_key_spki();
     let mut scratch = [0u8; 4096];
     let (n, v) = allocations(|| {
-        let expected = Expected { node_name: "node-1", public_key: &spki, profile: Profile::Client };
+        let expected =
+            Expected { node_name: "node-1", public_key: &spki, profile: Profile::Client };
         verify_issued(EC_LEAF, EC_CA, &expected, NOW, &mut scratch).unwrap()
     });
     assert_eq!(n, 0, "P-256 validation");
     assert_eq!(v.ca_subject.as_str(), "CN=kubernetes-ec");
     let (n, r) = allocations(|| {
-        let expected = Expected { node_name: "node-2", public_key: &spki, profile: Profile::Client };
+        let expected =
+            Expected { node_name: "node-2", public_key: &spki, profile: Profile::Client };
         verify_issued(EC_LEAF, EC_CA, &expected, NOW, &mut scratch).unwrap_err()
     });
     assert_eq!(n, 0, "P-256 validation failure");
