@@ -31,6 +31,8 @@ pub mod pem;
 pub mod policy;
 pub mod request;
 pub mod rotation;
+#[cfg(all(feature = "std", unix))]
+pub mod store;
 pub mod token;
 
 /// RFC 3339 parsing/formatting (Go `time.RFC3339` semantics), shared by all modules.
