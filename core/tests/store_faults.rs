@@ -189,6 +189,8 @@ struct FaultFs {
     hit: Cell<bool>,
     /// Files with data not yet fsynced.
     unsynced: RefCell<HashSet<PathBuf>>,
+    /// Names created or renamed into place since the last directory fsync.
+    undurable: RefCell<HashSet<PathBuf>>,
     current: PathBuf,
     /// Set when `rename(_, -current.pem)` succeeded.
     swapped: Cell<bool>,
@@ -206,6 +208,7 @@ impl FaultFs {
             crashed: Cell::new(false),
             hit: Cell::new(false),
             unsynced: RefCell::new(HashSet::new()),
+            undurable: RefCell::new(HashSet::new()),
             current,
             swapped: Cell::new(false),
             log: RefCell::new(Vec::new()),
@@ -265,6 +268,9 @@ impl FaultFs {
         if self.unsynced.borrow().contains(&target) {
             bad(format!("target {target:?} has unsynced data"));
         }
+        if self.undurable.borrow().contains(&target) {
+            bad(format!("target {target:?}'s directory entry is not synced"));
+        }
     }
 
     fn done<T>(&self, r: io::Result<T>) -> io::Result<T> {
@@ -283,6 +289,7 @@ impl Fs for FaultFs {
         let r = self.inner.create(path, mode);
         if r.is_ok() {
             self.unsynced.borrow_mut().insert(path.to_path_buf());
+            self.undurable.borrow_mut().insert(path.to_path_buf());
         }
         self.done(r)
     }
@@ -301,7 +308,11 @@ impl Fs for FaultFs {
     }
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
         self.step(format!("fsync-dir {path:?}"))?;
-        self.done(self.inner.sync_dir(path))
+        let r = self.inner.sync_dir(path);
+        if r.is_ok() {
+            self.undurable.borrow_mut().retain(|p| p.parent() != Some(path));
+        }
+        self.done(r)
     }
     fn symlink(&self, target: &Path, link: &Path) -> io::Result<()> {
         self.step(format!("symlink {link:?} -> {target:?}"))?;
@@ -317,6 +328,7 @@ impl Fs for FaultFs {
             if was {
                 u.insert(to.to_path_buf());
             }
+            self.undurable.borrow_mut().insert(to.to_path_buf());
             if to == self.current {
                 self.swapped.set(true);
             }
