@@ -320,6 +320,10 @@ impl Fs for FaultFs {
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.step(format!("rename {from:?} {to:?}"))?;
+        // Replacing a durable entry is atomic across a power loss (old or new inode, both
+        // complete when the new one was fsynced); a new name is only durable after fsync-dir.
+        let replaces_durable =
+            std::fs::symlink_metadata(to).is_ok() && !self.undurable.borrow().contains(to);
         let r = self.inner.rename(from, to);
         if r.is_ok() {
             let mut u = self.unsynced.borrow_mut();
@@ -328,7 +332,9 @@ impl Fs for FaultFs {
             if was {
                 u.insert(to.to_path_buf());
             }
-            self.undurable.borrow_mut().insert(to.to_path_buf());
+            if !replaces_durable {
+                self.undurable.borrow_mut().insert(to.to_path_buf());
+            }
             if to == self.current {
                 self.swapped.set(true);
             }
