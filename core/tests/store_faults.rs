@@ -135,7 +135,7 @@ fn key_block(key: &[u8]) -> Vec<u8> {
     let s = String::from_utf8(key.to_vec()).unwrap();
     let start = s.find("-----BEGIN EC PRIVATE KEY").or_else(|| s.find("-----BEGIN PRIVATE KEY"));
     let start = start.or_else(|| s.find("-----BEGIN RSA PRIVATE KEY")).unwrap();
-    s[start..].as_bytes().to_vec()
+    s.as_bytes()[start..].to_vec()
 }
 
 fn ts(s: &str) -> Timestamp {
