@@ -618,6 +618,18 @@ fn check_key_matches(block: &PemBlock<'_>, leaf_spki: &[u8]) -> Result<(), Store
     }
 }
 
+/// The crate error closest to an input-check failure (for [`StoreError::cause`]).
+fn crate_error(kind: StoreErrorKind) -> Error {
+    match kind {
+        StoreErrorKind::KeyMismatch => {
+            Error::Verify(crate::error::VerifyError::new(crate::error::Reason::KeyMismatch))
+        }
+        StoreErrorKind::UnsupportedKey => Error::UnsupportedKey,
+        StoreErrorKind::MalformedKey => Error::MalformedKey,
+        _ => Error::Malformed,
+    }
+}
+
 /// A parsed and checked pair (Go `tls.X509KeyPair(certPEM, keyPEM)`).
 struct Pair {
     chain_pem: Vec<u8>,
@@ -1005,15 +1017,8 @@ impl<F: Fs> CertStore<F> {
     /// deleted, as upstream); `-current.pem` then still names the previous pair, unless the error
     /// came after the final rename, in which case it names the new one.
     pub fn update(&self, ts: &Timestamp, cert_pem: &[u8], key_pem: &[u8]) -> StoreResult<PathBuf> {
-        let pair = load_pair(cert_pem, key_pem).map_err(|k| {
-            let at =
-                matches!(k, StoreErrorKind::NoCertificates | StoreErrorKind::MalformedCertificate);
-            StoreError::new(k, None).with_cause(if at {
-                Error::Malformed
-            } else {
-                Error::MalformedKey
-            })
-        })?;
+        let pair = load_pair(cert_pem, key_pem)
+            .map_err(|k| StoreError::new(k, None).with_cause(crate_error(k)))?;
         let mut content =
             Zeroizing::new(Vec::with_capacity(pair.chain_pem.len() + pair.key_pem.len()));
         content.extend_from_slice(&pair.chain_pem);

@@ -680,6 +680,9 @@ fn bad_input_changes_nothing() {
         StoreErrorKind::KeyMismatch
     );
     assert!(!dir.exists());
+    let e = store.update(&t, &f.a_cert, &f.b_key).unwrap_err();
+    assert_eq!(e.cause().map(|c| c.code()), Some(405), "key-mismatch code: {e}");
+    assert!(!e.to_string().contains("PRIVATE"), "{e}");
 }
 
 #[test]
