@@ -32,6 +32,8 @@ pub mod pin;
 pub mod policy;
 pub mod request;
 pub mod rotation;
+#[cfg(all(feature = "std", unix))]
+pub mod store;
 pub mod token;
 pub mod verify;
 
