@@ -2,7 +2,7 @@
 //!
 //! Codes are grouped in ranges: 3 buffer, 100–199 tokens, 200–299 keys, 300–399 CSRs,
 //! 400–499 issued-certificate validation (one code per [`Reason`]), 500–599 CSR policy,
-//! 600–699 CA pins. A code, once published, never changes meaning.
+//! 600–699 CA pins, 700–799 the bootstrap engine and the apiserver's answers. A code, once published, never changes meaning.
 //!
 //! No error value ever carries secret material: token secrets and key bytes are never copied
 //! into an error, so `Debug` and `Display` of an error are always safe to log.
@@ -76,6 +76,32 @@ pub enum Error {
     InvalidPin,
     /// None of the CA public keys matched a pin.
     PinMismatch,
+
+    /// 401 from the apiserver: the bootstrap token (or client certificate) was not accepted —
+    /// invalid, expired, deleted, or not for authentication.
+    Unauthorized,
+    /// 403 from the apiserver: the identity may not create CSRs (RBAC binding missing).
+    Forbidden,
+    /// The CSR was denied (`Denied` condition).
+    CsrDenied,
+    /// The signer failed the CSR (`Failed` condition).
+    CsrFailed,
+    /// The CSR was deleted while we waited for it.
+    CsrDeleted,
+    /// The CSR was replaced by another object of the same name (UID changed).
+    CsrUidChanged,
+    /// An existing CSR of the same name was not made by us for this request (409 AlreadyExists).
+    CsrIncompatible,
+    /// No certificate was issued before the wait deadline.
+    Timeout,
+    /// The apiserver answered with an unexpected HTTP status.
+    HttpStatus,
+    /// The apiserver's answer is not the JSON we expect.
+    MalformedResponse,
+    /// A response, event or certificate exceeds the engine's buffers.
+    TooLarge,
+    /// The engine was driven out of order (e.g. a response with no request outstanding).
+    InvalidState,
 }
 
 impl Error {
@@ -108,6 +134,18 @@ impl Error {
             Error::Policy(p) => p.code(),
             Error::InvalidPin => 600,
             Error::PinMismatch => 601,
+            Error::Unauthorized => 700,
+            Error::Forbidden => 701,
+            Error::CsrDenied => 702,
+            Error::CsrFailed => 703,
+            Error::CsrDeleted => 704,
+            Error::CsrUidChanged => 705,
+            Error::CsrIncompatible => 706,
+            Error::Timeout => 707,
+            Error::HttpStatus => 708,
+            Error::MalformedResponse => 709,
+            Error::TooLarge => 710,
+            Error::InvalidState => 711,
         }
     }
 
@@ -146,6 +184,22 @@ impl Error {
             Error::Policy(p) => p.message(),
             Error::InvalidPin => "invalid hash, expected \"sha256:<64 hex digits>\"",
             Error::PinMismatch => "none of the CA public keys are pinned",
+            Error::Unauthorized => {
+                "unauthorized: the bootstrap token is invalid, expired or deleted (or the client certificate is not accepted)"
+            }
+            Error::Forbidden => {
+                "forbidden: bind system:node-bootstrapper to the token's group (e.g. kubectl create clusterrolebinding create-csrs-for-bootstrapping --clusterrole=system:node-bootstrapper --group=system:bootstrappers)"
+            }
+            Error::CsrDenied => "certificate signing request is denied",
+            Error::CsrFailed => "certificate signing request failed",
+            Error::CsrDeleted => "certificate signing request was deleted",
+            Error::CsrUidChanged => "certificate signing request changed UIDs",
+            Error::CsrIncompatible => "retrieved csr is not compatible",
+            Error::Timeout => "timed out waiting for the certificate",
+            Error::HttpStatus => "unexpected HTTP status from the apiserver",
+            Error::MalformedResponse => "malformed response from the apiserver",
+            Error::TooLarge => "response too large for the engine's buffers",
+            Error::InvalidState => "engine driven out of order",
         }
     }
 }
@@ -426,6 +480,18 @@ mod tests {
             Error::Policy(PolicyViolation::ExpirationTooShort),
             Error::InvalidPin,
             Error::PinMismatch,
+            Error::Unauthorized,
+            Error::Forbidden,
+            Error::CsrDenied,
+            Error::CsrFailed,
+            Error::CsrDeleted,
+            Error::CsrUidChanged,
+            Error::CsrIncompatible,
+            Error::Timeout,
+            Error::HttpStatus,
+            Error::MalformedResponse,
+            Error::TooLarge,
+            Error::InvalidState,
         ];
         for (i, a) in samples.iter().enumerate() {
             for b in &samples[i + 1..] {

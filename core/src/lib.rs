@@ -24,7 +24,9 @@ extern crate std;
 
 pub mod api;
 pub mod csr;
+pub mod engine;
 pub mod error;
+pub mod json;
 pub mod key;
 mod out;
 pub mod pem;

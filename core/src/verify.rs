@@ -93,21 +93,11 @@ const OID_O: ObjectIdentifier = oid("2.5.4.10");
 const KU_DIGITAL_SIGNATURE: u16 = 1 << 0;
 const KU_KEY_CERT_SIGN: u16 = 1 << 5;
 
-/// Which certificate was requested.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Profile<'a> {
-    /// A kubelet client certificate (`kubernetes.io/kube-apiserver-client-kubelet`): EKU
-    /// clientAuth, no subject alternative names.
-    Client,
-    /// A kubelet serving certificate (`kubernetes.io/kubelet-serving`): EKU serverAuth, SANs
-    /// exactly these DNS names and IP addresses (compared as sets).
-    Serving {
-        /// The requested DNS names.
-        dns: &'a [&'a str],
-        /// The requested IP addresses (an IPv4-mapped IPv6 address equals its IPv4 form).
-        ips: &'a [IpAddr],
-    },
-}
+/// Which certificate was requested: the same profile the CSR was built with. A client certificate
+/// needs EKU clientAuth and no subject alternative names; a serving certificate needs EKU
+/// serverAuth and exactly the requested DNS names and IP addresses as SANs (compared as sets; an
+/// IPv4-mapped IPv6 address equals its IPv4 form).
+pub use crate::csr::Profile;
 
 /// What the issued certificate must contain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
