@@ -906,7 +906,10 @@ mod tests {
                     serde_json::to_vec(&v).unwrap()
                 };
                 let ours = parse(&text).unwrap();
-                prop_assert_eq!(to_serde(ours), v);
+                // Compare with serde_json's own reading of the text (its float parsing is
+                // not exactly round-tripping without the float_roundtrip feature).
+                let expected: serde_json::Value = serde_json::from_slice(&text).unwrap();
+                prop_assert_eq!(to_serde(ours), expected);
             }
 
             #[test]
