@@ -864,9 +864,9 @@ mod tests {
             let leaf = prop_oneof![
                 Just(serde_json::Value::Null),
                 any::<bool>().prop_map(serde_json::Value::Bool),
-                any::<i64>().prop_map(|n| serde_json::Value::from(n)),
-                any::<u64>().prop_map(|n| serde_json::Value::from(n)),
-                (-1e300f64..1e300).prop_map(|f| serde_json::Value::from(f)),
+                any::<i64>().prop_map(serde_json::Value::from),
+                any::<u64>().prop_map(serde_json::Value::from),
+                (-1e300f64..1e300).prop_map(serde_json::Value::from),
                 any::<String>().prop_map(serde_json::Value::String),
             ];
             leaf.prop_recursive(6, 64, 8, |inner| {

@@ -179,7 +179,7 @@ impl<'a> Scalar<'a> {
                 let n = self.decode_into(buf)?.len();
                 let text = buf.get_mut(..n).ok_or(Error::Malformed)?;
                 base64_decoded_len(text).ok_or(Error::Malformed)?;
-                Base64::decode_in_place(text).map(|o| &*o).map_err(|_| Error::Malformed)
+                Base64::decode_in_place(text).map_err(|_| Error::Malformed)
             }
         }
     }

@@ -58,7 +58,7 @@ fn reads_kubectl_yaml() {
     let mut buf = [0u8; 16];
     let Source::Data(d) = r.cluster.ca_source() else { panic!() };
     assert_eq!(d.decode_base64_into(&mut buf).unwrap(), b"LS0t");
-    assert!(!kc.cluster("ins").unwrap().certificate_authority.is_some());
+    assert!(kc.cluster("ins").unwrap().certificate_authority.is_none());
     assert!(kc.cluster("ins").unwrap().insecure_skip_tls_verify);
 
     let r = kc.resolve_context("weird: name").unwrap();
@@ -180,10 +180,9 @@ fn rejects_unsupported() {
 fn capacity_limit() {
     let mut buf = [0u8; 4096];
     let mut n = 0;
-    for part in [&b"clusters:\n"[..]] {
-        buf[n..n + part.len()].copy_from_slice(part);
-        n += part.len();
-    }
+    let head = b"clusters:\n";
+    buf[..head.len()].copy_from_slice(head);
+    n += head.len();
     for i in 0..=MAX_ENTRIES {
         let line = [b'-', b' ', b'n', b'a', b'm', b'e', b':', b' ', b'c', b'a' + i as u8, b'\n'];
         buf[n..n + line.len()].copy_from_slice(&line);
