@@ -17,7 +17,7 @@
 //! whose first non-blank byte is `{` is read as strict JSON ([`crate::json`]).
 //!
 //! Typing follows kubectl (YAML → JSON → Go structs): a string field whose plain value would
-//! resolve to a YAML 1.1 bool, number or timestamp (`token: 123456.1234567890123456`, `name: yes`)
+//! resolve to a YAML 1.1 bool or number (`token: 123456.1234567890123456`, `name: yes`)
 //! is an error, as are duplicate names in `clusters`/`users`/`contexts` and duplicate known keys.
 //! `null` (or an empty value) means "absent". Unknown keys (`extensions`, `exec`, `proxy-url`, …)
 //! are validated as YAML and ignored.
@@ -256,19 +256,15 @@ fn yaml_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// Whether a plain scalar would be read by go-yaml as something other than a string
-/// (null, bool, int, float, timestamp). Conservative: when in doubt, true.
+/// Whether a plain scalar would be read by kubectl (go-yaml v2 → JSON) as something other than a
+/// string: null, bool, int or float. (Timestamps stay strings there, so they are strings here;
+/// the writer quotes them anyway.)
 pub(crate) fn plain_is_not_string(s: &str) -> bool {
     if is_yaml_null(s) || yaml_bool(s).is_some() {
         return true;
     }
-    let b = s.as_bytes();
     let body = s.strip_prefix(['+', '-']).unwrap_or(s);
     if matches!(body, ".inf" | ".Inf" | ".INF") || matches!(s, ".nan" | ".NaN" | ".NAN") {
-        return true;
-    }
-    // Timestamps: 2001-12-14...
-    if b.len() >= 5 && b.iter().take(4).all(u8::is_ascii_digit) && b.get(4) == Some(&b'-') {
         return true;
     }
     let body = body.as_bytes();

@@ -565,3 +565,79 @@ fn unsupported_or_broken_input_is_an_error() {
         assert!(Kubeconfig::parse(garbage).is_err(), "{garbage:?}");
     }
 }
+
+/// Plain scalars that YAML may type as bool/number/null: we accept exactly what kubectl accepts,
+/// with the same value.
+#[test]
+fn plain_scalar_typing_agrees_with_kubectl() {
+    let t = TempDir::new("kc-typing");
+    let values = [
+        "abc",
+        "yes",
+        "Yes",
+        "no",
+        "on",
+        "OFF",
+        "y",
+        "n",
+        "true",
+        "False",
+        "null",
+        "Null",
+        "~",
+        "123",
+        "-7",
+        "+1",
+        "1_000",
+        "08",
+        "0o17",
+        "0b101",
+        "0x1F",
+        "0x",
+        "1e3",
+        "1.e3",
+        "e3",
+        "0.",
+        ".5",
+        "-.5",
+        ".inf",
+        "-.Inf",
+        ".nan",
+        "1.2.3",
+        "2001-12-14",
+        "2001-12-14t21:59:43.10-05:00",
+        "1:20",
+        "https://1.2.3.4:6443",
+        "07401b.f395accd246ae52d",
+        "-",
+        "a b",
+        "a:b",
+        "@x",
+    ];
+    let mut disagreements = Vec::new();
+    for v in values {
+        for field in ["server", "insecure-skip-tls-verify"] {
+            let y = format!(
+                "clusters:\n- name: a\n  cluster:\n    {field}: {v}\ncontexts:\n- name: a\n  context:\n    cluster: a\n"
+            );
+            t.write("t.yaml", y.as_bytes());
+            let o = run(
+                &t.0,
+                "kubectl",
+                &["config", "view", "--raw", "-o", "json", "--kubeconfig", "t.yaml"],
+                None,
+            );
+            let ours = Kubeconfig::parse(y.as_bytes());
+            match (o.status == 0, &ours) {
+                (true, Ok(kc)) => {
+                    assert_matches_kubectl(kc, &serde_json::from_slice(&o.stdout).unwrap());
+                }
+                (false, Err(_)) => {}
+                (k, _) => {
+                    disagreements.push(format!("{field}: {v:?}: kubectl ok={k}, ours={ours:?}"))
+                }
+            }
+        }
+    }
+    assert!(disagreements.is_empty(), "{disagreements:#?}");
+}

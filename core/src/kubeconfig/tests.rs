@@ -235,8 +235,19 @@ fn plain_typing() {
     ] {
         assert!(plain_is_not_string(t), "{t}");
     }
-    for t in ["abc", "1a", "e3", "https://x:1", "07401b.f395accd246ae52d", "1.2.3", "0x", "-", "."]
-    {
+    for t in [
+        "abc",
+        "2001-12-14",
+        "2001-12-14t21:59:43.10-05:00",
+        "1a",
+        "e3",
+        "https://x:1",
+        "07401b.f395accd246ae52d",
+        "1.2.3",
+        "0x",
+        "-",
+        ".",
+    ] {
         assert!(!plain_is_not_string(t), "{t}");
     }
 }

@@ -75,6 +75,10 @@ fn is_safe_plain(s: &str) -> bool {
     if first.is_ascii_digit() && !b.iter().any(u8::is_ascii_alphabetic) {
         return false;
     }
+    // Timestamps (2001-12-14...): kubectl keeps them as strings, other YAML readers may not.
+    if b.len() >= 5 && b.iter().take(4).all(u8::is_ascii_digit) && b.get(4) == Some(&b'-') {
+        return false;
+    }
     !plain_is_not_string(s)
 }
 
