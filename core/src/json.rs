@@ -673,6 +673,17 @@ pub fn parse(input: &[u8]) -> Result<Value<'_>> {
     }
 }
 
+/// Parse the first value of a stream of concatenated documents (a watch response:
+/// `{"type":"ADDED","object":{...}}\n{...}`); returns the value and the number of bytes used
+/// (the value plus following whitespace). An incomplete value is [`Error::Malformed`]: wait for
+/// more bytes and call again.
+pub fn parse_prefix(input: &[u8]) -> Result<(Value<'_>, usize)> {
+    let mut r = Reader::new(input);
+    let v = r.read_value()?;
+    r.skip_ws();
+    Ok((v, r.pos))
+}
+
 /// Validate `doc`, then follow `path` through nested objects: `find(doc, &["status",
 /// "certificate"])`. `Ok(None)` when a member is missing or a non-object is in the way.
 pub fn find<'a>(doc: &'a [u8], path: &[&str]) -> Result<Option<Value<'a>>> {
@@ -807,6 +818,26 @@ mod tests {
         assert_eq!(find(br#"{"a":1,"a":2}"#, &["a"]).unwrap().unwrap().as_i64(), Some(2));
         // Malformed anywhere is an error, even after the match.
         assert_eq!(find(br#"{"a":1,"b":}"#, &["a"]), Err(Error::Malformed));
+    }
+
+    #[test]
+    fn watch_stream() {
+        let s = b"{\"type\":\"ADDED\",\"object\":{\"a\":1}}\n{\"type\":\"MODIFIED\"}\n{\"ty";
+        let (v, n) = parse_prefix(s).unwrap();
+        let t = v.as_object().unwrap().get("type").unwrap().unwrap();
+        assert!(t.as_str().unwrap().eq_str("ADDED"));
+        let (v, m) = parse_prefix(&s[n..]).unwrap();
+        assert!(
+            v.as_object()
+                .unwrap()
+                .get("type")
+                .unwrap()
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .eq_str("MODIFIED")
+        );
+        assert_eq!(parse_prefix(&s[n + m..]), Err(Error::Malformed));
     }
 
     #[test]

@@ -22,7 +22,10 @@
 //! `null` (or an empty value) means "absent". Unknown keys (`extensions`, `exec`, `proxy-url`, …)
 //! are validated as YAML and ignored.
 //!
-//! Limits: at most [`MAX_ENTRIES`] clusters, users and contexts each; nesting ≤ [`MAX_DEPTH`].
+//! Limits: at most [`MAX_ENTRIES`] clusters, users and contexts each (more is
+//! [`Error::Malformed`]); nesting ≤ [`MAX_DEPTH`]; input ≤ [`MAX_INPUT_LEN`]. A [`Kubeconfig`] is
+//! about 6.3 KiB on 64-bit targets (about 3.2 KiB on 32-bit); parsing recurses at most a few
+//! frames per nesting level.
 //!
 //! Relative paths (`certificate-authority`, `client-certificate`, `client-key`, `tokenFile`) are
 //! reported as written; [`Scalar::is_relative_path`] tells the std layer to resolve them
@@ -589,8 +592,60 @@ pub(crate) enum Leaf<'a> {
     Bool(bool),
     /// JSON null.
     Null,
-    /// Any other JSON value (number), or a non-empty collection where a scalar is expected.
-    Other,
+    /// A JSON number.
+    Number,
+    /// A mapping / object (contents already consumed, not type-checked).
+    Map,
+    /// A sequence / array (contents already consumed, not type-checked).
+    Seq,
+}
+
+/// The Go type of a kubeconfig field we do not read but must type-check like kubectl does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    Str,
+    Bool,
+    Map,
+    Seq,
+}
+
+/// Fields of `Config` (top level) and of `Cluster`/`AuthInfo`/`Context` that we ignore, with
+/// their Go types (client-go `tools/clientcmd/api/v1/types.go`).
+fn ignored_shape(section: Option<Section>, key: &Scalar<'_>) -> Option<Shape> {
+    let table: &[(&str, Shape)] = match section {
+        None => &[("preferences", Shape::Map), ("extensions", Shape::Seq)],
+        Some(Section::Clusters) => &[
+            ("proxy-url", Shape::Str),
+            ("disable-compression", Shape::Bool),
+            ("extensions", Shape::Seq),
+        ],
+        Some(Section::Users) => &[
+            ("username", Shape::Str),
+            ("password", Shape::Str),
+            ("as", Shape::Str),
+            ("as-uid", Shape::Str),
+            ("as-groups", Shape::Seq),
+            ("as-user-extra", Shape::Map),
+            ("auth-provider", Shape::Map),
+            ("exec", Shape::Map),
+            ("extensions", Shape::Seq),
+        ],
+        Some(Section::Contexts) => &[("extensions", Shape::Seq)],
+    };
+    table.iter().find(|(n, _)| key.eq_str(n)).map(|(_, t)| *t)
+}
+
+/// Type-check a field we ignore (unknown fields are accepted, as kubectl does).
+pub(crate) fn check_ignored(section: Option<Section>, key: &Scalar<'_>, v: Leaf<'_>) -> Result<()> {
+    let null = matches!(v, Leaf::Null) || matches!(v, Leaf::Scalar(s) if s.is_null());
+    match ignored_shape(section, key) {
+        None => Ok(()),
+        Some(Shape::Str) => v.string().map(|_| ()),
+        Some(Shape::Bool) => v.boolean().map(|_| ()),
+        Some(Shape::Map) if null || matches!(v, Leaf::Map) => Ok(()),
+        Some(Shape::Seq) if null || matches!(v, Leaf::Seq) => Ok(()),
+        Some(_) => Err(Error::Malformed),
+    }
 }
 
 impl<'a> Leaf<'a> {
@@ -705,7 +760,9 @@ impl<'a> Item<'a> {
             ],
             Section::Contexts => &["cluster", "user", "namespace"],
         };
-        let Some(i) = names.iter().position(|n| key.eq_str(n)) else { return Ok(()) };
+        let Some(i) = names.iter().position(|n| key.eq_str(n)) else {
+            return check_ignored(Some(section), key, v);
+        };
         self.mark(1 << i)?;
         let c = &mut self.cluster;
         let u = &mut self.user;
@@ -752,7 +809,16 @@ impl<'a> Builder<'a> {
 
     /// Mark a top-level key as seen; duplicates are errors.
     pub(crate) fn top_key(&mut self, k: &Scalar<'_>) -> Result<()> {
-        let keys = ["clusters", "users", "contexts", "current-context", "apiVersion", "kind"];
+        let keys = [
+            "clusters",
+            "users",
+            "contexts",
+            "current-context",
+            "apiVersion",
+            "kind",
+            "preferences",
+            "extensions",
+        ];
         if let Some(i) = keys.iter().position(|n| k.eq_str(n)) {
             let bit = 1u8 << i;
             if self.seen & bit != 0 {
@@ -802,7 +868,9 @@ fn json_leaf(v: json::Value<'_>) -> Leaf<'_> {
         json::Value::String(s) => Leaf::Scalar(Scalar::new(s.raw(), ScalarStyle::Json)),
         json::Value::Bool(b) => Leaf::Bool(b),
         json::Value::Null => Leaf::Null,
-        _ => Leaf::Other,
+        json::Value::Number(_) => Leaf::Number,
+        json::Value::Object(_) => Leaf::Map,
+        json::Value::Array(_) => Leaf::Seq,
     }
 }
 
@@ -849,6 +917,8 @@ fn read_json<'a>(input: &'a [u8], b: &mut Builder<'a>) -> Result<()> {
             b.set_current_context(json_leaf(v))?;
         } else if k.eq_str("apiVersion") || k.eq_str("kind") {
             b.check_string(json_leaf(v))?;
+        } else {
+            check_ignored(None, &k, json_leaf(v))?;
         }
     }
     Ok(())

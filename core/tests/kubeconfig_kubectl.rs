@@ -641,3 +641,65 @@ fn plain_scalar_typing_agrees_with_kubectl() {
     }
     assert!(disagreements.is_empty(), "{disagreements:#?}");
 }
+
+/// Line-level mutations of kubectl-written files (indentation off by one, lines deleted,
+/// duplicated, commented, quoted): whenever we accept a mutant, kubectl must accept it too and
+/// see the same values; whenever kubectl refuses, we refuse.
+#[test]
+fn mutants_never_accepted_differently() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kubeconfig");
+    let t = TempDir::new("kc-mutants");
+    let (mut accepted, mut refused, mut stricter) = (0, 0, 0);
+    for seed in ["file-ca.yaml", "node-like.yaml"] {
+        let text = std::fs::read_to_string(dir.join(seed)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for i in 0..lines.len() {
+            let l = lines[i];
+            let edits = [
+                format!(" {l}"),
+                l.strip_prefix(' ').unwrap_or(l).to_owned(),
+                String::new(),
+                format!("{l}\n{l}"),
+                format!("{l} # c"),
+                l.replacen(": ", ": '", 1) + "'",
+                l.replacen(": ", ":  \"", 1) + "\"",
+            ];
+            for e in edits {
+                let mut m: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+                m[i] = e;
+                let mutant = m.join("\n") + "\n";
+                if mutant == text {
+                    continue;
+                }
+                t.write("m.yaml", mutant.as_bytes());
+                let o = run(
+                    &t.0,
+                    "kubectl",
+                    &["config", "view", "--raw", "-o", "json", "--kubeconfig", "m.yaml"],
+                    None,
+                );
+                match (Kubeconfig::parse(mutant.as_bytes()), o.status == 0) {
+                    (Ok(kc), true) => {
+                        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+                        assert_matches_kubectl(&kc, &v);
+                        accepted += 1;
+                    }
+                    (Ok(_), false) => {
+                        panic!("we accept what kubectl refuses:\n{mutant}\n{}", o.stderr)
+                    }
+                    (Err(_), false) => refused += 1,
+                    (Err(_), true) => {
+                        stricter += 1;
+                        if std::env::var_os("KC_SHOW_STRICTER").is_some() {
+                            eprintln!("--- only we refuse (line {i}):\n{}", m[i]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "mutants: {accepted} accepted by both, {refused} refused by both, {stricter} only by us"
+    );
+    assert!(accepted > 10 && refused > 10);
+}

@@ -195,6 +195,13 @@ fn capacity_limit() {
 }
 
 #[test]
+fn footprint() {
+    // Documented in the module docs.
+    let size = core::mem::size_of::<Kubeconfig<'_>>();
+    assert!(size <= 6600, "{size}");
+}
+
+#[test]
 fn resolve_errors() {
     let base = "clusters:\n- name: c\n  cluster:\n    server: https://h\n- name: e\n  cluster: {}\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: ok\n  context: {cluster: c, user: u}\n";
     // Flow mapping with content is refused even here, so build the contexts in block style.

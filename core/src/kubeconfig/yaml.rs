@@ -360,10 +360,10 @@ impl<'a> Cursor<'a> {
     fn leaf(&mut self, node: Node<'a>, depth: usize) -> Result<Leaf<'a>> {
         match node {
             Node::Scalar(s) => Ok(Leaf::Scalar(s)),
-            other => {
-                self.skip(other, depth)?;
-                Ok(Leaf::Other)
-            }
+            Node::EmptyMap => Ok(Leaf::Map),
+            Node::EmptySeq => Ok(Leaf::Seq),
+            Node::Map(_) => self.skip(node, depth).map(|()| Leaf::Map),
+            Node::Seq(_) => self.skip(node, depth).map(|()| Leaf::Seq),
         }
     }
 }
@@ -431,7 +431,8 @@ pub(super) fn read<'a>(src: &'a str, b: &mut Builder<'a>) -> Result<()> {
                 let l = s.leaf(v, 2)?;
                 b.check_string(l)
             } else {
-                s.skip(v, 1)
+                let l = s.leaf(v, 1)?;
+                super::check_ignored(None, &k, l)
             }
         })?,
         Node::EmptyMap => {}
