@@ -408,3 +408,29 @@ mod prop {
         }
     }
 }
+
+#[test]
+fn ignored_fields_are_type_checked() {
+    for bad in [
+        "preferences: '{}'\n",
+        "preferences: []\n",
+        "extensions: {}\n",
+        "clusters:\n- name: a\n  cluster:\n    disable-compression: maybe\n",
+        "clusters:\n- name: a\n  cluster:\n    proxy-url: 8080\n",
+        "users:\n- name: a\n  user:\n    exec: /bin/x\n",
+        "users:\n- name: a\n  user:\n    as-groups: g\n",
+        "contexts:\n- name: a\n  context:\n    extensions: x\n",
+        "{\"preferences\":\"x\"}",
+        "{\"users\":[{\"name\":\"a\",\"user\":{\"exec\":[]}}]}",
+    ] {
+        assert_eq!(Kubeconfig::parse(bad.as_bytes()).err(), Some(Error::Malformed), "{bad:?}");
+    }
+    for good in [
+        "preferences: {}\nextensions: []\nunknown: {a: 1}\n".replace("{a: 1}", "7").as_str(),
+        "users:\n- name: a\n  user:\n    exec:\n      command: x\n    as-groups:\n    - g\n    as-user-extra: {}\n    unknown-field: 1\n",
+        "clusters:\n- name: a\n  cluster:\n    disable-compression: true\n    proxy-url: http://p:1\n",
+        "{\"preferences\":null,\"users\":[{\"name\":\"a\",\"user\":{\"exec\":{\"command\":\"x\"}}}]}",
+    ] {
+        assert!(Kubeconfig::parse(good.as_bytes()).is_ok(), "{good:?}");
+    }
+}
