@@ -28,6 +28,7 @@ pub mod engine;
 pub mod error;
 pub mod json;
 pub mod key;
+pub mod kubeconfig;
 mod out;
 pub mod pem;
 pub mod pin;
