@@ -1,0 +1,439 @@
+//! The engine driven by responses recorded from a real kube-apiserver v1.35.4 +
+//! kube-controller-manager (see `data/recorded/VERSIONS` and `index.tsv`; recorded by the e2e
+//! harness), under a simulated clock.
+
+use kubeboot::Error;
+use kubeboot::engine::{Action, Auth, Config, Engine, Method, Naming, Phase, RequestKind};
+use kubeboot::error::Reason;
+use kubeboot::key::NodeKey;
+use kubeboot::token::BootstrapToken;
+
+fn rec(name: &str) -> Vec<u8> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/recorded").join(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn t0() -> i64 {
+    kubeboot::rfc3339::parse("2026-12-02T10:50:40Z").unwrap()
+}
+
+const TOKEN: &str = "hi3rc6.cpoi3m254kzpt12t";
+const APPROVED: &str = "kubeboot-rec-approved-105026";
+
+struct Fixture {
+    key: NodeKey,
+    token: BootstrapToken,
+    ca: Vec<u8>,
+}
+
+fn fixture(key_file: &str) -> Fixture {
+    Fixture {
+        key: NodeKey::from_pem(&rec(key_file)).unwrap(),
+        token: BootstrapToken::parse(TOKEN).unwrap(),
+        ca: rec("client-ca.pem"),
+    }
+}
+
+fn config<'a>(f: &'a Fixture, node: &'a str) -> Config<'a> {
+    Config::bootstrap(node, &f.token, &f.ca)
+}
+
+/// Poll and expect a request; return (kind, method, path, authorization, body).
+fn expect_send(
+    e: &mut Engine<'_, NodeKey>,
+    now: i64,
+) -> (RequestKind, Method, String, Option<String>, Vec<u8>) {
+    match e.poll(now) {
+        Action::Send(r) => (
+            r.kind,
+            r.method,
+            r.path.to_owned(),
+            r.authorization.map(str::to_owned),
+            r.body.to_vec(),
+        ),
+        other => panic!("expected a request, got {other:?}"),
+    }
+}
+
+fn create_ok(e: &mut Engine<'_, NodeKey>, now: i64) {
+    let (kind, method, path, auth, body) = expect_send(e, now);
+    assert_eq!((kind, method), (RequestKind::Create, Method::Post));
+    assert_eq!(path, "/apis/certificates.k8s.io/v1/certificatesigningrequests");
+    assert_eq!(auth.as_deref(), Some("Bearer hi3rc6.cpoi3m254kzpt12t"));
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["spec"]["signerName"], "kubernetes.io/kube-apiserver-client-kubelet");
+    assert!(v["metadata"]["name"].as_str().unwrap().starts_with("node-csr-"));
+    assert!(matches!(e.poll(now), Action::AwaitResponse { .. }));
+    e.on_response(now, 201, &rec("csr-create-201.json")).unwrap();
+    assert_eq!(e.csr_name(), APPROVED);
+}
+
+fn expect_watch(e: &mut Engine<'_, NodeKey>, now: i64, name: &str) {
+    let (kind, method, path, _, body) = expect_send(e, now);
+    assert_eq!((kind, method), (RequestKind::Watch, Method::Get));
+    assert!(body.is_empty());
+    assert!(
+        path.starts_with(&format!(
+            "/apis/certificates.k8s.io/v1/certificatesigningrequests?fieldSelector=metadata.name%3D{name}&watch=true"
+        )),
+        "{path}"
+    );
+}
+
+#[test]
+fn bootstrap_by_watch_with_any_chunking() {
+    let f = fixture("approved.key.pem");
+    let watch = rec("watch-approved.json");
+    // Every split point of the stream into two chunks, plus byte-by-byte.
+    let mut splits: Vec<Vec<usize>> = (0..=watch.len()).step_by(7).map(|i| vec![i]).collect();
+    splits.push((1..watch.len()).collect());
+    for cuts in splits {
+        let now = t0();
+        let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 42).unwrap();
+        create_ok(&mut e, now);
+        expect_watch(&mut e, now, APPROVED);
+        let mut last = 0;
+        for &c in cuts.iter().chain(std::iter::once(&watch.len())) {
+            if e.phase() != Phase::Watching {
+                break;
+            }
+            e.on_stream_data(now + 1, &watch[last..c]).unwrap();
+            last = c;
+        }
+        match e.poll(now + 1) {
+            Action::Done(issued) => {
+                assert!(issued.cert_pem.starts_with(b"-----BEGIN CERTIFICATE-----"));
+                assert_eq!(issued.verified.ca_subject.as_str(), "CN=kubeboot-e2e-client-ca");
+                let (nb, na) = (issued.verified.not_before, issued.verified.not_after);
+                let life = na - nb;
+                assert!(issued.rotation_deadline >= nb + life * 7 / 10);
+                assert!(issued.rotation_deadline <= nb + life * 9 / 10);
+                assert_eq!(issued.csr_name, APPROVED);
+            }
+            other => panic!("cuts {:?}: {other:?}", &cuts[..cuts.len().min(3)]),
+        }
+    }
+}
+
+#[test]
+fn already_exists_reuses_a_compatible_csr() {
+    let f = fixture("approved.key.pem");
+    let now = t0();
+    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 1).unwrap();
+    let (_, _, _, _, _) = expect_send(&mut e, now);
+    e.on_response(now, 409, &rec("csr-create-409-already-exists.json")).unwrap();
+    let (kind, method, path, auth, _) = expect_send(&mut e, now);
+    assert_eq!((kind, method), (RequestKind::Get, Method::Get));
+    assert!(
+        path.starts_with("/apis/certificates.k8s.io/v1/certificatesigningrequests/node-csr-"),
+        "{path}"
+    );
+    assert!(auth.is_some());
+    // The object found is ours (same key, same subject) and already issued.
+    e.on_response(now, 200, &rec("csr-get-approved-issued.json")).unwrap();
+    assert!(matches!(e.poll(now), Action::Done(_)));
+}
+
+#[test]
+fn already_exists_refuses_a_csr_made_with_another_key() {
+    let f = fixture("denied.key.pem");
+    let now = t0();
+    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 1).unwrap();
+    expect_send(&mut e, now);
+    e.on_response(now, 409, &rec("csr-create-409-already-exists.json")).unwrap();
+    expect_send(&mut e, now);
+    assert_eq!(
+        e.on_response(now, 200, &rec("csr-get-approved-issued.json")),
+        Err(Error::CsrIncompatible)
+    );
+    assert_eq!(e.poll(now).failed(), Some(Error::CsrIncompatible));
+    let (_, d) = e.failure().unwrap();
+    assert!(d.message.contains("not signed by our key"), "{d:?}");
+}
+
+trait FailedExt {
+    fn failed(self) -> Option<Error>;
+}
+impl FailedExt for Action<'_> {
+    fn failed(self) -> Option<Error> {
+        match self {
+            Action::Failed(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+#[test]
+fn denied_and_failed_carry_the_servers_reason() {
+    for (key, watch, err, reason) in [
+        ("denied.key.pem", "watch-denied.json", Error::CsrDenied, ""),
+        ("failed.key.pem", "watch-failed.json", Error::CsrFailed, "SignerValidationFailure"),
+    ] {
+        let f = fixture(key);
+        let now = t0();
+        let node = if key.starts_with("denied") { "rec-2" } else { "rec-3" };
+        let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, node), &f.key, now, 7).unwrap();
+        expect_send(&mut e, now);
+        let created = if key.starts_with("denied") {
+            "csr-create-201-pending.json"
+        } else {
+            "csr-create-201-to-fail.json"
+        };
+        e.on_response(now, 201, &rec(created)).unwrap();
+        expect_send(&mut e, now);
+        assert_eq!(e.on_stream_data(now, &rec(watch)), Err(err));
+        assert_eq!(e.poll(now).failed(), Some(err));
+        let (_, d) = e.failure().unwrap();
+        if !reason.is_empty() {
+            assert_eq!(d.reason.as_str(), reason);
+        }
+        assert!(!d.message.is_empty());
+        // Once failed, stays failed; further input is refused.
+        assert_eq!(e.on_response(now, 200, b"{}"), Err(Error::InvalidState));
+    }
+}
+
+#[test]
+fn get_of_denied_and_failed_objects() {
+    let f = fixture("denied.key.pem");
+    let now = t0();
+    let mut cfg = config(&f, "rec-2");
+    cfg.watch = false;
+    let mut e: Engine<'_, NodeKey> = Engine::new(cfg, &f.key, now, 7).unwrap();
+    expect_send(&mut e, now);
+    e.on_response(now, 201, &rec("csr-create-201-pending.json")).unwrap();
+    let (kind, ..) = expect_send(&mut e, now);
+    assert_eq!(kind, RequestKind::Get, "poll mode GETs");
+    e.on_response(now, 200, &rec("csr-get-pending.json")).unwrap();
+    // Pending: wait the poll interval, then GET again.
+    match e.poll(now) {
+        Action::Wait { until } => assert_eq!(until, now + 5),
+        other => panic!("{other:?}"),
+    }
+    let (kind, ..) = expect_send(&mut e, now + 5);
+    assert_eq!(kind, RequestKind::Get);
+    assert_eq!(e.on_response(now + 5, 200, &rec("csr-get-denied.json")), Err(Error::CsrDenied));
+}
+
+#[test]
+fn unauthorized_forbidden_and_invalid() {
+    for (file, status, err, needle) in [
+        ("csr-create-401-wrong-secret.json", 401, Error::Unauthorized, "Unauthorized"),
+        ("csr-create-403-no-binding.json", 403, Error::Forbidden, "cannot create resource"),
+        ("csr-create-422-invalid.json", 422, Error::HttpStatus, "Invalid"),
+    ] {
+        let f = fixture("approved.key.pem");
+        let now = t0();
+        let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 3).unwrap();
+        expect_send(&mut e, now);
+        assert_eq!(e.on_response(now, status, &rec(file)), Err(err));
+        assert_eq!(e.poll(now).failed(), Some(err));
+        let (_, d) = e.failure().unwrap();
+        assert_eq!(d.status, Some(status));
+        assert!(d.reason.contains(needle) || d.message.contains(needle), "{d:?}");
+    }
+}
+
+#[test]
+fn server_errors_back_off_like_the_kubelet() {
+    let f = fixture("approved.key.pem");
+    let now = t0();
+    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 9).unwrap();
+    let mut t = now;
+    let mut waits = Vec::new();
+    for _ in 0..7 {
+        expect_send(&mut e, t);
+        e.on_response(t, 503, b"{\"kind\":\"Status\"}").unwrap();
+        match e.poll(t) {
+            Action::Wait { until } => {
+                waits.push(until - t);
+                t = until;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    // 2, 4, 8, 16 s (+0–10 %, rounded up to whole seconds), then every 32 s.
+    assert!((2..=3).contains(&waits[0]), "{waits:?}");
+    assert!((4..=5).contains(&waits[1]), "{waits:?}");
+    assert!((8..=9).contains(&waits[2]), "{waits:?}");
+    assert!((16..=18).contains(&waits[3]), "{waits:?}");
+    assert_eq!(&waits[4..], &[32, 32, 32], "{waits:?}");
+    // Transport errors too; and the server recovers.
+    expect_send(&mut e, t);
+    e.on_transport_error(t);
+    let Action::Wait { until } = e.poll(t) else { panic!() };
+    expect_send(&mut e, until);
+    e.on_response(until, 201, &rec("csr-create-201.json")).unwrap();
+    expect_watch(&mut e, until, APPROVED);
+}
+
+#[test]
+fn the_wait_has_a_deadline() {
+    let f = fixture("approved.key.pem");
+    let now = t0();
+    let mut cfg = config(&f, "rec-1");
+    cfg.wait_secs = 60;
+    let mut e: Engine<'_, NodeKey> = Engine::new(cfg, &f.key, now, 3).unwrap();
+    create_ok(&mut e, now);
+    expect_watch(&mut e, now, APPROVED);
+    assert!(matches!(e.poll(now + 59), Action::AwaitResponse { until } if until == now + 60));
+    assert_eq!(e.poll(now + 60).failed(), Some(Error::Timeout));
+}
+
+#[test]
+fn watch_end_rewatches_and_broken_watch_falls_back_to_polling() {
+    let f = fixture("approved.key.pem");
+    let now = t0();
+    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 5).unwrap();
+    create_ok(&mut e, now);
+    expect_watch(&mut e, now, APPROVED);
+    // The first event (pending ADDED) then the server closes the stream: watch again at once.
+    let watch = rec("watch-approved.json");
+    let first_line = watch.split(|&b| b == b'\n').next().unwrap();
+    let mut line = first_line.to_vec();
+    line.push(b'\n');
+    e.on_stream_data(now, &line).unwrap();
+    e.on_stream_end(now);
+    expect_watch(&mut e, now, APPROVED);
+    // Three failed watches without any event: switch to GET polling.
+    let mut t = now;
+    for _ in 0..3 {
+        e.on_transport_error(t);
+        match e.poll(t) {
+            Action::Wait { until } => t = until,
+            Action::Send(_) => panic!("should back off"),
+            other => panic!("{other:?}"),
+        }
+        if let Action::Send(r) = e.poll(t) {
+            if r.kind == RequestKind::Get {
+                break;
+            }
+        }
+    }
+    assert_eq!(e.phase(), Phase::Fetching);
+    e.on_response(t, 200, &rec("csr-get-approved-issued.json")).unwrap();
+    assert!(matches!(e.poll(t), Action::Done(_)));
+}
+
+#[test]
+fn deletion_and_uid_change_are_failures() {
+    let f = fixture("approved.key.pem");
+    let watch = String::from_utf8(rec("watch-approved.json")).unwrap();
+    let first = watch.lines().next().unwrap().to_owned();
+    for (event, err) in [
+        (first.replacen("\"ADDED\"", "\"DELETED\"", 1), Error::CsrDeleted),
+        (
+            first.replacen(
+                "077a2a73-a540-4159-987f-49d7d0ec0c1d",
+                "00000000-0000-0000-0000-000000000000",
+                1,
+            ),
+            Error::CsrUidChanged,
+        ),
+        ("{\"type\":\"ADDED\",\"object\":{\"kind\":".to_owned(), Error::MalformedResponse),
+    ] {
+        let now = t0();
+        let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 5).unwrap();
+        create_ok(&mut e, now);
+        expect_watch(&mut e, now, APPROVED);
+        assert_eq!(
+            e.on_stream_data(now, format!("{event}\n").as_bytes()),
+            Err(err),
+            "{}",
+            &event[..40]
+        );
+        assert_eq!(e.poll(now).failed(), Some(err));
+    }
+}
+
+#[test]
+fn issued_certificate_is_validated_before_it_is_accepted() {
+    // Wrong CA bundle: the real certificate does not chain to it.
+    let mut f = fixture("approved.key.pem");
+    f.ca = rec("serving-ca.pem");
+    let now = t0();
+    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 5).unwrap();
+    create_ok(&mut e, now);
+    expect_watch(&mut e, now, APPROVED);
+    let r = e.on_stream_data(now, &rec("watch-approved.json"));
+    assert!(matches!(r, Err(Error::Verify(v)) if v.reason == Reason::Untrusted), "{r:?}");
+    // Wrong node name: the CSR we would send differs, and the certificate is refused.
+    let f = fixture("approved.key.pem");
+    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-9"), &f.key, now, 5).unwrap();
+    create_ok(&mut e, now);
+    expect_watch(&mut e, now, APPROVED);
+    let r = e.on_stream_data(now, &rec("watch-approved.json"));
+    assert!(matches!(r, Err(Error::Verify(v)) if v.reason == Reason::SubjectMismatch), "{r:?}");
+    // Checked after expiry: expired.
+    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 5).unwrap();
+    create_ok(&mut e, now);
+    expect_watch(&mut e, now, APPROVED);
+    let later = kubeboot::rfc3339::parse("2026-12-02T12:00:00Z").unwrap();
+    let mut e2: Engine<'_, NodeKey> =
+        Engine::new(Config { wait_secs: 86400, ..config(&f, "rec-1") }, &f.key, now, 5).unwrap();
+    create_ok(&mut e2, now);
+    expect_watch(&mut e2, now, APPROVED);
+    let r = e2.on_stream_data(later, &rec("watch-approved.json"));
+    assert!(matches!(r, Err(Error::Verify(v)) if v.reason == Reason::Expired), "{r:?}");
+}
+
+#[test]
+fn rotation_uses_generate_name_and_no_token() {
+    let f = fixture("approved.key.pem");
+    let now = t0();
+    let cfg = Config::rotation("rec-1", &f.ca);
+    assert_eq!(cfg.naming, Naming::Generate);
+    assert!(matches!(cfg.auth, Auth::ClientCertificate));
+    let mut e: Engine<'_, NodeKey> = Engine::new(cfg, &f.key, now, 5).unwrap();
+    let (kind, _, _, auth, body) = expect_send(&mut e, now);
+    assert_eq!(kind, RequestKind::Create);
+    assert_eq!(auth, None);
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["metadata"]["generateName"], "csr-");
+    assert!(v["metadata"].get("name").is_none());
+    // 409 cannot happen with generateName; if it does, it is an error, not a reuse.
+    assert_eq!(
+        e.on_response(now, 409, &rec("csr-create-409-already-exists.json")),
+        Err(Error::HttpStatus)
+    );
+}
+
+#[test]
+fn debug_never_shows_the_token() {
+    let f = fixture("approved.key.pem");
+    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, t0(), 5).unwrap();
+    let dbg = format!("{e:?}");
+    assert!(!dbg.contains("cpoi3m254kzpt12t"), "{dbg}");
+    if let Action::Send(r) = e.poll(t0()) {
+        let dbg = format!("{r:?}");
+        assert!(!dbg.contains("cpoi3m254kzpt12t"), "{dbg}");
+    }
+}
+
+#[test]
+fn hostile_responses_never_panic() {
+    let f = fixture("approved.key.pem");
+    let now = t0();
+    let bodies: Vec<Vec<u8>> = vec![
+        vec![],
+        b"null".to_vec(),
+        b"{\"kind\":\"CertificateSigningRequest\"}".to_vec(),
+        b"{\"metadata\":{\"name\":\"x\",\"uid\":\"u\"},\"status\":{\"conditions\":[{\"type\":\"Approved\"}],\"certificate\":\"!!\"}}".to_vec(),
+        vec![b'['; 10_000],
+        vec![0xff; 100],
+    ];
+    for b in bodies {
+        for status in [200u16, 201, 409, 500] {
+            let mut e: Engine<'_, NodeKey> =
+                Engine::new(config(&f, "rec-1"), &f.key, now, 5).unwrap();
+            expect_send(&mut e, now);
+            let _ = e.on_response(now, status, &b);
+            let _ = e.poll(now);
+            if let Action::Send(_) = e.poll(now) {
+                let _ = e.on_response(now, 200, &b);
+                let _ = e.on_stream_data(now, &b);
+                e.on_stream_end(now);
+            }
+        }
+    }
+}
