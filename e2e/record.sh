@@ -10,7 +10,8 @@
 #   NAME.req.json  the request body, when there is one
 # Watches additionally get NAME.raw: the same stream captured with
 # `curl --raw`, i.e. still in HTTP/1.1 chunked framing. Keys and CSRs used are
-# kept as *.key.pem / *.csr.pem. index.tsv lists name, status, method, path,
+# kept as *.key.pem / *.csr.pem. All requests use HTTP/1.1 with
+# User-Agent kubeboot-e2e-record/1.0 (compact JSON, chunked watches). index.tsv lists name, status, method, path,
 # credential, description. Nothing is edited after capture.
 set -euo pipefail
 
@@ -21,6 +22,10 @@ R=${1:-$HERE/recorded}
 mkdir -p "$R"
 rm -f "$R"/*.json "$R"/*.headers "$R"/*.raw "$R"/*.pem "$R"/index.tsv "$R"/VERSIONS
 CSR_PATH=/apis/certificates.k8s.io/v1/certificatesigningrequests
+# HTTP/1.1 (so watches are really chunked) and a non-curl User-Agent: the
+# apiserver pretty-prints JSON for User-Agents starting with curl/wget, which
+# no real client gets.
+CURL=(curl -sS --http1.1 -A "kubeboot-e2e-record/1.0" --cacert "$E2E_CA" -H "Accept: application/json")
 BOOT="$E2E_TOKEN"
 BAD="$E2E_TOKEN_ID.0000000000000000"
 NOBIND="$E2E_STATIC_TOKEN_NOBIND"
@@ -43,15 +48,14 @@ cred_name() {
 # rec NAME EXPECTED_STATUS METHOD PATH TOKEN DESCRIPTION [REQUEST_BODY_FILE]
 rec() {
   local name=$1 want=$2 method=$3 path=$4 tok=$5 desc=$6 body=${7:-}
-  local args=(-sS --cacert "$E2E_CA" -X "$method" -H "Accept: application/json"
-    -D "$R/$name.headers" -o "$R/$name.json" -w '%{http_code}')
+  local args=(-X "$method" -D "$R/$name.headers" -o "$R/$name.json" -w '%{http_code}')
   [[ -n $tok ]] && args+=(-H "Authorization: Bearer $tok")
   if [[ -n $body ]]; then
     cp "$body" "$R/$name.req.json"
     args+=(-H "Content-Type: application/json" --data-binary "@$body")
   fi
   local got
-  got=$(curl "${args[@]}" "$E2E_SERVER$path")
+  got=$("${CURL[@]}" "${args[@]}" "$E2E_SERVER$path")
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$got" "$method" "$path" "$(cred_name "$tok")" "$desc" >>"$R/index.tsv"
   [[ $got == "$want" ]] || fail "$name: HTTP $got, expected $want: $(cat "$R/$name.json")"
   echo "recorded $name ($got)"
@@ -79,10 +83,10 @@ EOF
 start_watch() {
   local name=$1 csr=$2 secs=$3
   local q="$CSR_PATH?fieldSelector=metadata.name%3D$csr&watch=true&timeoutSeconds=$secs"
-  curl -sS -N --cacert "$E2E_CA" -H "Accept: application/json" -H "Authorization: Bearer $BOOT" \
+  "${CURL[@]}" -N -H "Authorization: Bearer $BOOT" \
     -D "$R/$name.headers" -o "$R/$name.json" "$E2E_SERVER$q" &
   WATCH_PIDS=("$!")
-  curl -sS -N --raw --cacert "$E2E_CA" -H "Accept: application/json" -H "Authorization: Bearer $BOOT" \
+  "${CURL[@]}" -N --raw -H "Authorization: Bearer $BOOT" \
     -o "$R/$name.raw" "$E2E_SERVER$q" &
   WATCH_PIDS+=("$!")
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" 200 GET "$q" bootstrap-token "watch stream ($secs s), see $name.raw for chunked framing" >>"$R/index.tsv"
