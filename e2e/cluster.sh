@@ -101,6 +101,8 @@ stop_all() {
 
 on_error() {
   local rc=$?
+  # set -E makes command substitutions inherit this trap: only the main shell cleans up.
+  ((BASH_SUBSHELL == 0)) || exit "$rc"
   trap - ERR INT TERM
   log "setup failed (exit $rc); cleaning up. Logs kept in $W/logs"
   for f in "$W"/logs/*.log; do [[ -e $f ]] && { echo "---- tail $f" >&2; tail -n 15 "$f" >&2; }; done
