@@ -62,7 +62,8 @@ fn rfc(t: i64) -> String {
     rfc3339::format(t).map(|s| s.as_str().to_owned()).unwrap_or_else(|_| t.to_string())
 }
 
-fn json_str(s: &str) -> String {
+/// A JSON string literal.
+pub fn json_str(s: &str) -> String {
     let mut o = String::from("\"");
     for c in s.chars() {
         match c {

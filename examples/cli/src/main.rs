@@ -3,12 +3,16 @@
 //! Exit codes: 0 success / accepted, 1 input rejected (one-line reason on stderr),
 //! 2 usage error (clap's own).
 
+mod cmd_bootstrap;
 mod cmd_csr;
 mod cmd_demo;
 mod cmd_key;
+mod cmd_kubeconfig;
 mod cmd_token;
 mod cmd_verify;
 mod files;
+mod kubecfg;
+mod transport;
 
 use std::process::ExitCode;
 
@@ -39,6 +43,22 @@ enum Command {
     CaHash(cmd_verify::CaHashArgs),
     /// Show the whole node side: token, key, CSR and CertificateSigningRequest object.
     Demo(cmd_demo::DemoArgs),
+    /// TLS-bootstrap this node: token → key → CSR → approval → validated certificate → cert dir
+    /// and kubeconfig (kubelet path B).
+    Bootstrap(cmd_bootstrap::BootstrapArgs),
+    /// Rotate the client certificate (authenticated by the current one) when due, or now.
+    Rotate(cmd_bootstrap::RotateArgs),
+    /// The agent loop: bootstrap, then rotate at every deadline.
+    Run {
+        #[command(flatten)]
+        args: cmd_bootstrap::BootstrapArgs,
+        /// Stop after this many rotations (default: run forever).
+        #[arg(long)]
+        rotations: Option<u32>,
+    },
+    /// Kubeconfig files: show, write the node kubeconfig.
+    #[command(subcommand)]
+    Kubeconfig(cmd_kubeconfig::KubeconfigCommand),
 }
 
 /// A rejected input: printed as one line, exit status 1.
@@ -71,6 +91,10 @@ fn main() -> ExitCode {
         Command::Verify(v) => cmd_verify::run(v),
         Command::CaHash(c) => cmd_verify::ca_hash(c),
         Command::Demo(d) => cmd_demo::run(d),
+        Command::Bootstrap(b) => cmd_bootstrap::bootstrap(&b),
+        Command::Rotate(r) => cmd_bootstrap::rotate(r),
+        Command::Run { args, rotations } => cmd_bootstrap::run(args, rotations),
+        Command::Kubeconfig(k) => cmd_kubeconfig::run(k),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
