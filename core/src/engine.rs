@@ -435,6 +435,12 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
         &self.name
     }
 
+    /// Whether the apiserver has acknowledged our CSR object (created, or found by name and
+    /// adopted): from then on it may still be approved, so the key that signed it is worth keeping.
+    pub fn created(&self) -> bool {
+        !self.uid.is_empty()
+    }
+
     /// The CSR PEM we send.
     pub fn csr_pem(&self) -> &[u8] {
         self.csr_pem.get(..self.csr_pem_len).unwrap_or(&[])

@@ -193,17 +193,20 @@ fn write_kubeconfig(
     files::write_private(path, &buf[..n], true)
 }
 
+/// A failed engine run: the error, the server's detail, and whether the CSR exists on the server.
+type EngineFailure = (Error, String, bool);
+
 /// Drive one engine to its end and store the result. Returns the validity window.
 fn run_engine(
     cfg: Config<'_>,
     key: &NodeKey,
     transport: &Transport,
     store: &CertStore,
-) -> Result<(i64, i64, i64), (Error, String)> {
+) -> Result<(i64, i64, i64), EngineFailure> {
     let now = unix_now();
     let mut engine: Box<Engine<'_, NodeKey>> = match Engine::new(cfg, key, now, seed()) {
         Ok(e) => Box::new(e),
-        Err(e) => return Err((e, e.to_string())),
+        Err(e) => return Err((e, e.to_string(), false)),
     };
     if !engine.csr_name().is_empty() {
         println!("agent={AGENT} step=csr name={}", engine.csr_name());
@@ -225,11 +228,11 @@ fn run_engine(
                     s
                 })
                 .unwrap_or_default();
-            return Err((e, detail));
+            return Err((e, detail, engine.created()));
         }
     }
     let Action::Done(issued) = engine.poll(unix_now()) else {
-        return Err((Error::InvalidState, "engine did not finish".into()));
+        return Err((Error::InvalidState, "engine did not finish".into(), true));
     };
     println!(
         "agent={AGENT} step=issued csr={} not_before={} not_after={} issuer=\"{}\"",
@@ -239,13 +242,13 @@ fn run_engine(
         issued.verified.ca_subject
     );
     let mut key_pem = Zeroizing::new([0u8; SEC1_PEM_LEN]);
-    let kn = key.to_sec1_pem(&mut key_pem[..]).map_err(|e| (e, e.to_string()))?;
+    let kn = key.to_sec1_pem(&mut key_pem[..]).map_err(|e| (e, e.to_string(), true))?;
     let now = unix_now();
     let ts = Timestamp::from_unix(now, utc_offset(now))
-        .map_err(|e| (Error::InvalidState, e.to_string()))?;
+        .map_err(|e| (Error::InvalidState, e.to_string(), true))?;
     let path = store
         .update(&ts, issued.cert_pem, &key_pem[..kn])
-        .map_err(|e| (Error::InvalidState, format!("storing credentials: {e}")))?;
+        .map_err(|e| (Error::InvalidState, format!("storing credentials: {e}"), true))?;
     println!(
         "agent={AGENT} step=stored file={} current={}",
         path.display(),
@@ -292,15 +295,16 @@ fn bootstrap_serving(a: &BootstrapArgs) -> CmdResult {
     cfg.expiration_seconds = a.expiration_seconds;
     cfg.watch = !a.poll;
     println!("agent={AGENT} step=start-serving node={} server={}", a.node_name, boot.server);
-    let (_, na, deadline) = run_engine(cfg, &key, &transport, &store).map_err(|(e, detail)| {
-        println!(
-            "agent={AGENT} error={} code={} detail=\"{}\"",
-            e,
-            e.code(),
-            detail.replace('"', "'")
-        );
-        Rejected(format!("serving bootstrap failed: {e} ({detail})"))
-    })?;
+    let (_, na, deadline) =
+        run_engine(cfg, &key, &transport, &store).map_err(|(e, detail, _)| {
+            println!(
+                "agent={AGENT} error={} code={} detail=\"{}\"",
+                e,
+                e.code(),
+                detail.replace('"', "'")
+            );
+            Rejected(format!("serving bootstrap failed: {e} ({detail})"))
+        })?;
     println!(
         "agent={AGENT} step=done-serving not_after={} rotation_deadline={}",
         rfc(na),
@@ -384,10 +388,11 @@ pub fn bootstrap(a: &BootstrapArgs) -> CmdResult {
             );
             Ok(())
         }
-        Err((e, detail)) => {
-            // Change nothing: a key cache we created for this attempt goes again, unless the CSR
-            // may still be approved later (timeout), when the same key must be reused.
-            if generated && e != Error::Timeout {
+        Err((e, detail, created)) => {
+            // Change nothing: a key cache we created for this attempt goes again, unless a CSR
+            // signed by it exists and may still be approved (timeout): then a restart must reuse
+            // the key, so that it finds its own `node-csr-` object.
+            if generated && !(e == Error::Timeout && created) {
                 let _ = store.remove_key_cache();
                 if !cert_dir_existed {
                     let _ = std::fs::remove_dir(&a.cert_dir);
@@ -442,7 +447,7 @@ fn rotate_once(
     cfg.wait_secs = wait;
     cfg.expiration_seconds = expiration_seconds;
     println!("agent={AGENT} step=rotate node={node} server={}", kc.server);
-    run_engine(cfg, &key, &transport, &store).map_err(|(e, detail)| {
+    run_engine(cfg, &key, &transport, &store).map_err(|(e, detail, _)| {
         println!(
             "agent={AGENT} error={} code={} detail=\"{}\"",
             e,
