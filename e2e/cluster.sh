@@ -7,6 +7,7 @@
 #   e2e/cluster.sh env    print `export ...` lines (eval "$(e2e/cluster.sh env)")
 #   e2e/cluster.sh down   stop everything, check that no port is left listening
 #   e2e/cluster.sh status show pids/ports and whether /readyz answers
+#   e2e/cluster.sh restart-apiserver [SECONDS]  stop the apiserver, wait, start it again
 #
 # Env:
 #   E2E_WORK              work dir (default for `up`: a new mktemp dir under
@@ -318,20 +319,36 @@ cmd_up() {
     --unsafe-no-fsync --log-level warn
   wait_for 60 "etcd /health" curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
 
-  start_bg kube-apiserver "$BIN/kube-apiserver" \
-    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
-    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
-    --tls-cert-file="$W/pki/apiserver.crt" --tls-private-key-file="$W/pki/apiserver.key" \
-    --client-ca-file="$W/pki/client-ca.crt" \
-    --enable-bootstrap-token-auth=true --anonymous-auth=true \
-    --token-auth-file="$W/pki/tokens.csv" \
-    --authorization-mode=Node,RBAC \
-    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file="$W/pki/sa.pub" --service-account-signing-key-file="$W/pki/sa.key" \
-    --service-cluster-ip-range=10.0.0.0/24 \
-    --endpoint-reconciler-type=none \
-    --cert-dir="$W/apiserver-certs" \
-    --profiling=false --v="$v"
+  # Audit: one Metadata line per CSR / cluster-info request (e2e/run counts requests per agent).
+  cat >"$W/audit-policy.yaml" <<'EOF2'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  resources:
+  - group: certificates.k8s.io
+    resources: ["certificatesigningrequests"]
+- level: None
+EOF2
+  APISERVER_CMD=("$BIN/kube-apiserver"
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT"
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT"
+    --tls-cert-file="$W/pki/apiserver.crt" --tls-private-key-file="$W/pki/apiserver.key"
+    --client-ca-file="$W/pki/client-ca.crt"
+    --enable-bootstrap-token-auth=true --anonymous-auth=true
+    --token-auth-file="$W/pki/tokens.csv"
+    --authorization-mode=Node,RBAC
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local
+    --service-account-key-file="$W/pki/sa.pub" --service-account-signing-key-file="$W/pki/sa.key"
+    --service-cluster-ip-range=10.0.0.0/24
+    --endpoint-reconciler-type=none
+    --cert-dir="$W/apiserver-certs"
+    --audit-policy-file="$W/audit-policy.yaml" --audit-log-path="$W/logs/audit.log" --audit-log-format=json
+    --profiling=false --v="$v")
+  # Saved so that `restart-apiserver` can bring the same apiserver back.
+  printf '%q ' "${APISERVER_CMD[@]}" >"$W/apiserver.cmd"
+  start_bg kube-apiserver "${APISERVER_CMD[@]}"
   wait_for 180 "kube-apiserver /readyz" curl -fsS --cacert "$W/pki/ca.crt" \
     --cert "$W/pki/admin.crt" --key "$W/pki/admin.key" "$SERVER/readyz"
 
@@ -385,6 +402,26 @@ cmd_down() {
   return 0
 }
 
+# Stop the apiserver (SIGTERM), wait $1 seconds (default 5), start it again with the same
+# command line and wait for /readyz: for "apiserver gone mid-wait" tests.
+cmd_restart_apiserver() {
+  resolve_work
+  local pause=${1:-5} f="$W/pids/kube-apiserver.pid" pid i
+  [[ -f $f && -f $W/apiserver.cmd ]] || die "no apiserver in $W"
+  pid=$(cat "$f")
+  log "stopping kube-apiserver (pid $pid) for ${pause}s"
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+  sleep "$pause"
+  # shellcheck disable=SC1090 # the saved, %q-quoted command line
+  eval "start_bg kube-apiserver $(cat "$W/apiserver.cmd")"
+  # shellcheck disable=SC1091
+  source "$W/env.sh"
+  wait_for 180 "kube-apiserver /readyz" curl -fsS --cacert "$W/pki/ca.crt" \
+    --cert "$W/pki/admin.crt" --key "$W/pki/admin.key" "$E2E_SERVER/readyz"
+}
+
 cmd_env() {
   resolve_work
   [[ -f "$W/env.sh" ]] || die "$W/env.sh missing (cluster not up?)"
@@ -409,6 +446,7 @@ case "${1:-}" in
   up) cmd_up ;;
   down) cmd_down ;;
   env) cmd_env ;;
+  restart-apiserver) shift; cmd_restart_apiserver "$@" ;;
   status) cmd_status ;;
-  *) echo "usage: $0 up|down|env|status" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|env|status|restart-apiserver [SECONDS]" >&2; exit 2 ;;
 esac
