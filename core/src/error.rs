@@ -102,6 +102,10 @@ pub enum Error {
     TooLarge,
     /// The engine was driven out of order (e.g. a response with no request outstanding).
     InvalidState,
+    /// kubeadm token discovery: the `cluster-info` ConfigMap could not be authenticated with the
+    /// token — its detached JWS (HS256 keyed by the token secret) does not verify (wrong secret
+    /// or tampered content), or the copy fetched over verified TLS differs from the signed one.
+    JwsInvalid,
 }
 
 impl Error {
@@ -146,6 +150,7 @@ impl Error {
             Error::MalformedResponse => 709,
             Error::TooLarge => 710,
             Error::InvalidState => 711,
+            Error::JwsInvalid => 712,
         }
     }
 
@@ -200,6 +205,7 @@ impl Error {
             Error::MalformedResponse => "malformed response from the apiserver",
             Error::TooLarge => "response too large for the engine's buffers",
             Error::InvalidState => "engine driven out of order",
+            Error::JwsInvalid => "failed to verify JWS signature of the cluster-info ConfigMap",
         }
     }
 }
@@ -492,6 +498,7 @@ mod tests {
             Error::MalformedResponse,
             Error::TooLarge,
             Error::InvalidState,
+            Error::JwsInvalid,
         ];
         for (i, a) in samples.iter().enumerate() {
             for b in &samples[i + 1..] {

@@ -24,6 +24,7 @@ extern crate std;
 
 pub mod api;
 pub mod csr;
+pub mod discovery;
 pub mod engine;
 pub mod error;
 pub mod json;

@@ -1,0 +1,792 @@
+//! kubeadm token discovery (`kubeadm join --discovery-token ... --discovery-token-ca-cert-hash
+//! sha256:...`), sans-IO (spec §8).
+//!
+//! A node that knows only the API server endpoint, a bootstrap token and one or more CA pins
+//! learns the cluster's CA and server URL from the `kube-public/cluster-info` ConfigMap:
+//!
+//! 1. GET the ConfigMap anonymously **without** verifying TLS ([`Tls::Insecure`]);
+//! 2. check the detached JWS `data["jws-kubeconfig-<id>"]` over `data["kubeconfig"]`, an
+//!    HMAC-SHA256 keyed with the token secret ([`verify_detached_jws`]) — this proves the
+//!    content came from someone who knows the token;
+//! 3. take the CA from that kubeconfig and require one of its certificates to match a pin
+//!    ([`crate::pin`]) — this proves it is the CA we expect;
+//! 4. GET the ConfigMap again, this time with TLS verified against that CA
+//!    ([`Tls::VerifyWith`]), and require the same `kubeconfig` bytes;
+//! 5. hand out the server URL and the CA ([`Action::Done`]), from which
+//!    [`Discovered::write_bootstrap_kubeconfig`] writes kubeadm's bootstrap kubeconfig.
+//!
+//! The ConfigMap may exist before the bootstrapsigner controller has added the signature for
+//! our token: a response without `jws-kubeconfig-<id>` is retried every
+//! [`RETRY_INTERVAL_SECS`] seconds (kubeadm's `DiscoveryRetryInterval`) until the timeout
+//! (default [`DEFAULT_TIMEOUT_SECS`]), and so are transport errors, 404, 408, 429 and 5xx.
+//! 401 and 403 are failures ([`Error::Unauthorized`], [`Error::Forbidden`]); kubeadm retries
+//! those too, until its timeout.
+//!
+//! ```no_run
+//! use kubeboot::discovery::{Action, Config, Discovery, Tls};
+//! use kubeboot::pin::CaPin;
+//! use kubeboot::token::BootstrapToken;
+//! # fn send(_: &str, _: Tls<'_>) -> Result<(u16, Vec<u8>), ()> { unimplemented!() }
+//! # fn now() -> i64 { 0 }
+//! let token = BootstrapToken::parse("abcdef.0123456789abcdef").unwrap();
+//! let pins = [CaPin::parse("sha256:3b793efefe27a19f93b0fbe6e637e9c41d0dde8a377d6ab1c0f656bf1136dd8a").unwrap()];
+//! let mut d: Box<Discovery<'_>> = Box::new(Discovery::new(Config::new(&token, &pins), now()).unwrap());
+//! loop {
+//!     let outcome = match d.poll(now()) {
+//!         // Both requests go to the discovery endpoint (`https://<endpoint>`), anonymously.
+//!         Action::Send(req) => send(req.path, req.tls),
+//!         Action::Wait { .. } | Action::AwaitResponse { .. } => continue, // sleep until `until`
+//!         Action::Done(found) => {
+//!             let mut out = [0u8; 8192];
+//!             let n = found.write_bootstrap_kubeconfig(&mut out).unwrap();
+//!             // write out[..n] to bootstrap-kubelet.conf
+//!             break;
+//!         }
+//!         Action::Failed(e) => panic!("discovery failed: {e}"),
+//!     };
+//!     match outcome {
+//!         Ok((status, body)) => { let _ = d.on_response(now(), status, &body); }
+//!         Err(()) => d.on_transport_error(now()),
+//!     }
+//! }
+//! ```
+//!
+//! Memory: the engine keeps the signed kubeconfig and the CA PEM in two `N`-byte buffers
+//! (default [`DEFAULT_BUFFER`]), the server URL in [`MAX_SERVER_LEN`] bytes and one DER
+//! certificate ([`MAX_CA_CERT_DER`] bytes) of scratch for the pin check. No heap.
+
+use core::fmt;
+
+use base64ct::{Base64UrlUnpadded, Encoding};
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+use subtle::ConstantTimeEq;
+
+use crate::engine::Method;
+use crate::error::{Error, Result};
+use crate::json::{self, Object, Str, Value};
+use crate::kubeconfig::{self, BootstrapKubeconfig, Kubeconfig};
+use crate::pin::{self, CaPin};
+use crate::token::{BootstrapToken, ID_LEN, TokenId};
+
+/// The ConfigMap's path (always fetched anonymously).
+pub const CLUSTER_INFO_PATH: &str = "/api/v1/namespaces/kube-public/configmaps/cluster-info";
+/// The ConfigMap key holding the kubeconfig (`bootstrapapi.KubeConfigKey`).
+pub const KUBECONFIG_KEY: &str = "kubeconfig";
+/// Prefix of the ConfigMap keys holding detached JWS signatures (`jws-kubeconfig-<id>`).
+pub const JWS_KEY_PREFIX: &str = "jws-kubeconfig-";
+/// kubeadm's `DiscoveryRetryInterval`: 5 s.
+pub const RETRY_INTERVAL_SECS: i64 = 5;
+/// kubeadm's default discovery timeout: 5 min.
+pub const DEFAULT_TIMEOUT_SECS: i64 = 5 * 60;
+/// kubeadm's `DefaultClusterName`, the cluster name in the bootstrap kubeconfig it writes
+/// (`discovery.For` passes this constant, not the name from `cluster-info`).
+pub const DEFAULT_CLUSTER_NAME: &str = "kubernetes";
+/// Default size of each of the two buffers (signed kubeconfig, CA PEM).
+pub const DEFAULT_BUFFER: usize = 16 * 1024;
+/// Longest server URL kept.
+pub const MAX_SERVER_LEN: usize = 1024;
+/// Largest single CA certificate (DER) the pin check can decode.
+pub const MAX_CA_CERT_DER: usize = 4096;
+
+/// `{"alg":"HS256","kid":"` + id + `"}`.
+const HEADER_PREFIX: &[u8] = br#"{"alg":"HS256","kid":""#;
+const HEADER_JSON_LEN: usize = HEADER_PREFIX.len() + ID_LEN + 2;
+const HEADER_B64_LEN: usize = HEADER_JSON_LEN.div_ceil(3) * 4 - pad(HEADER_JSON_LEN);
+const SIG_B64_LEN: usize = 43;
+/// Length of a detached JWS for a bootstrap token id: `<40 header chars>..<43 signature chars>`.
+pub const DETACHED_JWS_LEN: usize = HEADER_B64_LEN + 2 + SIG_B64_LEN;
+/// Payload bytes base64url-encoded per HMAC update (a multiple of 3, so chunks join cleanly).
+const CHUNK: usize = 48;
+
+const fn pad(n: usize) -> usize {
+    match n % 3 {
+        1 => 2,
+        2 => 1,
+        _ => 0,
+    }
+}
+
+fn detached_jws(
+    token_id: &TokenId,
+    secret: &[u8],
+    content: &[u8],
+) -> Result<[u8; DETACHED_JWS_LEN]> {
+    let mut header = [0u8; HEADER_JSON_LEN];
+    let (prefix, rest) = header.split_at_mut(HEADER_PREFIX.len());
+    prefix.copy_from_slice(HEADER_PREFIX);
+    let (id, tail) = rest.split_at_mut(ID_LEN);
+    id.copy_from_slice(token_id.as_bytes());
+    tail.copy_from_slice(b"\"}");
+
+    let mut out = [0u8; DETACHED_JWS_LEN];
+    let (h, rest) = out.split_at_mut(HEADER_B64_LEN);
+    let (dots, sig) = rest.split_at_mut(2);
+    let h = Base64UrlUnpadded::encode(&header, h).map_err(|_| Error::InvalidState)?;
+    // HMAC accepts keys of any length (the upstream test uses an empty one).
+    let mut mac =
+        <Hmac<Sha256> as KeyInit>::new_from_slice(secret).map_err(|_| Error::InvalidToken)?;
+    mac.update(h.as_bytes());
+    mac.update(b".");
+    let mut enc = [0u8; CHUNK / 3 * 4];
+    for chunk in content.chunks(CHUNK) {
+        let e = Base64UrlUnpadded::encode(chunk, &mut enc).map_err(|_| Error::InvalidState)?;
+        mac.update(e.as_bytes());
+    }
+    let tag = mac.finalize().into_bytes();
+    dots.copy_from_slice(b"..");
+    Base64UrlUnpadded::encode(&tag, sig).map_err(|_| Error::InvalidState)?;
+    Ok(out)
+}
+
+/// Compute the detached JWS (compact serialization with the payload removed) that the
+/// bootstrapsigner controller puts in `jws-kubeconfig-<id>` (spec §8.2): protected header
+/// `{"alg":"HS256","kid":"<id>"}`, HS256 keyed with `secret` (the token's 16-character secret,
+/// as bytes, not `id.secret`), over `b64url(header) "." b64url(content)`. Writes
+/// [`DETACHED_JWS_LEN`] bytes of ASCII `b64url(header) ".." b64url(mac)` into `out`.
+///
+/// The payload is base64url-encoded and hashed in small chunks: nothing is allocated and the
+/// content can be of any size. A short `out` is [`Error::BufferTooSmall`].
+pub fn compute_detached_jws(
+    token_id: &TokenId,
+    secret: &[u8],
+    content: &[u8],
+    out: &mut [u8],
+) -> Result<usize> {
+    let dst = out
+        .get_mut(..DETACHED_JWS_LEN)
+        .ok_or(Error::BufferTooSmall { needed: DETACHED_JWS_LEN })?;
+    dst.copy_from_slice(&detached_jws(token_id, secret, content)?);
+    Ok(DETACHED_JWS_LEN)
+}
+
+/// Whether `jws` is exactly the detached JWS of `content` for this token id and secret
+/// (upstream `DetachedTokenIsValid`). The whole string is compared, in constant time.
+pub fn verify_detached_jws(token_id: &TokenId, secret: &[u8], content: &[u8], jws: &[u8]) -> bool {
+    match detached_jws(token_id, secret, content) {
+        Ok(expected) => bool::from(expected.as_slice().ct_eq(jws)),
+        Err(_) => false,
+    }
+}
+
+/// What to discover with.
+#[derive(Clone, Copy, Debug)]
+pub struct Config<'a> {
+    /// The bootstrap token (its id selects `jws-kubeconfig-<id>`, its secret keys the HMAC).
+    pub token: &'a BootstrapToken,
+    /// CA public-key pins (`--discovery-token-ca-cert-hash`); at least one CA certificate in
+    /// `cluster-info` must match one of them.
+    pub pins: &'a [CaPin],
+    /// With no pins, trust the JWS-signed CA without any pin
+    /// (`--discovery-token-unsafe-skip-ca-verification`). Without this flag, empty `pins` is
+    /// refused by [`Discovery::new`].
+    pub allow_unpinned: bool,
+    /// Give up after this many seconds (from [`Discovery::new`]); default 5 min.
+    pub timeout_secs: i64,
+    /// Seconds between attempts (kubeadm: 5); values below 1 count as 1.
+    pub retry_interval_secs: i64,
+}
+
+impl<'a> Config<'a> {
+    /// kubeadm's defaults: pinned, 5 min timeout, retry every 5 s.
+    pub fn new(token: &'a BootstrapToken, pins: &'a [CaPin]) -> Self {
+        Config {
+            token,
+            pins,
+            allow_unpinned: false,
+            timeout_secs: DEFAULT_TIMEOUT_SECS,
+            retry_interval_secs: RETRY_INTERVAL_SECS,
+        }
+    }
+}
+
+/// How the transport must set up TLS for a request.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Tls<'d> {
+    /// Do not verify the server certificate (first fetch: nothing is trusted yet; the content
+    /// is authenticated by its JWS instead).
+    Insecure,
+    /// Verify the server certificate chain (and host name, as for any HTTPS request) against
+    /// exactly these CA certificates (PEM), and nothing else.
+    VerifyWith(&'d [u8]),
+}
+
+impl fmt::Debug for Tls<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tls::Insecure => f.write_str("Insecure"),
+            Tls::VerifyWith(ca) => write!(f, "VerifyWith(<{} bytes of PEM>)", ca.len()),
+        }
+    }
+}
+
+/// A request to send now: to the discovery endpoint (`https://<endpoint>` + `path`),
+/// **anonymously** (no `Authorization` header, no client certificate), with TLS set up as
+/// `tls` says.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'d> {
+    /// Always [`Method::Get`].
+    pub method: Method,
+    /// [`CLUSTER_INFO_PATH`].
+    pub path: &'static str,
+    /// `Accept` header value.
+    pub accept: &'static str,
+    /// TLS verification for this request.
+    pub tls: Tls<'d>,
+}
+
+/// The discovered cluster.
+pub struct Discovered<'d> {
+    /// The API server URL from the `cluster-info` kubeconfig (its cluster's `server`).
+    pub server: &'d str,
+    /// The cluster CA (PEM, from `certificate-authority-data`). Empty only when unpinned and
+    /// `cluster-info` carries no CA.
+    pub ca_pem: &'d [u8],
+    /// Whether the CA was pinned and confirmed over verified TLS (`false` only with
+    /// [`Config::allow_unpinned`] and no pins: then it is authenticated by the JWS alone).
+    pub pinned: bool,
+    /// The signed `cluster-info` kubeconfig, verbatim.
+    pub cluster_info: &'d [u8],
+    token: &'d BootstrapToken,
+}
+
+impl fmt::Debug for Discovered<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Discovered")
+            .field("server", &self.server)
+            .field("ca_pem_len", &self.ca_pem.len())
+            .field("pinned", &self.pinned)
+            .field("cluster_info_len", &self.cluster_info.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Discovered<'_> {
+    /// Write the bootstrap kubeconfig kubeadm writes after token discovery
+    /// (`bootstrap-kubelet.conf`, `CreateWithToken`): cluster [`DEFAULT_CLUSTER_NAME`] with the
+    /// discovered server and CA data, user `tls-bootstrap-token-user` with the token `id.secret`,
+    /// context `tls-bootstrap-token-user@kubernetes`. Returns the length; a short buffer is
+    /// [`Error::BufferTooSmall`]. The output contains the token secret.
+    pub fn write_bootstrap_kubeconfig(&self, out: &mut [u8]) -> Result<usize> {
+        let wire = self.token.to_wire();
+        kubeconfig::write_bootstrap_kubeconfig(
+            &BootstrapKubeconfig {
+                server: self.server,
+                cluster_name: DEFAULT_CLUSTER_NAME,
+                certificate_authority_data: self.ca_pem,
+                token: wire.as_str(),
+            },
+            out,
+        )
+    }
+}
+
+/// What to do next.
+#[derive(Debug)]
+pub enum Action<'d> {
+    /// Send this request; report the outcome with [`Discovery::on_response`] or
+    /// [`Discovery::on_transport_error`].
+    Send(Request<'d>),
+    /// A request is outstanding: feed its outcome (give up at `until`, the overall deadline,
+    /// and call `poll` again then).
+    AwaitResponse {
+        /// Unix seconds.
+        until: i64,
+    },
+    /// Nothing to do before `until` (retry interval): call `poll` again then.
+    Wait {
+        /// Unix seconds.
+        until: i64,
+    },
+    /// The cluster was discovered and authenticated.
+    Done(Discovered<'d>),
+    /// Failed for good; [`Discovery::failure`] says why in words.
+    Failed(Error),
+}
+
+/// Where discovery is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// About to fetch `cluster-info` without TLS verification.
+    Fetch,
+    /// First fetch sent.
+    Fetching,
+    /// About to re-fetch `cluster-info` over TLS verified with the pinned CA.
+    Confirm,
+    /// Second fetch sent.
+    Confirming,
+    /// Waiting for the retry interval.
+    Backoff,
+    /// Discovered.
+    Done,
+    /// Failed for good.
+    Failed,
+}
+
+/// Why the last attempt is being retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retry {
+    /// The request could not be sent or no response arrived.
+    Transport,
+    /// A retryable HTTP status (404: no `cluster-info` yet; 408, 429, 5xx).
+    Status(u16),
+    /// `cluster-info` has no `jws-kubeconfig-<id>` for our token (yet): the bootstrapsigner has
+    /// not signed it, or the token id is unknown or expired.
+    NoSignature,
+}
+
+/// The outcome of reading one 200 response.
+enum Step {
+    Retry(Retry),
+    Confirm,
+    Done,
+}
+
+/// The discovery state machine. `N` is the size of each of the two buffers (default
+/// [`DEFAULT_BUFFER`]): it bounds the signed kubeconfig and the CA PEM.
+pub struct Discovery<'a, const N: usize = DEFAULT_BUFFER> {
+    config: Config<'a>,
+    kubeconfig: [u8; N],
+    kubeconfig_len: usize,
+    ca: [u8; N],
+    ca_len: usize,
+    server: [u8; MAX_SERVER_LEN],
+    server_len: usize,
+    scratch: [u8; MAX_CA_CERT_DER],
+    phase: Phase,
+    resume: Phase,
+    until: i64,
+    deadline: i64,
+    attempts: u32,
+    last_retry: Option<Retry>,
+    error: Option<(Error, &'static str)>,
+}
+
+impl<const N: usize> fmt::Debug for Discovery<'_, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Discovery")
+            .field("phase", &self.phase)
+            .field("attempts", &self.attempts)
+            .field("deadline", &self.deadline)
+            .field("last_retry", &self.last_retry)
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+fn too_large(e: Error) -> Error {
+    match e {
+        Error::BufferTooSmall { .. } => Error::TooLarge,
+        _ => Error::MalformedResponse,
+    }
+}
+
+/// The `data` object of a ConfigMap body; `None` when it has no data.
+fn configmap_data(body: &[u8]) -> Result<Option<Object<'_>>> {
+    let doc = json::parse(body).map_err(|_| Error::MalformedResponse)?;
+    let obj = doc.as_object().ok_or(Error::MalformedResponse)?;
+    match obj.get("data").map_err(|_| Error::MalformedResponse)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(o)) => Ok(Some(o)),
+        Some(_) => Err(Error::MalformedResponse),
+    }
+}
+
+/// A string member of `data` (`None` when absent; a non-string is malformed).
+fn data_str<'b>(data: &Object<'b>, key: &str) -> Result<Option<Str<'b>>> {
+    match data.get(key).map_err(|_| Error::MalformedResponse)? {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(Error::MalformedResponse),
+    }
+}
+
+/// Server URL and CA PEM from the signed kubeconfig. Returns `(server_len, ca_len)`.
+fn extract(kc: &[u8], server: &mut [u8], ca: &mut [u8]) -> Result<(usize, usize)> {
+    let parsed = Kubeconfig::parse(kc).map_err(|_| Error::MalformedResponse)?;
+    let clusters = parsed.clusters();
+    // kubeadm writes one cluster named "": prefer it (kubeadm's GetClusterFromKubeConfig), else
+    // the last one (the CA loop in `retrieveValidatedConfigInfo` keeps the last cluster).
+    let cluster = clusters
+        .iter()
+        .rev()
+        .find(|c| c.name.is_empty())
+        .or_else(|| clusters.last())
+        .ok_or(Error::MalformedResponse)?
+        .value;
+    let url = cluster.server.filter(|s| !s.is_empty()).ok_or(Error::MalformedResponse)?;
+    let server_len = url.decode_into(server).map_err(too_large)?.len();
+    let ca_len = match cluster.certificate_authority_data.filter(|d| !d.is_empty()) {
+        Some(data) => data.decode_base64_into(ca).map_err(too_large)?.len(),
+        None => 0,
+    };
+    Ok((server_len, ca_len))
+}
+
+impl<'a, const N: usize> Discovery<'a, N> {
+    /// Start discovering at `now` (unix seconds). Empty `pins` without
+    /// [`Config::allow_unpinned`] is refused with [`Error::PinMismatch`] (nothing could ever be
+    /// pinned), as kubeadm refuses token discovery without `--discovery-token-ca-cert-hash` or
+    /// `--discovery-token-unsafe-skip-ca-verification`.
+    pub fn new(config: Config<'a>, now: i64) -> Result<Self> {
+        if config.pins.is_empty() && !config.allow_unpinned {
+            return Err(Error::PinMismatch);
+        }
+        Ok(Discovery {
+            config,
+            kubeconfig: [0u8; N],
+            kubeconfig_len: 0,
+            ca: [0u8; N],
+            ca_len: 0,
+            server: [0u8; MAX_SERVER_LEN],
+            server_len: 0,
+            scratch: [0u8; MAX_CA_CERT_DER],
+            phase: Phase::Fetch,
+            resume: Phase::Fetch,
+            until: now,
+            deadline: now.saturating_add(config.timeout_secs.max(0)),
+            attempts: 0,
+            last_retry: None,
+            error: None,
+        })
+    }
+
+    /// The current phase.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// The overall deadline (unix seconds).
+    pub fn deadline(&self) -> i64 {
+        self.deadline
+    }
+
+    /// Requests sent so far.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// Why the last attempt was retried (useful with [`Error::Timeout`]: e.g.
+    /// [`Retry::NoSignature`] means the token id is unknown to the cluster or has expired).
+    pub fn last_retry(&self) -> Option<Retry> {
+        self.last_retry
+    }
+
+    /// The failure and an explanation, once [`Action::Failed`] was returned.
+    pub fn failure(&self) -> Option<(Error, &'static str)> {
+        self.error
+    }
+
+    fn fail(&mut self, e: Error, why: &'static str) -> Error {
+        self.error = Some((e, why));
+        self.phase = Phase::Failed;
+        e
+    }
+
+    /// What to do now.
+    pub fn poll(&mut self, now: i64) -> Action<'_> {
+        if let Some((e, _)) = self.error {
+            return Action::Failed(e);
+        }
+        if self.phase == Phase::Done {
+            return self.done_action();
+        }
+        if now >= self.deadline {
+            let why = match self.last_retry {
+                Some(Retry::NoSignature) => {
+                    "no jws-kubeconfig-<id> for the token before the deadline: the token id is \
+                     invalid for this cluster or it has expired"
+                }
+                _ => "cluster-info could not be fetched before the deadline",
+            };
+            return Action::Failed(self.fail(Error::Timeout, why));
+        }
+        if self.phase == Phase::Backoff {
+            if now < self.until {
+                return Action::Wait { until: self.until.min(self.deadline) };
+            }
+            self.phase = self.resume;
+        }
+        let tls = match self.phase {
+            Phase::Fetch => {
+                self.phase = Phase::Fetching;
+                Tls::Insecure
+            }
+            Phase::Confirm => {
+                self.phase = Phase::Confirming;
+                Tls::VerifyWith(self.ca.get(..self.ca_len).unwrap_or(&[]))
+            }
+            Phase::Fetching | Phase::Confirming => {
+                return Action::AwaitResponse { until: self.deadline };
+            }
+            Phase::Backoff | Phase::Done | Phase::Failed => {
+                return Action::Wait { until: self.deadline };
+            }
+        };
+        self.attempts = self.attempts.saturating_add(1);
+        Action::Send(Request {
+            method: Method::Get,
+            path: CLUSTER_INFO_PATH,
+            accept: "application/json",
+            tls,
+        })
+    }
+
+    fn done_action(&self) -> Action<'_> {
+        Action::Done(Discovered {
+            server: core::str::from_utf8(self.server.get(..self.server_len).unwrap_or(&[]))
+                .unwrap_or(""),
+            ca_pem: self.ca.get(..self.ca_len).unwrap_or(&[]),
+            pinned: !self.config.pins.is_empty(),
+            cluster_info: self.kubeconfig.get(..self.kubeconfig_len).unwrap_or(&[]),
+            token: self.config.token,
+        })
+    }
+
+    fn retry(&mut self, now: i64, why: Retry) {
+        self.last_retry = Some(why);
+        self.resume = match self.phase {
+            Phase::Confirming => Phase::Confirm,
+            _ => Phase::Fetch,
+        };
+        self.until = now.saturating_add(self.config.retry_interval_secs.max(1));
+        self.phase = Phase::Backoff;
+    }
+
+    /// The request could not be sent or no response arrived (connection refused, TLS failure —
+    /// including a server certificate that does not verify against the pinned CA on the
+    /// second fetch —, timeout). Retried after the interval until the deadline.
+    pub fn on_transport_error(&mut self, now: i64) {
+        if matches!(self.phase, Phase::Fetching | Phase::Confirming) {
+            self.retry(now, Retry::Transport);
+        }
+    }
+
+    /// The whole response to the outstanding request. `Err` when it ended discovery (the same
+    /// error [`Discovery::poll`] reports from now on) or when no request was outstanding
+    /// ([`Error::InvalidState`], nothing changes).
+    pub fn on_response(&mut self, now: i64, status: u16, body: &[u8]) -> Result<()> {
+        if !matches!(self.phase, Phase::Fetching | Phase::Confirming) {
+            return Err(Error::InvalidState);
+        }
+        match status {
+            200 => match self.on_configmap(body) {
+                Ok(Step::Retry(why)) => {
+                    self.retry(now, why);
+                    Ok(())
+                }
+                Ok(Step::Confirm) => {
+                    self.phase = Phase::Confirm;
+                    Ok(())
+                }
+                Ok(Step::Done) => {
+                    self.phase = Phase::Done;
+                    Ok(())
+                }
+                Err((e, why)) => Err(self.fail(e, why)),
+            },
+            401 => Err(self.fail(Error::Unauthorized, "anonymous request to cluster-info refused")),
+            403 => Err(self.fail(Error::Forbidden, "anonymous access to cluster-info forbidden")),
+            404 | 408 | 429 | 500..=599 => {
+                self.retry(now, Retry::Status(status));
+                Ok(())
+            }
+            _ => Err(self.fail(Error::HttpStatus, "unexpected HTTP status for cluster-info")),
+        }
+    }
+
+    fn on_configmap(&mut self, body: &[u8]) -> core::result::Result<Step, (Error, &'static str)> {
+        let bad = |e: Error| (e, "malformed cluster-info ConfigMap");
+        let confirming = self.phase == Phase::Confirming;
+        let Some(data) = configmap_data(body).map_err(bad)? else {
+            return Ok(Step::Retry(Retry::NoSignature));
+        };
+        let mut jws_key = heapless::String::<{ JWS_KEY_PREFIX.len() + ID_LEN }>::new();
+        jws_key
+            .push_str(JWS_KEY_PREFIX)
+            .and_then(|()| jws_key.push_str(self.config.token.id()))
+            .map_err(|_| (Error::InvalidState, "jws key"))?;
+        let Some(jws) = data_str(&data, &jws_key).map_err(bad)? else {
+            // The bootstrapsigner adds the signature a moment after the ConfigMap appears.
+            return Ok(Step::Retry(Retry::NoSignature));
+        };
+        let kc = data_str(&data, KUBECONFIG_KEY)
+            .map_err(bad)?
+            .filter(|k| !k.is_empty())
+            .ok_or((Error::MalformedResponse, "cluster-info has no kubeconfig"))?;
+        if jws.is_empty() {
+            return Err((
+                Error::TokenMismatch,
+                "token id is invalid for this cluster or it has expired (empty signature)",
+            ));
+        }
+
+        if confirming {
+            let signed = self.kubeconfig.get(..self.kubeconfig_len).unwrap_or(&[]);
+            let same = kc.decoded_len() == signed.len() && kc.bytes().eq(signed.iter().copied());
+            if !same {
+                return Err((
+                    Error::JwsInvalid,
+                    "cluster-info fetched over verified TLS differs from the signed one",
+                ));
+            }
+            return Ok(Step::Done);
+        }
+
+        let n = kc
+            .decode_into(&mut self.kubeconfig)
+            .map_err(|_| (Error::TooLarge, "cluster-info kubeconfig larger than the buffer"))?
+            .len();
+        self.kubeconfig_len = n;
+        let content = self.kubeconfig.get(..n).unwrap_or(&[]);
+        let mut presented = [0u8; DETACHED_JWS_LEN];
+        let valid = match jws.decode_into(&mut presented) {
+            Ok(p) => verify_detached_jws(
+                &self.config.token.token_id(),
+                self.config.token.secret_bytes(),
+                content,
+                p.as_bytes(),
+            ),
+            Err(_) => false,
+        };
+        if !valid {
+            return Err((
+                Error::JwsInvalid,
+                "failed to verify JWS signature of cluster-info (wrong token secret or tampered \
+                 content)",
+            ));
+        }
+
+        let (server_len, ca_len) =
+            extract(content, &mut self.server, &mut self.ca).map_err(|e| {
+                let why = match e {
+                    Error::TooLarge => "server URL or CA in cluster-info larger than the buffers",
+                    _ => "malformed kubeconfig in cluster-info",
+                };
+                (e, why)
+            })?;
+        self.server_len = server_len;
+        self.ca_len = ca_len;
+
+        if self.config.pins.is_empty() {
+            // allow_unpinned (checked in `new`): kubeadm returns the insecure config here.
+            return Ok(Step::Done);
+        }
+        if ca_len == 0 {
+            return Err((
+                Error::MalformedResponse,
+                "cluster-info has no certificate-authority-data",
+            ));
+        }
+        let ca = self.ca.get(..ca_len).unwrap_or(&[]);
+        pin::check_any_pem(self.config.pins, ca, &mut self.scratch).map_err(|e| match e {
+            Error::PinMismatch => (e, "none of the CA public keys in cluster-info are pinned"),
+            Error::BufferTooSmall { .. } => {
+                (Error::TooLarge, "CA certificate in cluster-info larger than the scratch buffer")
+            }
+            _ => (Error::MalformedResponse, "unparsable CA certificate in cluster-info"),
+        })?;
+        Ok(Step::Confirm)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HELLO: &[u8] = b"Hello from the other side. I must have called a thousand times.";
+    const SECRET: &[u8] = b"my voice is my passcode";
+
+    fn jws(secret: &[u8], content: &[u8]) -> heapless::String<DETACHED_JWS_LEN> {
+        let mut out = [0u8; DETACHED_JWS_LEN];
+        let id = TokenId::parse("joshua").unwrap();
+        assert_eq!(compute_detached_jws(&id, secret, content, &mut out), Ok(DETACHED_JWS_LEN));
+        heapless::String::try_from(core::str::from_utf8(&out).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn upstream_vectors() {
+        let cases: [(&[u8], &[u8], &str); 3] = [
+            (
+                SECRET,
+                HELLO,
+                "eyJhbGciOiJIUzI1NiIsImtpZCI6Impvc2h1YSJ9..VShe2taLd-YTrmWuRkcL_8QTNDHYxQIEBsAYYiIj1_8",
+            ),
+            (
+                SECRET,
+                b"",
+                "eyJhbGciOiJIUzI1NiIsImtpZCI6Impvc2h1YSJ9..7Ui1ALizW4jXphVUB7xUqC9vLYLL9RZeOFfVLoB7Tgk",
+            ),
+            (
+                b"",
+                HELLO,
+                "eyJhbGciOiJIUzI1NiIsImtpZCI6Impvc2h1YSJ9..UfkqvDGiIFxrMnFseDj9LYJOLNrvjW8aHhF71mvvAs8",
+            ),
+        ];
+        let id = TokenId::parse("joshua").unwrap();
+        for (secret, content, expected) in cases {
+            assert_eq!(jws(secret, content).as_str(), expected);
+            assert!(verify_detached_jws(&id, secret, content, expected.as_bytes()));
+            // Upstream: the same signature with "foo" appended must fail.
+            let mut foo: heapless::String<96> = heapless::String::try_from(expected).unwrap();
+            foo.push_str("foo").unwrap();
+            assert!(!verify_detached_jws(&id, secret, content, foo.as_bytes()));
+            assert!(!verify_detached_jws(&id, secret, content, &expected.as_bytes()[..84]));
+        }
+        assert!(!verify_detached_jws(
+            &id,
+            b"my voice is my passcodE",
+            HELLO,
+            cases[0].2.as_bytes()
+        ));
+        assert!(!verify_detached_jws(&id, SECRET, b"Hello", cases[0].2.as_bytes()));
+        let other = TokenId::parse("joshub").unwrap();
+        assert!(!verify_detached_jws(&other, SECRET, HELLO, cases[0].2.as_bytes()));
+    }
+
+    #[test]
+    fn header_segment_decodes() {
+        let j = jws(SECRET, HELLO);
+        let (h, _) = j.split_once("..").unwrap();
+        let mut buf = [0u8; 64];
+        let dec = Base64UrlUnpadded::decode(h, &mut buf).unwrap();
+        assert_eq!(dec, br#"{"alg":"HS256","kid":"joshua"}"#);
+        assert_eq!(HEADER_B64_LEN, 40);
+        assert_eq!(DETACHED_JWS_LEN, 85);
+    }
+
+    #[test]
+    fn short_buffer() {
+        let id = TokenId::parse("joshua").unwrap();
+        let mut out = [0u8; DETACHED_JWS_LEN - 1];
+        assert_eq!(
+            compute_detached_jws(&id, SECRET, HELLO, &mut out),
+            Err(Error::BufferTooSmall { needed: DETACHED_JWS_LEN })
+        );
+    }
+
+    /// Chunked streaming gives the same result as hashing the whole encoding at once, for every
+    /// length around the chunk boundaries.
+    #[test]
+    fn streaming_matches_one_shot() {
+        let id = TokenId::parse("abcdef").unwrap();
+        let mut content = [0u8; 3 * CHUNK + 5];
+        for (i, b) in content.iter_mut().enumerate() {
+            *b = (i * 37 + 11) as u8;
+        }
+        for len in 0..content.len() {
+            let c = &content[..len];
+            let mut enc = [0u8; 4 * (3 * CHUNK + 5) / 3 + 4];
+            let e = Base64UrlUnpadded::encode(c, &mut enc).unwrap();
+            let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(b"k").unwrap();
+            mac.update(b"eyJhbGciOiJIUzI1NiIsImtpZCI6ImFiY2RlZiJ9.");
+            mac.update(e.as_bytes());
+            let tag = mac.finalize().into_bytes();
+            let mut sig = [0u8; 43];
+            let sig = Base64UrlUnpadded::encode(&tag, &mut sig).unwrap();
+            let mut out = [0u8; DETACHED_JWS_LEN];
+            compute_detached_jws(&id, b"k", c, &mut out).unwrap();
+            assert_eq!(&out[42..], sig.as_bytes(), "len {len}");
+        }
+    }
+}
