@@ -6,6 +6,7 @@
 mod cmd_bootstrap;
 mod cmd_csr;
 mod cmd_demo;
+mod cmd_discover;
 mod cmd_key;
 mod cmd_kubeconfig;
 mod cmd_token;
@@ -56,6 +57,9 @@ enum Command {
         #[arg(long)]
         rotations: Option<u32>,
     },
+    /// kubeadm-style token discovery: fetch cluster-info, check its JWS with the token and the
+    /// CA against `--ca-cert-hash`, write a bootstrap kubeconfig.
+    Discover(cmd_discover::DiscoverArgs),
     /// Kubeconfig files: show, write the node kubeconfig.
     #[command(subcommand)]
     Kubeconfig(cmd_kubeconfig::KubeconfigCommand),
@@ -95,6 +99,7 @@ fn main() -> ExitCode {
         Command::Rotate(r) => cmd_bootstrap::rotate(r),
         Command::Run { args, rotations } => cmd_bootstrap::run(args, rotations),
         Command::Kubeconfig(k) => cmd_kubeconfig::run(k),
+        Command::Discover(d) => cmd_discover::run(d),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
