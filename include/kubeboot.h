@@ -480,7 +480,7 @@ typedef struct kubeboot_bytes {
   size_t len;
 } kubeboot_bytes;
 
-// The current context of a kubeconfig, resolved (from [`kubeboot_kubeconfig_view`]). Every
+// The current context of a kubeconfig, resolved (from [`kubeboot_kubeconfig_get`]). Every
 // pointer points into the `kubeboot_kubeconfig` handle and is valid until it is freed. Text is
 // UTF-8, already unescaped, not NUL-terminated; absent values are `{NULL, 0}`. `*-data` wins
 // over the file when both are set (as kubectl). Relative paths are reported as written; resolve
@@ -809,8 +809,8 @@ kubeboot_result kubeboot_kubeconfig_load(const uint8_t *input,
 void kubeboot_kubeconfig_free(struct kubeboot_kubeconfig *kc);
 
 // Describe the resolved context in `*out` (pointers into `kc`, valid until it is freed).
-kubeboot_result kubeboot_kubeconfig_view(const struct kubeboot_kubeconfig *kc,
-                                         struct kubeboot_kubeconfig_view *out);
+kubeboot_result kubeboot_kubeconfig_get(const struct kubeboot_kubeconfig *kc,
+                                        struct kubeboot_kubeconfig_view *out);
 
 // Write the kubelet's node kubeconfig (spec §3.5) into `buf`: cluster `default-cluster` with
 // `server`, the CA as a file path (`ca_file`, make it absolute first) or, without a file, as

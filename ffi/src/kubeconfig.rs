@@ -32,7 +32,7 @@ pub struct kubeboot_bytes {
     pub len: usize,
 }
 
-/// The current context of a kubeconfig, resolved (from [`kubeboot_kubeconfig_view`]). Every
+/// The current context of a kubeconfig, resolved (from [`kubeboot_kubeconfig_get`]). Every
 /// pointer points into the `kubeboot_kubeconfig` handle and is valid until it is freed. Text is
 /// UTF-8, already unescaped, not NUL-terminated; absent values are `{NULL, 0}`. `*-data` wins
 /// over the file when both are set (as kubectl). Relative paths are reported as written; resolve
@@ -233,7 +233,7 @@ fn cred_view(c: &Cred) -> (u32, kubeboot_bytes, kubeboot_bytes, bool) {
 
 /// Describe the resolved context in `*out` (pointers into `kc`, valid until it is freed).
 #[unsafe(no_mangle)]
-pub extern "C" fn kubeboot_kubeconfig_view(
+pub extern "C" fn kubeboot_kubeconfig_get(
     kc: *const kubeboot_kubeconfig,
     out: *mut kubeboot_kubeconfig_view,
 ) -> kubeboot_result {
