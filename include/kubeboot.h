@@ -493,7 +493,7 @@ typedef struct kubeboot_kubeconfig_view {
   // Its user's name (absent: anonymous).
   struct kubeboot_bytes user_name;
   // The context's namespace.
-  struct kubeboot_bytes namespace_;
+  struct kubeboot_bytes context_namespace;
   // The server URL (never empty).
   struct kubeboot_bytes server;
   // `tls-server-name`.

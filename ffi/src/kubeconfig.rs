@@ -47,7 +47,7 @@ pub struct kubeboot_kubeconfig_view {
     /// Its user's name (absent: anonymous).
     pub user_name: kubeboot_bytes,
     /// The context's namespace.
-    pub namespace: kubeboot_bytes,
+    pub context_namespace: kubeboot_bytes,
     /// The server URL (never empty).
     pub server: kubeboot_bytes,
     /// `tls-server-name`.
@@ -254,7 +254,7 @@ pub extern "C" fn kubeboot_kubeconfig_get(
             context_name: b(&v.context_name),
             cluster_name: b(&v.cluster_name),
             user_name: b(&v.user_name),
-            namespace: b(&v.namespace),
+            context_namespace: b(&v.namespace),
             server: b(&v.server),
             tls_server_name: b(&v.tls_server_name),
             insecure_skip_tls_verify: v.insecure,
