@@ -728,6 +728,12 @@ kubeboot_result kubeboot_engine_csr_name(const struct kubeboot_engine *engine,
                                          size_t len,
                                          size_t *out_len);
 
+// Whether a request is outstanding (create, get or watch sent, outcome not yet fed). A
+// streaming transport must stop reading a watch response as soon as this turns false after
+// [`kubeboot_engine_on_stream_data`] (the certificate arrived or the CSR failed): the apiserver
+// keeps the stream open until its timeout. False for NULL.
+bool kubeboot_engine_request_outstanding(const struct kubeboot_engine *engine);
+
 // The engine's overall deadline (unix seconds): creation time plus the wait. 0 for NULL.
 int64_t kubeboot_engine_deadline(const struct kubeboot_engine *engine);
 

@@ -16,7 +16,7 @@ use core::ptr::null;
 
 use kb::csr::{self, Profile};
 use kb::engine::{
-    Action, Auth, BOOTSTRAP_WAIT_SECS, Config, Engine, Method, Naming, ROTATION_WAIT_SECS,
+    Action, Auth, BOOTSTRAP_WAIT_SECS, Config, Engine, Method, Naming, Phase, ROTATION_WAIT_SECS,
     RequestKind,
 };
 use kb::key::NodeKey;
@@ -563,6 +563,21 @@ pub extern "C" fn kubeboot_engine_csr_name(
         let out_len = try_mut!(out_len);
         let buf = try_out_buf!(buf, len);
         copy_out(buf, out_len, e.engine.csr_name().as_bytes())
+    }}
+}
+
+/// Whether a request is outstanding (create, get or watch sent, outcome not yet fed). A
+/// streaming transport must stop reading a watch response as soon as this turns false after
+/// [`kubeboot_engine_on_stream_data`] (the certificate arrived or the CSR failed): the apiserver
+/// keeps the stream open until its timeout. False for NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_engine_request_outstanding(engine: *const kubeboot_engine) -> bool {
+    ffi_panic_boundary! { false, {
+        // SAFETY: the caller passes NULL or a live engine handle.
+        match unsafe { engine.as_ref() } {
+            Some(e) => matches!(e.engine.phase(), Phase::Creating | Phase::Fetching | Phase::Watching),
+            None => false,
+        }
     }}
 }
 
