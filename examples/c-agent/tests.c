@@ -626,6 +626,7 @@ static kubeboot_action rec_run(kubeboot_engine *e, const char *created, const ch
     CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
     CHECK(a.kind == KUBEBOOT_ACTION_AWAIT && a.until == REC_NOW + 3600);
     CHECK(kubeboot_engine_deadline(e) == REC_NOW + 3600);
+    CHECK(kubeboot_engine_request_outstanding(e));
     unsigned char *body = data(created, &n);
     CHECK_RC(kubeboot_engine_on_response(e, REC_NOW, 201, body, n), OK);
     free(body);
@@ -640,6 +641,7 @@ static kubeboot_action rec_run(kubeboot_engine *e, const char *created, const ch
         if (rc != OK) break; /* the watch is over (done or failed) */
     }
     free(w);
+    CHECK(!kubeboot_engine_request_outstanding(e)); /* the stream can be dropped now */
     CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 1, &a), OK);
     return a;
 }
@@ -832,6 +834,7 @@ static void test_engine(void) {
     CHECK_RC(kubeboot_engine_failure_message(e, buf, sizeof buf, NULL), NULLP);
     CHECK_RC(kubeboot_engine_csr_name(NULL, buf, sizeof buf, &n), NULLP);
     CHECK(kubeboot_engine_deadline(NULL) == 0);
+    CHECK(!kubeboot_engine_request_outstanding(NULL));
     kubeboot_engine_free(e);
     kubeboot_engine_free(NULL);
 
