@@ -43,6 +43,48 @@
 // anyway: there are only 23 distinct usages).
 #define KUBEBOOT_CSR_CHECK_MAX_USAGES 64
 
+// Authenticate with the bootstrap token (`Authorization: Bearer <id>.<secret>`).
+#define KUBEBOOT_AUTH_TOKEN 0
+
+// Authenticate with the current client certificate, which the transport presents in the TLS
+// handshake (rotation).
+#define KUBEBOOT_AUTH_CLIENT_CERTIFICATE 1
+
+// Name the CSR `node-csr-<digest>` (the kubelet's bootstrap name: a restart finds its CSR).
+#define KUBEBOOT_NAMING_NODE_CSR 0
+
+// `generateName: csr-` (rotation: the apiserver picks the name).
+#define KUBEBOOT_NAMING_GENERATE 1
+
+// Action: send the request described in the action (`request_*` fields).
+#define KUBEBOOT_ACTION_SEND 0
+
+// Action: a request is outstanding; feed its outcome (`until` is the overall deadline).
+#define KUBEBOOT_ACTION_AWAIT 1
+
+// Action: nothing to do before `until` (unix seconds); poll again then.
+#define KUBEBOOT_ACTION_WAIT 2
+
+// Action: the certificate was issued and validated (`cert_pem`, `not_before`, ...).
+#define KUBEBOOT_ACTION_DONE 3
+
+// Action: failed for good (`result`, `http_status`; see [`kubeboot_engine_failure_message`]).
+#define KUBEBOOT_ACTION_FAILED 4
+
+// Request: create the CSR (POST, JSON body).
+#define KUBEBOOT_REQUEST_CREATE 0
+
+// Request: GET the CSR by name.
+#define KUBEBOOT_REQUEST_GET 1
+
+// Request: watch the CSR; stream the response body into [`kubeboot_engine_on_stream_data`] as it
+// arrives and call [`kubeboot_engine_on_stream_end`] when it ends.
+#define KUBEBOOT_REQUEST_WATCH 2
+
+// Seconds the apiserver keeps a watch open (`timeoutSeconds` of watch requests); give the
+// transport a little more than this as its timeout.
+#define KUBEBOOT_WATCH_TIMEOUT_SECS 300
+
 // Bytes of entropy [`kubeboot_key_from_entropy`] needs at least (each further 32-byte chunk is a
 // fallback should a chunk be out of range).
 #define KUBEBOOT_KEY_ENTROPY_LEN 32
@@ -58,6 +100,17 @@
 
 // Length of a raw `r || s` ECDSA P-256 signature.
 #define KUBEBOOT_SIGNATURE_LEN 64
+
+// A credential is not set.
+#define KUBEBOOT_SOURCE_NONE 0
+
+// A credential is inline (`*-data`, decoded to PEM in the `_data` field).
+#define KUBEBOOT_SOURCE_DATA 1
+
+// A credential is a file (the `_file` field; see its `_is_relative` flag).
+#define KUBEBOOT_SOURCE_FILE 2
+
+
 
 // First backoff wait after a failed rotation attempt, in milliseconds.
 #define KUBEBOOT_BACKOFF_INITIAL_MS 2000
@@ -89,9 +142,22 @@
 // Most `auth-extra-groups` entries [`kubeboot_token_secret_manifest`] accepts.
 #define KUBEBOOT_TOKEN_MAX_EXTRA_GROUPS 64
 
+// Capacity of [`kubeboot_verified::ca_subject`].
+#define KUBEBOOT_CA_SUBJECT_CAP 256
+
+// Length of a pin's text `sha256:<64 hex>`.
+#define KUBEBOOT_PIN_TEXT_LEN 71
+
+// Most pins [`kubeboot_ca_pin_check`] accepts.
+#define KUBEBOOT_MAX_PINS 64
+
+// Largest PEM input of the functions here (certificates, CA bundles).
+#define KUBEBOOT_MAX_PEM_LEN (1 << 20)
+
 // Result of every fallible kubeboot function. Numbers are stable and shared with
 // `kubeboot::Error::code()`: 0–99 ABI-level, 100s tokens, 200s keys, 300s CSRs, 400s
-// issued-certificate verification reasons, 500s CSR policy violations, 600s CA pins.
+// issued-certificate verification reasons, 500s CSR policy violations, 600s CA pins, 700s the
+// engine and the apiserver's answers. 10–22 are ABI-level certificate-store (std) errors.
 // In C this is a `uint32_t`; compare against the `KUBEBOOT_RESULT_*` constants.
 enum kubeboot_result
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -112,6 +178,32 @@ enum kubeboot_result
   KUBEBOOT_RESULT_INVALID_PARAMETER = 5,
   // An error of a newer core this ABI does not know yet.
   KUBEBOOT_RESULT_UNKNOWN_ERROR = 6,
+  // Certificate store (std): `StoreErrorKind::Io` (`store-io`).
+  KUBEBOOT_RESULT_STORE_IO = 10,
+  // Certificate store (std): `StoreErrorKind::NoCertKeyFiles` (`store-no-cert-key-files`).
+  KUBEBOOT_RESULT_STORE_NO_CERT_KEY_FILES = 11,
+  // Certificate store (std): `StoreErrorKind::NoCertificates` (`store-no-certificates`).
+  KUBEBOOT_RESULT_STORE_NO_CERTIFICATES = 12,
+  // Certificate store (std): `StoreErrorKind::MalformedCertificate` (`store-malformed-certificate`).
+  KUBEBOOT_RESULT_STORE_MALFORMED_CERTIFICATE = 13,
+  // Certificate store (std): `StoreErrorKind::MalformedKey` (`store-malformed-key`).
+  KUBEBOOT_RESULT_STORE_MALFORMED_KEY = 14,
+  // Certificate store (std): `StoreErrorKind::UnsupportedKey` (`store-unsupported-key`).
+  KUBEBOOT_RESULT_STORE_UNSUPPORTED_KEY = 15,
+  // Certificate store (std): `StoreErrorKind::KeyMismatch` (`store-key-mismatch`).
+  KUBEBOOT_RESULT_STORE_KEY_MISMATCH = 16,
+  // Certificate store (std): `StoreErrorKind::CurrentNotSymlink` (`store-current-not-symlink`).
+  KUBEBOOT_RESULT_STORE_CURRENT_NOT_SYMLINK = 17,
+  // Certificate store (std): `StoreErrorKind::UpdatedNotSymlink` (`store-updated-not-symlink`).
+  KUBEBOOT_RESULT_STORE_UPDATED_NOT_SYMLINK = 18,
+  // Certificate store (std): `StoreErrorKind::ReadBackMismatch` (`store-read-back-mismatch`).
+  KUBEBOOT_RESULT_STORE_READ_BACK_MISMATCH = 19,
+  // Certificate store (std): `StoreErrorKind::InvalidPrefix` (`store-invalid-prefix`).
+  KUBEBOOT_RESULT_STORE_INVALID_PREFIX = 20,
+  // Certificate store (std): `StoreErrorKind::InvalidTimestamp` (`store-invalid-timestamp`).
+  KUBEBOOT_RESULT_STORE_INVALID_TIMESTAMP = 21,
+  // Certificate store (std): `StoreErrorKind::KeyGeneration` (`store-key-generation`).
+  KUBEBOOT_RESULT_STORE_KEY_GENERATION = 22,
   // `kubeboot::Error::InvalidToken` (`invalid-token`).
   KUBEBOOT_RESULT_INVALID_TOKEN = 100,
   // `kubeboot::Error::InvalidTokenId` (`invalid-token-id`).
@@ -212,6 +304,30 @@ enum kubeboot_result
   KUBEBOOT_RESULT_INVALID_PIN = 600,
   // `kubeboot::Error::PinMismatch` (`pin-mismatch`).
   KUBEBOOT_RESULT_PIN_MISMATCH = 601,
+  // `kubeboot::Error::Unauthorized` (`unauthorized`).
+  KUBEBOOT_RESULT_UNAUTHORIZED = 700,
+  // `kubeboot::Error::Forbidden` (`forbidden`).
+  KUBEBOOT_RESULT_FORBIDDEN = 701,
+  // `kubeboot::Error::CsrDenied` (`csr-denied`).
+  KUBEBOOT_RESULT_CSR_DENIED = 702,
+  // `kubeboot::Error::CsrFailed` (`csr-failed`).
+  KUBEBOOT_RESULT_CSR_FAILED = 703,
+  // `kubeboot::Error::CsrDeleted` (`csr-deleted`).
+  KUBEBOOT_RESULT_CSR_DELETED = 704,
+  // `kubeboot::Error::CsrUidChanged` (`csr-uid-changed`).
+  KUBEBOOT_RESULT_CSR_UID_CHANGED = 705,
+  // `kubeboot::Error::CsrIncompatible` (`csr-incompatible`).
+  KUBEBOOT_RESULT_CSR_INCOMPATIBLE = 706,
+  // `kubeboot::Error::Timeout` (`timeout`).
+  KUBEBOOT_RESULT_TIMEOUT = 707,
+  // `kubeboot::Error::HttpStatus` (`http-status`).
+  KUBEBOOT_RESULT_HTTP_STATUS = 708,
+  // `kubeboot::Error::MalformedResponse` (`malformed-response`).
+  KUBEBOOT_RESULT_MALFORMED_RESPONSE = 709,
+  // `kubeboot::Error::TooLarge` (`too-large`).
+  KUBEBOOT_RESULT_TOO_LARGE = 710,
+  // `kubeboot::Error::InvalidState` (`invalid-state`).
+  KUBEBOOT_RESULT_INVALID_STATE = 711,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -221,8 +337,22 @@ typedef uint32_t kubeboot_result;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// A bootstrap / rotation engine. Opaque; not thread-safe (use from one thread at a time); free
+// with [`kubeboot_engine_free`].
+typedef struct kubeboot_engine kubeboot_engine;
+
 // A P-256 private key. Opaque; free with [`kubeboot_key_free`], which zeroizes the scalar.
 typedef struct kubeboot_key kubeboot_key;
+
+// A kubeconfig resolved to its current context. Opaque; free with
+// [`kubeboot_kubeconfig_free`], which zeroizes the token and key data.
+typedef struct kubeboot_kubeconfig kubeboot_kubeconfig;
+
+#if defined(KUBEBOOT_STD)
+// A certificate store for one prefix (`kubelet-client`, `kubelet-server`). Opaque; not
+// thread-safe; free with [`kubeboot_store_free`].
+typedef struct kubeboot_store kubeboot_store;
+#endif
 
 // A parsed or generated bootstrap token (`<id>.<secret>`). Opaque; free with
 // [`kubeboot_token_free`], which zeroizes the secret.
@@ -255,6 +385,175 @@ typedef struct kubeboot_signer {
   // The signer's public key as an uncompressed point `04 || X || Y`.
   uint8_t public_point[65];
 } kubeboot_signer;
+
+// What the engine should ask for and how. All pointers are only read during
+// [`kubeboot_engine_new`]; the engine keeps its own copies.
+typedef struct kubeboot_engine_config {
+  // The node name (`CN=system:node:<node_name>`), UTF-8, not NUL-terminated.
+  const char *node_name;
+  // Its length.
+  size_t node_name_len;
+  // `KUBEBOOT_PROFILE_CLIENT` or `KUBEBOOT_PROFILE_SERVING`.
+  uint32_t profile;
+  // Serving only: DNS names (ignored for client).
+  const struct kubeboot_str *dns_names;
+  // Number of `dns_names`.
+  size_t dns_count;
+  // Serving only: IP addresses as text (ignored for client).
+  const struct kubeboot_str *ip_addresses;
+  // Number of `ip_addresses`.
+  size_t ip_count;
+  // `KUBEBOOT_AUTH_TOKEN` or `KUBEBOOT_AUTH_CLIENT_CERTIFICATE`.
+  uint32_t auth;
+  // The bootstrap token (required for `KUBEBOOT_AUTH_TOKEN`, ignored otherwise).
+  const struct kubeboot_token *token;
+  // `KUBEBOOT_NAMING_NODE_CSR` or `KUBEBOOT_NAMING_GENERATE`.
+  uint32_t naming;
+  // The CA bundle (PEM) the issued certificate must chain to (the cluster's client CA).
+  const uint8_t *ca_pem;
+  // Its length (must not be 0).
+  size_t ca_pem_len;
+  // `spec.expirationSeconds` (≥ 600), or 0 for the signer's default.
+  uint32_t expiration_seconds;
+  // How long to wait for issuance from `now` at creation; ≤ 0 means the kubelet's default
+  // (3600 s with `KUBEBOOT_NAMING_NODE_CSR`, 900 s with `KUBEBOOT_NAMING_GENERATE`).
+  int64_t wait_seconds;
+  // Watch the CSR (true, the kubelet's way) or poll it with GET every 5 s.
+  bool watch;
+} kubeboot_engine_config;
+
+// What to do next, from [`kubeboot_engine_poll`]. Pointers point into the engine and stay valid
+// until the next call that takes the engine (or its `_free`); strings are not NUL-terminated
+// unless noted.
+typedef struct kubeboot_action {
+  // `KUBEBOOT_ACTION_SEND` / `_AWAIT` / `_WAIT` / `_DONE` / `_FAILED`.
+  uint32_t kind;
+  // AWAIT: the overall deadline; WAIT: poll again at this time (unix seconds); else 0.
+  int64_t until;
+  // SEND: `KUBEBOOT_REQUEST_CREATE` / `_GET` / `_WATCH`.
+  uint32_t request_kind;
+  // SEND: `"GET"` or `"POST"` (static, NUL-terminated); NULL otherwise.
+  const char *method;
+  // SEND: path and query, relative to the server URL (starts with `/`).
+  const char *path;
+  // Length of `path`.
+  size_t path_len;
+  // SEND: the `Authorization` header value (`Bearer ...`, secret), or NULL when the transport
+  // authenticates with the client certificate.
+  const char *authorization;
+  // Length of `authorization`.
+  size_t authorization_len;
+  // SEND: `Content-Type` of the body (static, NUL-terminated) or NULL without a body.
+  const char *content_type;
+  // SEND: `Accept` (static, NUL-terminated).
+  const char *accept;
+  // SEND: the body (JSON), NULL/0 for GET.
+  const uint8_t *body;
+  // Length of `body`.
+  size_t body_len;
+  // DONE: the issued certificate chain (PEM), validated.
+  const uint8_t *cert_pem;
+  // Length of `cert_pem`.
+  size_t cert_pem_len;
+  // DONE: the leaf's notBefore (unix seconds).
+  int64_t not_before;
+  // DONE: the leaf's notAfter (unix seconds).
+  int64_t not_after;
+  // DONE: when to rotate (70–90 % of the lifetime).
+  int64_t rotation_deadline;
+  // DONE: the CSR object's name.
+  const char *csr_name;
+  // Length of `csr_name`.
+  size_t csr_name_len;
+  // FAILED: why (a `kubeboot_result`, 700s for the apiserver's answers, 400s for a rejected
+  // certificate); `KUBEBOOT_RESULT_OK` otherwise.
+  kubeboot_result result;
+  // FAILED: the HTTP status the failure came with, or 0.
+  uint16_t http_status;
+} kubeboot_action;
+
+// A borrowed byte string (not NUL-terminated; `data` is NULL when absent, with `len` 0).
+typedef struct kubeboot_bytes {
+  // The bytes.
+  const uint8_t *data;
+  // Their number.
+  size_t len;
+} kubeboot_bytes;
+
+// The current context of a kubeconfig, resolved (from [`kubeboot_kubeconfig_get`]). Every
+// pointer points into the `kubeboot_kubeconfig` handle and is valid until it is freed. Text is
+// UTF-8, already unescaped, not NUL-terminated; absent values are `{NULL, 0}`. `*-data` wins
+// over the file when both are set (as kubectl). Relative paths are reported as written; resolve
+// them against the kubeconfig file's directory when `*_is_relative`.
+typedef struct kubeboot_kubeconfig_view {
+  // The current context's name.
+  struct kubeboot_bytes context_name;
+  // Its cluster's name.
+  struct kubeboot_bytes cluster_name;
+  // Its user's name (absent: anonymous).
+  struct kubeboot_bytes user_name;
+  // The context's namespace.
+  struct kubeboot_bytes context_namespace;
+  // The server URL (never empty).
+  struct kubeboot_bytes server;
+  // `tls-server-name`.
+  struct kubeboot_bytes tls_server_name;
+  // `insecure-skip-tls-verify`.
+  bool insecure_skip_tls_verify;
+  // `KUBEBOOT_SOURCE_NONE` (system roots) / `_DATA` / `_FILE`.
+  uint32_t ca_source;
+  // DATA: the CA bundle PEM (base64-decoded `certificate-authority-data`).
+  struct kubeboot_bytes ca_data;
+  // FILE: `certificate-authority`.
+  struct kubeboot_bytes ca_file;
+  // FILE: `ca_file` is relative.
+  bool ca_file_is_relative;
+  // The bearer token (secret).
+  struct kubeboot_bytes token;
+  // `tokenFile`.
+  struct kubeboot_bytes token_file;
+  // `token_file` is relative.
+  bool token_file_is_relative;
+  // `KUBEBOOT_SOURCE_NONE` / `_DATA` / `_FILE` for the client certificate.
+  uint32_t client_cert_source;
+  // DATA: the client certificate PEM.
+  struct kubeboot_bytes client_cert_data;
+  // FILE: `client-certificate`.
+  struct kubeboot_bytes client_cert_file;
+  // FILE: `client_cert_file` is relative.
+  bool client_cert_file_is_relative;
+  // `KUBEBOOT_SOURCE_NONE` / `_DATA` / `_FILE` for the client key.
+  uint32_t client_key_source;
+  // DATA: the client key PEM (secret).
+  struct kubeboot_bytes client_key_data;
+  // FILE: `client-key`.
+  struct kubeboot_bytes client_key_file;
+  // FILE: `client_key_file` is relative.
+  bool client_key_file_is_relative;
+} kubeboot_kubeconfig_view;
+
+// What [`kubeboot_verify_issued`] found.
+typedef struct kubeboot_verified {
+  // The leaf's notBefore (unix seconds).
+  int64_t not_before;
+  // The leaf's notAfter (unix seconds).
+  int64_t not_after;
+  // Index in the CA bundle of the CA the path ends at.
+  size_t ca_index;
+  // How many intermediates the path used.
+  size_t intermediates_used;
+  // That CA's subject, RFC 4514 style (`CN=kubernetes`), UTF-8, not NUL-terminated.
+  uint8_t ca_subject[KUBEBOOT_CA_SUBJECT_CAP];
+  // Bytes used in `ca_subject`.
+  size_t ca_subject_len;
+} kubeboot_verified;
+
+// A CA public-key pin: SHA-256 of the CA certificate's SubjectPublicKeyInfo (kubeadm's
+// `--discovery-token-ca-cert-hash`).
+typedef struct kubeboot_ca_pin {
+  // The digest.
+  uint8_t sha256[32];
+} kubeboot_ca_pin;
 
 #ifdef __cplusplus
 extern "C" {
@@ -365,6 +664,79 @@ kubeboot_result kubeboot_csr_check(const uint8_t *csr_pem,
                                    size_t usage_count,
                                    uint32_t expiration_seconds);
 
+// Create an engine: build and sign the CSR with `key` (copied), check the configuration, and get
+// ready to create the CSR. `now` is the current unix time (the wait deadline counts from it);
+// `seed` drives backoff and rotation-deadline jitter (take it from any unpredictable source).
+//
+// Errors: `KUBEBOOT_RESULT_INVALID_PARAMETER` for an unknown profile, auth or naming, or an
+// empty CA bundle; `KUBEBOOT_RESULT_NULL_PARAMETER` for a missing token with token auth; the
+// CSR errors (`INVALID_NODE_NAME`, `INVALID_DNS_NAME`, `TOO_MANY_SANS`,
+// `INVALID_EXPIRATION_SECONDS`, ...).
+kubeboot_result kubeboot_engine_new(const struct kubeboot_engine_config *cfg,
+                                    const struct kubeboot_key *key,
+                                    int64_t now,
+                                    uint64_t seed,
+                                    struct kubeboot_engine **out);
+
+// Free an engine (zeroizing the token and key copies). NULL is a no-op.
+void kubeboot_engine_free(struct kubeboot_engine *engine);
+
+// What to do now (see [`kubeboot_action`]). Writes `*out` and returns `KUBEBOOT_RESULT_OK`,
+// also for `KUBEBOOT_ACTION_FAILED` (whose `result` says why).
+kubeboot_result kubeboot_engine_poll(struct kubeboot_engine *engine,
+                                     int64_t now,
+                                     struct kubeboot_action *out);
+
+// The complete response (`status`, body) to the outstanding request. For a watch this may be
+// the whole stream (transports that cannot stream). Returns the error that ended the attempt
+// (also reported by the next poll as FAILED), `KUBEBOOT_RESULT_INVALID_STATE` when no request is
+// outstanding, else OK (including for retried statuses such as 429 / 5xx).
+kubeboot_result kubeboot_engine_on_response(struct kubeboot_engine *engine,
+                                            int64_t now,
+                                            uint16_t status,
+                                            const uint8_t *body,
+                                            size_t body_len);
+
+// A chunk of the watch response body (a 200 watch stream), split anywhere.
+kubeboot_result kubeboot_engine_on_stream_data(struct kubeboot_engine *engine,
+                                               int64_t now,
+                                               const uint8_t *chunk,
+                                               size_t chunk_len);
+
+// The watch stream ended (server timeout or closed connection). Call it after the last
+// [`kubeboot_engine_on_stream_data`]; a no-op when no watch is open.
+kubeboot_result kubeboot_engine_on_stream_end(struct kubeboot_engine *engine, int64_t now);
+
+// The request could not be sent or no (complete) response arrived: connection refused, TLS
+// error, timeout, or a watch response with a non-200 status that you could not read. Retried
+// with backoff until the deadline.
+kubeboot_result kubeboot_engine_on_transport_error(struct kubeboot_engine *engine, int64_t now);
+
+// The failure's detail once poll said FAILED: `"<reason>: <message>"` (the server's condition or
+// Status reason and message, e.g. `"AutoDenied: ..."`), or just the message, into `buf` (not
+// NUL-terminated). Empty (`*out_len` = 0) when the engine has not failed. Never contains the
+// token.
+kubeboot_result kubeboot_engine_failure_message(const struct kubeboot_engine *engine,
+                                                char *buf,
+                                                size_t len,
+                                                size_t *out_len);
+
+// The CSR object's name into `buf`: known from the start with `KUBEBOOT_NAMING_NODE_CSR`, after
+// the create response with `KUBEBOOT_NAMING_GENERATE` (empty before).
+kubeboot_result kubeboot_engine_csr_name(const struct kubeboot_engine *engine,
+                                         char *buf,
+                                         size_t len,
+                                         size_t *out_len);
+
+// Whether a request is outstanding (create, get or watch sent, outcome not yet fed). A
+// streaming transport must stop reading a watch response as soon as this turns false after
+// [`kubeboot_engine_on_stream_data`] (the certificate arrived or the CSR failed): the apiserver
+// keeps the stream open until its timeout. False for NULL.
+bool kubeboot_engine_request_outstanding(const struct kubeboot_engine *engine);
+
+// The engine's overall deadline (unix seconds): creation time plus the wait. 0 for NULL.
+int64_t kubeboot_engine_deadline(const struct kubeboot_engine *engine);
+
 // Write the fixed, human-readable message of `result` into `buf` (not NUL-terminated) and its
 // length into `*out_len`. Verification results (400–409) give their reason name; an unknown
 // code gives `"unknown result code"`.
@@ -431,6 +803,40 @@ kubeboot_result kubeboot_key_sign(const struct kubeboot_key *key,
                                   size_t msg_len,
                                   uint8_t *sig_rs);
 
+// Parse a kubeconfig (YAML as kubectl writes it, or JSON) from `(input, len)` and resolve its
+// `current-context` to the cluster and user; values are decoded and copied into the new handle.
+// `KUBEBOOT_RESULT_MALFORMED` for unsupported YAML, a missing current context, context, cluster,
+// user or server, or bad base64 in a `*-data` field.
+kubeboot_result kubeboot_kubeconfig_load(const uint8_t *input,
+                                         size_t len,
+                                         struct kubeboot_kubeconfig **out);
+
+// Free a kubeconfig handle (zeroizing the token and key data). NULL is a no-op.
+void kubeboot_kubeconfig_free(struct kubeboot_kubeconfig *kc);
+
+// Describe the resolved context in `*out` (pointers into `kc`, valid until it is freed).
+kubeboot_result kubeboot_kubeconfig_get(const struct kubeboot_kubeconfig *kc,
+                                        struct kubeboot_kubeconfig_view *out);
+
+// Write the kubelet's node kubeconfig (spec §3.5) into `buf`: cluster `default-cluster` with
+// `server`, the CA as a file path (`ca_file`, make it absolute first) or, without a file, as
+// `certificate-authority-data` from `ca_pem`, `insecure-skip-tls-verify` when `insecure`;
+// user `default-auth` with `client-certificate` and `client-key` both
+// `<cert_dir>/kubelet-client-current.pem`; context `default-context` (namespace `default`).
+// `ca_file` and `ca_pem` may be NULL/0. Returns the YAML length in `*out_len`.
+kubeboot_result kubeboot_node_kubeconfig_write(const char *server,
+                                               size_t server_len,
+                                               const char *ca_file,
+                                               size_t ca_file_len,
+                                               const uint8_t *ca_pem,
+                                               size_t ca_pem_len,
+                                               bool insecure,
+                                               const char *cert_dir,
+                                               size_t cert_dir_len,
+                                               char *buf,
+                                               size_t len,
+                                               size_t *out_len);
+
 // The rotation deadline (unix seconds) of a certificate valid from `not_before` to `not_after`:
 // `not_before + lifetime·(0.7 + 0.2·jitter/2³²)`; `not_after` for an empty or inverted window.
 // Returns 0 (rotate now) should kubeboot panic.
@@ -452,6 +858,78 @@ bool kubeboot_rotation_due(bool has_cert,
 // Milliseconds to wait after failed attempt number `attempt` (zero-based): 2 s, 4 s, 8 s,
 // 16 s plus up to 10 % jitter, then a flat 32 s. Returns 32 000 should kubeboot panic.
 uint64_t kubeboot_backoff_delay_ms(uint32_t attempt, uint32_t jitter);
+
+#if defined(KUBEBOOT_STD)
+// Open the store `<cert_dir>/<prefix>-*.pem` (the directory need not exist yet; it is made
+// absolute now) and run crash recovery. Errors are `KUBEBOOT_RESULT_STORE_*`.
+kubeboot_result kubeboot_store_open(const char *prefix,
+                                    size_t prefix_len,
+                                    const char *cert_dir,
+                                    size_t cert_dir_len,
+                                    struct kubeboot_store **out);
+#endif
+
+#if defined(KUBEBOOT_STD)
+// Free a store handle. NULL is a no-op.
+void kubeboot_store_free(struct kubeboot_store *store);
+#endif
+
+#if defined(KUBEBOOT_STD)
+// Store a new pair and point `<prefix>-current.pem` at it, crash-safely. `cert_pem` is the
+// certificate chain (leaf first), `key_pem` the private key PEM; both are checked (the key must
+// match the leaf) before anything changes on disk. The data file is named after the **local**
+// time: `unix_now` shifted by `utc_offset_seconds` (east positive, e.g. `tm_gmtoff`).
+kubeboot_result kubeboot_store_update(struct kubeboot_store *store,
+                                      int64_t unix_now,
+                                      int32_t utc_offset_seconds,
+                                      const uint8_t *cert_pem,
+                                      size_t cert_pem_len,
+                                      const uint8_t *key_pem,
+                                      size_t key_pem_len);
+#endif
+
+#if defined(KUBEBOOT_STD)
+// The current pair as one PEM (the certificate chain, then the private key: **secret**) into
+// `buf`: `<prefix>-current.pem`, else the legacy `<prefix>.crt` + `<prefix>.key`.
+// `KUBEBOOT_RESULT_STORE_NO_CERT_KEY_FILES` when there is none. Expiry is not checked: use
+// `kubeboot_verify_issued`.
+kubeboot_result kubeboot_store_current(struct kubeboot_store *store,
+                                       char *buf,
+                                       size_t len,
+                                       size_t *out_len);
+#endif
+
+#if defined(KUBEBOOT_STD)
+// The absolute path of `<dir>/<prefix>-current.pem` (what kubeconfigs and TLS clients should
+// name) into `buf`.
+kubeboot_result kubeboot_store_current_path(const struct kubeboot_store *store,
+                                            char *buf,
+                                            size_t len,
+                                            size_t *out_len);
+#endif
+
+#if defined(KUBEBOOT_STD)
+// The bootstrap key (kubelet path B, spec §3.3 step 4): the key of the current pair if it loads
+// and is P-256 (even when its certificate has expired), else the key cache
+// `<dir>/<prefix>.key.tmp`, which is created (mode 0600, with the OS RNG) when missing or
+// unusable.
+kubeboot_result kubeboot_store_bootstrap_key(struct kubeboot_store *store,
+                                             struct kubeboot_key **out);
+#endif
+
+#if defined(KUBEBOOT_STD)
+// Delete the key cache (after a successful update); a missing file is fine.
+kubeboot_result kubeboot_store_remove_key_cache(struct kubeboot_store *store);
+#endif
+
+#if defined(KUBEBOOT_STD)
+// The last failed operation's error on this handle, rendered with the path and OS error (e.g.
+// `"filesystem error at /var/lib/kubelet/pki: permission denied"`), into `buf`; empty when none.
+kubeboot_result kubeboot_store_last_error(const struct kubeboot_store *store,
+                                          char *buf,
+                                          size_t len,
+                                          size_t *out_len);
+#endif
 
 // Parse `\A[a-z0-9]{6}\.[a-z0-9]{16}\z` (no trimming) from `(s, len)` into a new handle in
 // `*out`. `KUBEBOOT_RESULT_INVALID_TOKEN` otherwise.
@@ -523,6 +1001,53 @@ kubeboot_result kubeboot_token_secret_manifest(const struct kubeboot_token *toke
                                                char *buf,
                                                size_t len,
                                                size_t *out_len);
+
+// Validate an issued certificate before using it: `cert_pem` (the signer's answer: leaf first,
+// intermediates may follow) must chain to a CA of `ca_pem`, be valid at `now`, carry our public
+// key (`spki`, SubjectPublicKeyInfo DER, e.g. from `kubeboot_key_public_spki_der`), subject
+// `O=system:nodes, CN=system:node:<node>`, the profile's usages (`KUBEBOOT_PROFILE_CLIENT`: EKU
+// clientAuth and no SANs; `KUBEBOOT_PROFILE_SERVING`: EKU serverAuth and exactly `dns_names` +
+// `ip_addresses`) and not be a CA.
+//
+// Returns the named reason on failure (`KUBEBOOT_RESULT_VERIFY_EXPIRED`, `_UNTRUSTED`,
+// `_KEY_MISMATCH`, ... 400–409; see `kubeboot_result_name`); `*out` is written only on success.
+kubeboot_result kubeboot_verify_issued(const uint8_t *cert_pem,
+                                       size_t cert_pem_len,
+                                       const uint8_t *ca_pem,
+                                       size_t ca_pem_len,
+                                       const char *node_name,
+                                       size_t node_name_len,
+                                       const uint8_t *spki,
+                                       size_t spki_len,
+                                       uint32_t profile,
+                                       const struct kubeboot_str *dns_names,
+                                       size_t dns_count,
+                                       const struct kubeboot_str *ip_addresses,
+                                       size_t ip_count,
+                                       int64_t now,
+                                       struct kubeboot_verified *out);
+
+// Parse a pin `sha256:<64 hex digits>` (case-insensitive hex, as kubeadm) into `*out`.
+// `KUBEBOOT_RESULT_INVALID_PIN` otherwise.
+kubeboot_result kubeboot_ca_pin_parse(const char *text, size_t len, struct kubeboot_ca_pin *out);
+
+// Succeed when the public key of any `CERTIFICATE` in `ca_pem` matches one of the `pin_count`
+// pins (kubeadm's `CheckAny`): `KUBEBOOT_RESULT_PIN_MISMATCH` otherwise (also for no pins),
+// `KUBEBOOT_RESULT_MALFORMED` for a bundle without a readable certificate. At most
+// [`KUBEBOOT_MAX_PINS`] pins.
+kubeboot_result kubeboot_ca_pin_check(const struct kubeboot_ca_pin *pins,
+                                      size_t pin_count,
+                                      const uint8_t *ca_pem,
+                                      size_t ca_pem_len);
+
+// Write the pin of every `CERTIFICATE` in `ca_pem`, one `sha256:<hex>\n` line each (72 bytes per
+// certificate), into `buf` (`kubeboot ca-hash`). `KUBEBOOT_RESULT_MALFORMED` for a bundle
+// without certificates or with one that does not parse.
+kubeboot_result kubeboot_ca_pins_of_pem(const uint8_t *ca_pem,
+                                        size_t ca_pem_len,
+                                        char *buf,
+                                        size_t len,
+                                        size_t *out_len);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -566,6 +566,588 @@ static void test_rotation(void) {
     CHECK(kubeboot_backoff_delay_ms(UINT32_MAX, UINT32_MAX) == 32000);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Data files under core/tests/data (KUBEBOOT_DATA, set by the Makefile). */
+
+static const char *data_dir(void) {
+    const char *d = getenv("KUBEBOOT_DATA");
+    return d && *d ? d : "../../core/tests/data";
+}
+
+static unsigned char *data(const char *name, size_t *len) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", data_dir(), name);
+    unsigned char *b = read_file(path, len);
+    if (!b || *len == 0) {
+        fprintf(stderr, "FAIL: cannot read %s\n", path);
+        failed++;
+    }
+    return b;
+}
+
+/* 2026-12-02T10:50:40Z, when the recorded run happened (the issued cert is valid then). */
+static const int64_t REC_NOW = 1796208640;
+static const char REC_TOKEN[] = "hi3rc6.cpoi3m254kzpt12t";
+static const char REC_APPROVED[] = "kubeboot-rec-approved-105026";
+
+static kubeboot_engine_config rec_config(const char *node, const kubeboot_token *t, const unsigned char *ca,
+                                         size_t ca_len) {
+    kubeboot_engine_config c;
+    memset(&c, 0, sizeof c);
+    c.node_name = node;
+    c.node_name_len = strlen(node);
+    c.profile = KUBEBOOT_PROFILE_CLIENT;
+    c.auth = KUBEBOOT_AUTH_TOKEN;
+    c.token = t;
+    c.naming = KUBEBOOT_NAMING_NODE_CSR;
+    c.ca_pem = ca;
+    c.ca_pem_len = ca_len;
+    c.watch = true;
+    return c;
+}
+
+static int bytes_eq(const void *p, size_t n, const char *want) { return p && eq(p, n, want); }
+
+/* Drive one recorded run: create (201) -> watch stream fed in `chunk`-byte pieces. Returns the
+   final action (DONE or FAILED). */
+static kubeboot_action rec_run(kubeboot_engine *e, const char *created, const char *watch, size_t chunk) {
+    kubeboot_action a;
+    size_t n = 0, wn = 0;
+    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
+    CHECK(a.kind == KUBEBOOT_ACTION_SEND && a.request_kind == KUBEBOOT_REQUEST_CREATE);
+    CHECK(a.method && strcmp(a.method, "POST") == 0);
+    CHECK(bytes_eq(a.path, a.path_len, "/apis/certificates.k8s.io/v1/certificatesigningrequests"));
+    CHECK(bytes_eq(a.authorization, a.authorization_len, "Bearer hi3rc6.cpoi3m254kzpt12t"));
+    CHECK(a.content_type && strcmp(a.content_type, "application/json") == 0);
+    CHECK(a.accept && strcmp(a.accept, "application/json") == 0);
+    CHECK(a.body && a.body_len > 100 && find_bytes(a.body, a.body_len, "\"node-csr-", 10) != NULL);
+    CHECK(find_bytes(a.body, a.body_len, "kube-apiserver-client-kubelet", 29) != NULL);
+    /* Outstanding request: AWAIT until the deadline (one hour by default). */
+    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
+    CHECK(a.kind == KUBEBOOT_ACTION_AWAIT && a.until == REC_NOW + 3600);
+    CHECK(kubeboot_engine_deadline(e) == REC_NOW + 3600);
+    CHECK(kubeboot_engine_request_outstanding(e));
+    unsigned char *body = data(created, &n);
+    CHECK_RC(kubeboot_engine_on_response(e, REC_NOW, 201, body, n), OK);
+    free(body);
+    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
+    CHECK(a.kind == KUBEBOOT_ACTION_SEND && a.request_kind == KUBEBOOT_REQUEST_WATCH);
+    CHECK(a.method && strcmp(a.method, "GET") == 0 && a.body == NULL && a.body_len == 0 && a.content_type == NULL);
+    CHECK(a.path_len > 60 && find_bytes(a.path, a.path_len, "&watch=true&timeoutSeconds=300", 30) != NULL);
+    unsigned char *w = data(watch, &wn);
+    for (size_t off = 0; w && off < wn; off += chunk) {
+        size_t len = wn - off < chunk ? wn - off : chunk;
+        kubeboot_result rc = kubeboot_engine_on_stream_data(e, REC_NOW + 1, w + off, len);
+        if (rc != OK) break; /* the watch is over (done or failed) */
+    }
+    free(w);
+    CHECK(!kubeboot_engine_request_outstanding(e)); /* the stream can be dropped now */
+    CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 1, &a), OK);
+    return a;
+}
+
+static void test_engine(void) {
+    size_t kn = 0, cn = 0, n = 0;
+    char buf[1024];
+    unsigned char *kp = data("recorded/approved.key.pem", &kn);
+    unsigned char *ca = data("recorded/client-ca.pem", &cn);
+    kubeboot_key *key = NULL;
+    kubeboot_token *tok = NULL;
+    CHECK_RC(kubeboot_key_from_pem(kp, kn, &key), OK);
+    CHECK_RC(kubeboot_token_parse(S(REC_TOKEN), &tok), OK);
+    kubeboot_engine_config cfg = rec_config("rec-1", tok, ca, cn);
+    kubeboot_engine *e = NULL;
+
+    /* NULLs and bad configurations; *out untouched on failure. */
+    kubeboot_engine *sentinel = (kubeboot_engine *)&n;
+    e = sentinel;
+    CHECK_RC(kubeboot_engine_new(NULL, key, REC_NOW, 1, &e), NULLP);
+    CHECK_RC(kubeboot_engine_new(&cfg, NULL, REC_NOW, 1, &e), NULLP);
+    CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 1, NULL), NULLP);
+    kubeboot_engine_config bad = cfg;
+    bad.token = NULL;
+    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), NULLP);
+    bad = cfg;
+    bad.profile = 7;
+    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_PARAMETER);
+    bad = cfg;
+    bad.auth = 7;
+    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_PARAMETER);
+    bad = cfg;
+    bad.naming = 7;
+    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_PARAMETER);
+    bad = cfg;
+    bad.ca_pem_len = 0;
+    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_PARAMETER);
+    bad = cfg;
+    bad.node_name = "Not_A_Node";
+    bad.node_name_len = 10;
+    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_NODE_NAME);
+    bad = cfg;
+    bad.node_name = "\xff";
+    bad.node_name_len = 1;
+    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_UTF8);
+    bad = cfg;
+    bad.expiration_seconds = 599;
+    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_EXPIRATION_SECONDS);
+    bad = cfg;
+    bad.profile = KUBEBOOT_PROFILE_SERVING; /* no SANs */
+    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_POLICY_SAN_REQUIRED);
+    kubeboot_str bad_ip = {"300.1.1.1", 9};
+    bad.ip_addresses = &bad_ip;
+    bad.ip_count = 1;
+    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
+    CHECK(e == sentinel);
+    e = NULL;
+
+    /* The recorded happy path, in several chunkings (1 byte, 7, 100, whole). Inputs may be freed
+       after _new: the engine keeps copies. */
+    size_t chunks[] = {1, 7, 100, 1u << 20};
+    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+        kubeboot_key *k2 = NULL;
+        kubeboot_token *t2 = NULL;
+        CHECK_RC(kubeboot_key_from_pem(kp, kn, &k2), OK);
+        CHECK_RC(kubeboot_token_parse(S(REC_TOKEN), &t2), OK);
+        kubeboot_engine_config c2 = rec_config("rec-1", t2, ca, cn);
+        CHECK_RC(kubeboot_engine_new(&c2, k2, REC_NOW, 42, &e), OK);
+        kubeboot_key_free(k2);
+        kubeboot_token_free(t2);
+        CHECK_RC(kubeboot_engine_csr_name(e, buf, sizeof buf, &n), OK);
+        CHECK(n == 52 && memcmp(buf, "node-csr-", 9) == 0);
+        kubeboot_action a = rec_run(e, "recorded/csr-create-201.json", "recorded/watch-approved.json", chunks[i]);
+        CHECK(a.kind == KUBEBOOT_ACTION_DONE);
+        CHECK(a.result == OK && a.http_status == 0);
+        CHECK(a.cert_pem && a.cert_pem_len > 100 && memcmp(a.cert_pem, "-----BEGIN CERTIFICATE-----", 27) == 0);
+        CHECK(bytes_eq(a.csr_name, a.csr_name_len, REC_APPROVED));
+        int64_t life = a.not_after - a.not_before;
+        CHECK(life > 3000 && a.rotation_deadline >= a.not_before + life * 7 / 10 &&
+              a.rotation_deadline <= a.not_before + life * 9 / 10);
+        /* The issued certificate passes the stand-alone validation too. */
+        uint8_t spki[KUBEBOOT_KEY_SPKI_LEN];
+        kubeboot_key *k3 = NULL;
+        CHECK_RC(kubeboot_key_from_pem(kp, kn, &k3), OK);
+        CHECK_RC(kubeboot_key_public_spki_der(k3, spki, sizeof spki, &n), OK);
+        kubeboot_key_free(k3);
+        kubeboot_verified v;
+        CHECK_RC(kubeboot_verify_issued(a.cert_pem, a.cert_pem_len, ca, cn, S("rec-1"), spki, sizeof spki,
+                                        KUBEBOOT_PROFILE_CLIENT, NULL, 0, NULL, 0, REC_NOW + 1, &v),
+                 OK);
+        CHECK(v.not_before == a.not_before && v.not_after == a.not_after);
+        CHECK(eq(v.ca_subject, v.ca_subject_len, "CN=kubeboot-e2e-client-ca") && v.ca_index == 0);
+        CHECK_RC(kubeboot_engine_csr_name(e, buf, sizeof buf, &n), OK);
+        CHECK(eq(buf, n, REC_APPROVED));
+        /* Done stays done; further input is refused. */
+        CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 2, &a), OK);
+        CHECK(a.kind == KUBEBOOT_ACTION_DONE);
+        CHECK_RC(kubeboot_engine_on_response(e, REC_NOW, 200, (const uint8_t *)"{}", 2), KUBEBOOT_RESULT_INVALID_STATE);
+        CHECK_RC(kubeboot_engine_failure_message(e, buf, sizeof buf, &n), OK);
+        CHECK(n == 0);
+        kubeboot_engine_free(e);
+        e = NULL;
+    }
+
+    /* Denied and failed: FAILED with the server's reason. */
+    const char *cases[][4] = {
+        {"recorded/denied.key.pem", "rec-2", "recorded/csr-create-201-pending.json", "recorded/watch-denied.json"},
+        {"recorded/failed.key.pem", "rec-3", "recorded/csr-create-201-to-fail.json", "recorded/watch-failed.json"},
+    };
+    for (int i = 0; i < 2; i++) {
+        size_t dn = 0;
+        unsigned char *dk = data(cases[i][0], &dn);
+        kubeboot_key *k2 = NULL;
+        CHECK_RC(kubeboot_key_from_pem(dk, dn, &k2), OK);
+        free(dk);
+        kubeboot_engine_config c2 = rec_config(cases[i][1], tok, ca, cn);
+        CHECK_RC(kubeboot_engine_new(&c2, k2, REC_NOW, 7, &e), OK);
+        kubeboot_key_free(k2);
+        kubeboot_action a = rec_run(e, cases[i][2], cases[i][3], 64);
+        CHECK(a.kind == KUBEBOOT_ACTION_FAILED);
+        CHECK(a.result == (i == 0 ? KUBEBOOT_RESULT_CSR_DENIED : KUBEBOOT_RESULT_CSR_FAILED));
+        CHECK(a.http_status == 200);
+        CHECK_RC(kubeboot_engine_failure_message(e, NULL, 0, &n), n == 0 ? OK : SHORT);
+        size_t need = n;
+        CHECK(need > 0);
+        CHECK_RC(kubeboot_engine_failure_message(e, buf, need - 1, &n), SHORT);
+        CHECK_RC(kubeboot_engine_failure_message(e, buf, sizeof buf, &n), OK);
+        CHECK(n == need);
+        if (i == 1) CHECK(n > 25 && memcmp(buf, "SignerValidationFailure: ", 25) == 0);
+        CHECK(find_bytes(buf, n, "cpoi3m254kzpt12t", 16) == NULL); /* never the token secret */
+        kubeboot_engine_free(e);
+        e = NULL;
+    }
+
+    /* 401 / 403 / 422 from the create; 503 and transport errors back off (WAIT). */
+    const struct {
+        const char *file;
+        uint16_t status;
+        uint32_t want;
+        const char *needle;
+    } st[] = {
+        {"recorded/csr-create-401-wrong-secret.json", 401, KUBEBOOT_RESULT_UNAUTHORIZED, "Unauthorized"},
+        {"recorded/csr-create-403-no-binding.json", 403, KUBEBOOT_RESULT_FORBIDDEN, "cannot create resource"},
+        {"recorded/csr-create-422-invalid.json", 422, KUBEBOOT_RESULT_HTTP_STATUS, "Invalid"},
+    };
+    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+        CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 3, &e), OK);
+        kubeboot_action a;
+        CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
+        unsigned char *b = data(st[i].file, &n);
+        CHECK_RC(kubeboot_engine_on_response(e, REC_NOW, st[i].status, b, n), st[i].want);
+        free(b);
+        CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
+        CHECK(a.kind == KUBEBOOT_ACTION_FAILED && a.result == (kubeboot_result)st[i].want && a.http_status == st[i].status);
+        CHECK_RC(kubeboot_engine_failure_message(e, buf, sizeof buf, &n), OK);
+        CHECK(find_bytes(buf, n, st[i].needle, strlen(st[i].needle)) != NULL);
+        kubeboot_engine_free(e);
+        e = NULL;
+    }
+    CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 3, &e), OK);
+    kubeboot_action a;
+    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
+    CHECK_RC(kubeboot_engine_on_response(e, REC_NOW, 503, NULL, 0), OK);
+    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
+    CHECK(a.kind == KUBEBOOT_ACTION_WAIT && a.until > REC_NOW && a.until <= REC_NOW + 3);
+    CHECK_RC(kubeboot_engine_poll(e, a.until, &a), OK);
+    CHECK(a.kind == KUBEBOOT_ACTION_SEND && a.request_kind == KUBEBOOT_REQUEST_CREATE);
+    CHECK_RC(kubeboot_engine_on_transport_error(e, REC_NOW + 3), OK);
+    CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 3, &a), OK);
+    CHECK(a.kind == KUBEBOOT_ACTION_WAIT && a.until > REC_NOW + 3);
+    /* Garbage: a 201 that is not a CSR object. */
+    CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 100, &a), OK);
+    CHECK(a.kind == KUBEBOOT_ACTION_SEND);
+    CHECK_RC(kubeboot_engine_on_response(e, REC_NOW + 100, 201, (const uint8_t *)"\x01garbage{", 9),
+             KUBEBOOT_RESULT_MALFORMED_RESPONSE);
+    /* The deadline: a fresh engine past its wait fails with TIMEOUT. */
+    kubeboot_engine_free(e);
+    CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 3, &e), OK);
+    CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 3600, &a), OK);
+    CHECK(a.kind == KUBEBOOT_ACTION_FAILED && a.result == KUBEBOOT_RESULT_TIMEOUT);
+    /* NULL handles. */
+    CHECK_RC(kubeboot_engine_poll(NULL, 0, &a), NULLP);
+    CHECK_RC(kubeboot_engine_poll(e, 0, NULL), NULLP);
+    CHECK_RC(kubeboot_engine_on_response(NULL, 0, 200, NULL, 0), NULLP);
+    CHECK_RC(kubeboot_engine_on_response(e, 0, 200, NULL, 5), NULLP);
+    CHECK_RC(kubeboot_engine_on_stream_data(NULL, 0, NULL, 0), NULLP);
+    CHECK_RC(kubeboot_engine_on_stream_end(NULL, 0), NULLP);
+    CHECK_RC(kubeboot_engine_on_transport_error(NULL, 0), NULLP);
+    CHECK_RC(kubeboot_engine_failure_message(NULL, buf, sizeof buf, &n), NULLP);
+    CHECK_RC(kubeboot_engine_failure_message(e, buf, sizeof buf, NULL), NULLP);
+    CHECK_RC(kubeboot_engine_csr_name(NULL, buf, sizeof buf, &n), NULLP);
+    CHECK(kubeboot_engine_deadline(NULL) == 0);
+    CHECK(!kubeboot_engine_request_outstanding(NULL));
+    kubeboot_engine_free(e);
+    kubeboot_engine_free(NULL);
+
+    /* Rotation mode: generateName, client-certificate auth (no Authorization), poll mode. */
+    cfg.auth = KUBEBOOT_AUTH_CLIENT_CERTIFICATE;
+    cfg.token = NULL;
+    cfg.naming = KUBEBOOT_NAMING_GENERATE;
+    cfg.watch = false;
+    CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 3, &e), OK);
+    CHECK(kubeboot_engine_deadline(e) == REC_NOW + 900);
+    CHECK_RC(kubeboot_engine_csr_name(e, buf, sizeof buf, &n), OK);
+    CHECK(n == 0);
+    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
+    CHECK(a.kind == KUBEBOOT_ACTION_SEND && a.authorization == NULL && a.authorization_len == 0);
+    CHECK(find_bytes(a.body, a.body_len, "\"generateName\":\"csr-\"", 21) != NULL);
+    kubeboot_engine_free(e);
+
+    /* Serving profile with SANs. */
+    kubeboot_str dns[] = {{"node-1.example", 14}};
+    kubeboot_str ips[] = {{"10.0.0.1", 8}, {"fd00::1", 7}};
+    cfg.profile = KUBEBOOT_PROFILE_SERVING;
+    cfg.dns_names = dns;
+    cfg.dns_count = 1;
+    cfg.ip_addresses = ips;
+    cfg.ip_count = 2;
+    cfg.expiration_seconds = 3600;
+    CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 3, &e), OK);
+    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
+    CHECK(find_bytes(a.body, a.body_len, "kubernetes.io/kubelet-serving", 29) != NULL);
+    CHECK(find_bytes(a.body, a.body_len, "\"expirationSeconds\":3600", 24) != NULL);
+    kubeboot_engine_free(e);
+
+    kubeboot_token_free(tok);
+    kubeboot_key_free(key);
+    free(kp);
+    free(ca);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_verify(const unsigned char *k1_pem, size_t k1_len) {
+    size_t ln = 0, cn = 0, n = 0;
+    unsigned char *leaf = data("ec-leaf.crt", &ln);
+    unsigned char *ca = data("ec-ca.crt", &cn);
+    kubeboot_key *k1 = NULL;
+    uint8_t spki[KUBEBOOT_KEY_SPKI_LEN];
+    CHECK_RC(kubeboot_key_from_pem(k1_pem, k1_len, &k1), OK);
+    CHECK_RC(kubeboot_key_public_spki_der(k1, spki, sizeof spki, &n), OK);
+    const int64_t now = 1800000000; /* 2027 */
+    kubeboot_verified v, zero;
+    memset(&v, 0xAB, sizeof v);
+    memcpy(&zero, &v, sizeof v);
+#define VERIFY(cert, clen, node, sp, splen, t, outp)                                                   \
+    kubeboot_verify_issued(cert, clen, ca, cn, node, strlen(node), sp, splen, KUBEBOOT_PROFILE_CLIENT, NULL, 0, \
+                           NULL, 0, t, outp)
+    CHECK_RC(VERIFY(leaf, ln, "node-1", spki, sizeof spki, now, &v), OK);
+    CHECK(v.not_before < now && v.not_after > now && v.ca_index == 0 && v.intermediates_used == 0);
+    CHECK(eq(v.ca_subject, v.ca_subject_len, "CN=kubernetes-ec"));
+    memcpy(&v, &zero, sizeof v);
+    /* Named reasons; no output on failure. */
+    CHECK_RC(VERIFY(leaf, ln, "node-1", spki, sizeof spki, 2200000000, &v), KUBEBOOT_RESULT_VERIFY_EXPIRED);
+    CHECK_RC(VERIFY(leaf, ln, "node-1", spki, sizeof spki, 1000000000, &v), KUBEBOOT_RESULT_VERIFY_NOT_YET_VALID);
+    CHECK_RC(VERIFY(leaf, ln, "node-2", spki, sizeof spki, now, &v), KUBEBOOT_RESULT_VERIFY_SUBJECT_MISMATCH);
+    uint8_t other[KUBEBOOT_KEY_SPKI_LEN];
+    memcpy(other, spki, sizeof other);
+    other[sizeof other - 1] ^= 1;
+    CHECK_RC(VERIFY(leaf, ln, "node-1", other, sizeof other, now, &v), KUBEBOOT_RESULT_VERIFY_KEY_MISMATCH);
+    CHECK_RC(VERIFY((const uint8_t *)"garbage", 7, "node-1", spki, sizeof spki, now, &v), KUBEBOOT_RESULT_VERIFY_MALFORMED);
+    CHECK_RC(kubeboot_verify_issued(leaf, ln, leaf, ln, S("node-1"), spki, sizeof spki, KUBEBOOT_PROFILE_CLIENT, NULL,
+                                    0, NULL, 0, now, &v),
+             KUBEBOOT_RESULT_VERIFY_UNTRUSTED);
+    CHECK_RC(kubeboot_verify_issued(leaf, ln, ca, cn, S("node-1"), spki, sizeof spki, KUBEBOOT_PROFILE_SERVING, NULL,
+                                    0, NULL, 0, now, &v),
+             KUBEBOOT_RESULT_VERIFY_WRONG_USAGE);
+    CHECK(memcmp(&v, &zero, sizeof v) == 0);
+    CHECK(kubeboot_result_is_verify_error(KUBEBOOT_RESULT_VERIFY_UNTRUSTED));
+    CHECK_RC(VERIFY(leaf, ln, "node-1", spki, sizeof spki, now, NULL), NULLP);
+    CHECK_RC(VERIFY(NULL, 5, "node-1", spki, sizeof spki, now, &v), NULLP);
+    CHECK_RC(kubeboot_verify_issued(leaf, ln, ca, cn, S("node-1"), spki, sizeof spki, 9, NULL, 0, NULL, 0, now, &v),
+             KUBEBOOT_RESULT_INVALID_PARAMETER);
+    kubeboot_str bad_ip = {"x", 1};
+    CHECK_RC(kubeboot_verify_issued(leaf, ln, ca, cn, S("node-1"), spki, sizeof spki, KUBEBOOT_PROFILE_SERVING, NULL,
+                                    0, &bad_ip, 1, now, &v),
+             KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
+#undef VERIFY
+
+    /* Pins: kubeadm's vector. */
+    size_t pn = 0;
+    unsigned char *pin_crt = data("pin_test.crt", &pn);
+    static const char VEC[] = "sha256:345959acb2c3b2feb87d281961c893f62a314207ef02599f1cc4a5fb255480b3";
+    kubeboot_ca_pin pin, pins[2];
+    CHECK_RC(kubeboot_ca_pin_parse(S(VEC), &pin), OK);
+    CHECK(pin.sha256[0] == 0x34 && pin.sha256[31] == 0xb3);
+    CHECK_RC(kubeboot_ca_pin_parse(S("sha256:0011"), &pin), KUBEBOOT_RESULT_INVALID_PIN);
+    CHECK_RC(kubeboot_ca_pin_parse(S("\xff\xfe"), &pin), KUBEBOOT_RESULT_INVALID_PIN);
+    CHECK_RC(kubeboot_ca_pin_parse(NULL, 3, &pin), NULLP);
+    CHECK_RC(kubeboot_ca_pin_parse(S(VEC), NULL), NULLP);
+    CHECK_RC(kubeboot_ca_pin_parse(S(VEC), &pins[1]), OK);
+    memset(&pins[0], 0x11, sizeof pins[0]);
+    CHECK_RC(kubeboot_ca_pin_check(pins, 2, pin_crt, pn), OK);
+    CHECK_RC(kubeboot_ca_pin_check(pins, 1, pin_crt, pn), KUBEBOOT_RESULT_PIN_MISMATCH);
+    CHECK_RC(kubeboot_ca_pin_check(NULL, 0, pin_crt, pn), KUBEBOOT_RESULT_PIN_MISMATCH);
+    CHECK_RC(kubeboot_ca_pin_check(pins, 2, ca, cn), KUBEBOOT_RESULT_PIN_MISMATCH);
+    CHECK_RC(kubeboot_ca_pin_check(pins, 2, (const uint8_t *)"junk", 4), KUBEBOOT_RESULT_MALFORMED);
+    CHECK_RC(kubeboot_ca_pin_check(NULL, 2, pin_crt, pn), NULLP);
+    CHECK_RC(kubeboot_ca_pin_check(pins, 1000, pin_crt, pn), KUBEBOOT_RESULT_INVALID_PARAMETER);
+    char text[2 * 72];
+    CHECK_RC(kubeboot_ca_pins_of_pem(pin_crt, pn, text, sizeof text, &n), OK);
+    CHECK(n == 72 && memcmp(text, VEC, 71) == 0 && text[71] == '\n');
+    CHECK_RC(kubeboot_ca_pins_of_pem(pin_crt, pn, text, 71, &n), SHORT);
+    CHECK(n == 72);
+    CHECK_RC(kubeboot_ca_pins_of_pem(pin_crt, pn, NULL, 0, &n), SHORT);
+    CHECK_RC(kubeboot_ca_pins_of_pem(pin_crt, pn, text, sizeof text, NULL), NULLP);
+    CHECK_RC(kubeboot_ca_pins_of_pem((const uint8_t *)"junk", 4, text, sizeof text, &n), KUBEBOOT_RESULT_MALFORMED);
+    free(pin_crt);
+    kubeboot_key_free(k1);
+    free(leaf);
+    free(ca);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_kubeconfig(void) {
+    size_t n = 0;
+    unsigned char *y = data("kubeconfig/file-ca.yaml", &n);
+    kubeboot_kubeconfig *kc = NULL;
+    kubeboot_kubeconfig_view v;
+    CHECK_RC(kubeboot_kubeconfig_load(y, n, &kc), OK);
+    CHECK_RC(kubeboot_kubeconfig_get(kc, &v), OK);
+    CHECK(eq(v.server.data, v.server.len, "https://192.168.5.30:6443"));
+    CHECK(eq(v.context_name.data, v.context_name.len, "bootstrap"));
+    CHECK(eq(v.cluster_name.data, v.cluster_name.len, "bootstrap"));
+    CHECK(eq(v.user_name.data, v.user_name.len, "kubelet-bootstrap"));
+    CHECK(v.context_namespace.data == NULL && v.context_namespace.len == 0);
+    CHECK(v.ca_source == KUBEBOOT_SOURCE_FILE && !v.ca_file_is_relative && v.ca_data.data == NULL);
+    CHECK(eq(v.ca_file.data, v.ca_file.len, "/var/lib/kubernetes/ca.crt"));
+    CHECK(eq(v.token.data, v.token.len, "07401b.f395accd246ae52d"));
+    CHECK(v.client_cert_source == KUBEBOOT_SOURCE_NONE && v.client_key_source == KUBEBOOT_SOURCE_NONE);
+    CHECK(!v.insecure_skip_tls_verify);
+    kubeboot_kubeconfig_free(kc);
+    free(y);
+
+    y = data("kubeconfig/embedded-ca.yaml", &n);
+    CHECK_RC(kubeboot_kubeconfig_load(y, n, &kc), OK);
+    CHECK_RC(kubeboot_kubeconfig_get(kc, &v), OK);
+    CHECK(v.ca_source == KUBEBOOT_SOURCE_DATA && v.ca_data.len > 100);
+    CHECK(memcmp(v.ca_data.data, "-----BEGIN CERTIFICATE-----", 27) == 0);
+    kubeboot_kubeconfig_free(kc);
+    free(y);
+
+    /* Relative paths, client cert/key files, escapes. */
+    static const char REL[] = "apiVersion: v1\n"
+                              "clusters:\n- cluster:\n    certificate-authority: pki/ca.crt\n"
+                              "    server: \"https://10.0.0.1:6443\"\n  name: c\n"
+                              "contexts:\n- context:\n    cluster: c\n    user: u\n    namespace: ns\n  name: x\n"
+                              "current-context: x\nkind: Config\n"
+                              "users:\n- name: u\n  user:\n    client-certificate: cur.pem\n"
+                              "    client-key: /abs/cur.pem\n    tokenFile: tok\n";
+    CHECK_RC(kubeboot_kubeconfig_load((const uint8_t *)REL, sizeof REL - 1, &kc), OK);
+    CHECK_RC(kubeboot_kubeconfig_get(kc, &v), OK);
+    CHECK(eq(v.server.data, v.server.len, "https://10.0.0.1:6443"));
+    CHECK(v.ca_source == KUBEBOOT_SOURCE_FILE && v.ca_file_is_relative && eq(v.ca_file.data, v.ca_file.len, "pki/ca.crt"));
+    CHECK(v.client_cert_source == KUBEBOOT_SOURCE_FILE && v.client_cert_file_is_relative);
+    CHECK(v.client_key_source == KUBEBOOT_SOURCE_FILE && !v.client_key_file_is_relative);
+    CHECK(eq(v.token_file.data, v.token_file.len, "tok") && v.token_file_is_relative && v.token.data == NULL);
+    CHECK(eq(v.context_namespace.data, v.context_namespace.len, "ns"));
+    kubeboot_kubeconfig_free(kc);
+
+    /* Garbage, missing current-context, bad base64; NULLs. */
+    kc = (kubeboot_kubeconfig *)&n;
+    CHECK_RC(kubeboot_kubeconfig_load((const uint8_t *)"\x01\x02: [", 5, &kc), KUBEBOOT_RESULT_MALFORMED);
+    CHECK_RC(kubeboot_kubeconfig_load((const uint8_t *)S("apiVersion: v1\nkind: Config\n"), &kc), KUBEBOOT_RESULT_MALFORMED);
+    static const char B64[] = "clusters:\n- cluster:\n    certificate-authority-data: '!!notbase64'\n    server: https://a\n"
+                              "  name: c\ncontexts:\n- context:\n    cluster: c\n  name: x\ncurrent-context: x\n";
+    CHECK_RC(kubeboot_kubeconfig_load((const uint8_t *)B64, sizeof B64 - 1, &kc), KUBEBOOT_RESULT_MALFORMED);
+    CHECK(kc == (kubeboot_kubeconfig *)&n);
+    CHECK_RC(kubeboot_kubeconfig_load(NULL, 5, &kc), NULLP);
+    CHECK_RC(kubeboot_kubeconfig_load((const uint8_t *)REL, 5, NULL), NULLP);
+    CHECK_RC(kubeboot_kubeconfig_get(NULL, &v), NULLP);
+    kubeboot_kubeconfig_free(NULL);
+
+    /* The node kubeconfig writer; the output reads back. */
+    char out[4096];
+    CHECK_RC(kubeboot_node_kubeconfig_write(S("https://127.0.0.1:6443"), S("/etc/k/ca.crt"), NULL, 0, false,
+                                            S("/var/lib/kubelet/pki"), out, sizeof out, &n),
+             OK);
+    CHECK(find_bytes(out, n, "certificate-authority: /etc/k/ca.crt\n", 37) != NULL);
+    CHECK(find_bytes(out, n, "client-key: /var/lib/kubelet/pki/kubelet-client-current.pem\n", 60) != NULL);
+    CHECK(find_bytes(out, n, "current-context: default-context\n", 33) != NULL);
+    CHECK_RC(kubeboot_kubeconfig_load((const uint8_t *)out, n, &kc), OK);
+    CHECK_RC(kubeboot_kubeconfig_get(kc, &v), OK);
+    CHECK(eq(v.server.data, v.server.len, "https://127.0.0.1:6443"));
+    CHECK(eq(v.client_cert_file.data, v.client_cert_file.len, "/var/lib/kubelet/pki/kubelet-client-current.pem"));
+    kubeboot_kubeconfig_free(kc);
+    size_t need = n;
+    CHECK_RC(kubeboot_node_kubeconfig_write(S("https://127.0.0.1:6443"), S("/etc/k/ca.crt"), NULL, 0, false,
+                                            S("/var/lib/kubelet/pki"), out, need - 1, &n),
+             SHORT);
+    CHECK(n == need);
+    static const char PEM[] = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+    CHECK_RC(kubeboot_node_kubeconfig_write(S("https://h"), NULL, 0, (const uint8_t *)PEM, sizeof PEM - 1, true,
+                                            S("pki"), out, sizeof out, &n),
+             OK);
+    CHECK(find_bytes(out, n, "certificate-authority-data: ", 28) != NULL);
+    CHECK(find_bytes(out, n, "insecure-skip-tls-verify: true", 30) != NULL);
+    CHECK_RC(kubeboot_node_kubeconfig_write(NULL, 0, NULL, 0, NULL, 0, false, S("pki"), out, sizeof out, &n),
+             KUBEBOOT_RESULT_INVALID_PARAMETER);
+    CHECK_RC(kubeboot_node_kubeconfig_write(S("https://h"), NULL, 0, NULL, 0, false, S("pki"), out, sizeof out, NULL),
+             NULLP);
+    CHECK_RC(kubeboot_node_kubeconfig_write(S("https://h"), NULL, 0, NULL, 0, false, S("\xff"), out, sizeof out, &n),
+             KUBEBOOT_RESULT_INVALID_UTF8);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_store(const unsigned char *k1_pem, size_t k1_len) {
+    char dir[] = "/tmp/kubeboot-c-store.XXXXXX";
+    if (!mkdtemp(dir)) {
+        failed++;
+        return;
+    }
+    char certdir[256];
+    snprintf(certdir, sizeof certdir, "%s/pki", dir);
+    size_t ln = 0, n = 0;
+    unsigned char *leaf = data("ec-leaf.crt", &ln);
+    kubeboot_store *st = NULL;
+    char buf[8192];
+
+    CHECK_RC(kubeboot_store_open(S("bad/prefix"), certdir, strlen(certdir), &st), KUBEBOOT_RESULT_STORE_INVALID_PREFIX);
+    CHECK(st == NULL);
+    CHECK_RC(kubeboot_store_open(S("kubelet-client"), NULL, 3, &st), NULLP);
+    CHECK_RC(kubeboot_store_open(S("kubelet-client"), certdir, strlen(certdir), NULL), NULLP);
+    CHECK_RC(kubeboot_store_open(S("kubelet-client"), certdir, strlen(certdir), &st), OK);
+
+    /* Empty store: no pair; the bootstrap key is generated into the key cache and reused. */
+    CHECK_RC(kubeboot_store_current(st, buf, sizeof buf, &n), KUBEBOOT_RESULT_STORE_NO_CERT_KEY_FILES);
+    CHECK_RC(kubeboot_store_last_error(st, buf, sizeof buf, &n), OK);
+    CHECK(n > 0 && find_bytes(buf, n, "no cert/key files", 17) != NULL);
+    kubeboot_key *b1 = NULL, *b2 = NULL;
+    CHECK_RC(kubeboot_store_bootstrap_key(st, &b1), OK);
+    CHECK_RC(kubeboot_store_bootstrap_key(st, &b2), OK);
+    uint8_t p1[65], p2[65];
+    CHECK_RC(kubeboot_key_public_point(b1, p1), OK);
+    CHECK_RC(kubeboot_key_public_point(b2, p2), OK);
+    CHECK(memcmp(p1, p2, 65) == 0);
+    char cache[300];
+    snprintf(cache, sizeof cache, "%s/kubelet-client.key.tmp", certdir);
+    CHECK(access(cache, F_OK) == 0);
+    kubeboot_key_free(b1);
+    kubeboot_key_free(b2);
+
+    /* Update: bad inputs change nothing; a good pair becomes current. */
+    CHECK_RC(kubeboot_store_update(st, 1800000000, 3600, leaf, ln, (const uint8_t *)"nokey", 5),
+             KUBEBOOT_RESULT_STORE_MALFORMED_KEY);
+    CHECK_RC(kubeboot_store_update(st, 1800000000, 3600, (const uint8_t *)"x", 1, k1_pem, k1_len),
+             KUBEBOOT_RESULT_STORE_NO_CERTIFICATES);
+    size_t dn = 0;
+    unsigned char *other = data("recorded/approved.key.pem", &dn);
+    CHECK_RC(kubeboot_store_update(st, 1800000000, 3600, leaf, ln, other, dn), KUBEBOOT_RESULT_STORE_KEY_MISMATCH);
+    free(other);
+    CHECK_RC(kubeboot_store_update(st, INT64_MAX, 3600, leaf, ln, k1_pem, k1_len), KUBEBOOT_RESULT_STORE_INVALID_TIMESTAMP);
+    CHECK_RC(kubeboot_store_current(st, buf, sizeof buf, &n), KUBEBOOT_RESULT_STORE_NO_CERT_KEY_FILES);
+    CHECK_RC(kubeboot_store_update(st, 1800000000, 3600, leaf, ln, k1_pem, k1_len), OK);
+    char data_file[300];
+    /* 1800000000 = 2027-01-15T08:00:00Z; +1 h local */
+    snprintf(data_file, sizeof data_file, "%s/kubelet-client-2027-01-15-09-00-00.pem", certdir);
+    CHECK(access(data_file, F_OK) == 0);
+    CHECK_RC(kubeboot_store_current(st, NULL, 0, &n), SHORT);
+    size_t need = n;
+    CHECK_RC(kubeboot_store_current(st, buf, sizeof buf, &n), OK);
+    CHECK(n == need && memcmp(buf, "-----BEGIN CERTIFICATE-----", 27) == 0);
+    CHECK(find_bytes(buf, n, "PRIVATE KEY-----", 16) != NULL);
+    /* The combined PEM gives back the key. */
+    kubeboot_key *ck = NULL;
+    CHECK_RC(kubeboot_key_from_pem((const uint8_t *)buf, n, &ck), OK);
+    kubeboot_key_free(ck);
+    CHECK_RC(kubeboot_store_current_path(st, buf, sizeof buf, &n), OK);
+    char want[300];
+    snprintf(want, sizeof want, "%s/kubelet-client-current.pem", certdir);
+    CHECK(eq(buf, n, want));
+    /* Now the bootstrap key is the current pair's (K1), not the cache. */
+    CHECK_RC(kubeboot_store_bootstrap_key(st, &b1), OK);
+    kubeboot_key *k1 = NULL;
+    CHECK_RC(kubeboot_key_from_pem(k1_pem, k1_len, &k1), OK);
+    CHECK_RC(kubeboot_key_public_point(b1, p1), OK);
+    CHECK_RC(kubeboot_key_public_point(k1, p2), OK);
+    CHECK(memcmp(p1, p2, 65) == 0);
+    kubeboot_key_free(b1);
+    kubeboot_key_free(k1);
+    CHECK_RC(kubeboot_store_remove_key_cache(st), OK);
+    CHECK(access(cache, F_OK) != 0);
+    CHECK_RC(kubeboot_store_remove_key_cache(st), OK);
+    CHECK_RC(kubeboot_store_current(NULL, buf, sizeof buf, &n), NULLP);
+    CHECK_RC(kubeboot_store_update(NULL, 0, 0, leaf, ln, k1_pem, k1_len), NULLP);
+    CHECK_RC(kubeboot_store_bootstrap_key(st, NULL), NULLP);
+    CHECK_RC(kubeboot_store_remove_key_cache(NULL), NULLP);
+    CHECK_RC(kubeboot_store_last_error(NULL, buf, sizeof buf, &n), NULLP);
+    kubeboot_store_free(st);
+    kubeboot_store_free(NULL);
+
+    /* Result names of the new ranges. */
+    CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_STORE_KEY_MISMATCH, buf, sizeof buf, &n), OK);
+    CHECK(eq(buf, n, "store-key-mismatch"));
+    CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_CSR_DENIED, buf, sizeof buf, &n), OK);
+    CHECK(eq(buf, n, "csr-denied"));
+    CHECK(KUBEBOOT_RESULT_UNAUTHORIZED == 700 && KUBEBOOT_RESULT_INVALID_STATE == 711 && KUBEBOOT_RESULT_STORE_IO == 10);
+
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+    free(leaf);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s <k1.pem> [<k1.der>]\n", argv[0]);
@@ -585,6 +1167,10 @@ int main(int argc, char **argv) {
     test_keys(pem, pem_len, der, der_len);
     test_csr(pem, pem_len);
     test_rotation();
+    test_engine();
+    test_verify(pem, pem_len);
+    test_kubeconfig();
+    test_store(pem, pem_len);
     free(pem);
     free(der);
     printf("%d passed, %d failed\n", passed, failed);

@@ -8,7 +8,8 @@ use crate::macros::copy_out;
 
 /// Result of every fallible kubeboot function. Numbers are stable and shared with
 /// `kubeboot::Error::code()`: 0–99 ABI-level, 100s tokens, 200s keys, 300s CSRs, 400s
-/// issued-certificate verification reasons, 500s CSR policy violations, 600s CA pins.
+/// issued-certificate verification reasons, 500s CSR policy violations, 600s CA pins, 700s the
+/// engine and the apiserver's answers. 10–22 are ABI-level certificate-store (std) errors.
 /// In C this is a `uint32_t`; compare against the `KUBEBOOT_RESULT_*` constants.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -28,6 +29,32 @@ pub enum kubeboot_result {
     InvalidParameter = 5,
     /// An error of a newer core this ABI does not know yet.
     UnknownError = 6,
+    /// Certificate store (std): `StoreErrorKind::Io` (`store-io`).
+    StoreIo = 10,
+    /// Certificate store (std): `StoreErrorKind::NoCertKeyFiles` (`store-no-cert-key-files`).
+    StoreNoCertKeyFiles = 11,
+    /// Certificate store (std): `StoreErrorKind::NoCertificates` (`store-no-certificates`).
+    StoreNoCertificates = 12,
+    /// Certificate store (std): `StoreErrorKind::MalformedCertificate` (`store-malformed-certificate`).
+    StoreMalformedCertificate = 13,
+    /// Certificate store (std): `StoreErrorKind::MalformedKey` (`store-malformed-key`).
+    StoreMalformedKey = 14,
+    /// Certificate store (std): `StoreErrorKind::UnsupportedKey` (`store-unsupported-key`).
+    StoreUnsupportedKey = 15,
+    /// Certificate store (std): `StoreErrorKind::KeyMismatch` (`store-key-mismatch`).
+    StoreKeyMismatch = 16,
+    /// Certificate store (std): `StoreErrorKind::CurrentNotSymlink` (`store-current-not-symlink`).
+    StoreCurrentNotSymlink = 17,
+    /// Certificate store (std): `StoreErrorKind::UpdatedNotSymlink` (`store-updated-not-symlink`).
+    StoreUpdatedNotSymlink = 18,
+    /// Certificate store (std): `StoreErrorKind::ReadBackMismatch` (`store-read-back-mismatch`).
+    StoreReadBackMismatch = 19,
+    /// Certificate store (std): `StoreErrorKind::InvalidPrefix` (`store-invalid-prefix`).
+    StoreInvalidPrefix = 20,
+    /// Certificate store (std): `StoreErrorKind::InvalidTimestamp` (`store-invalid-timestamp`).
+    StoreInvalidTimestamp = 21,
+    /// Certificate store (std): `StoreErrorKind::KeyGeneration` (`store-key-generation`).
+    StoreKeyGeneration = 22,
     /// `kubeboot::Error::InvalidToken` (`invalid-token`).
     InvalidToken = 100,
     /// `kubeboot::Error::InvalidTokenId` (`invalid-token-id`).
@@ -128,6 +155,30 @@ pub enum kubeboot_result {
     InvalidPin = 600,
     /// `kubeboot::Error::PinMismatch` (`pin-mismatch`).
     PinMismatch = 601,
+    /// `kubeboot::Error::Unauthorized` (`unauthorized`).
+    Unauthorized = 700,
+    /// `kubeboot::Error::Forbidden` (`forbidden`).
+    Forbidden = 701,
+    /// `kubeboot::Error::CsrDenied` (`csr-denied`).
+    CsrDenied = 702,
+    /// `kubeboot::Error::CsrFailed` (`csr-failed`).
+    CsrFailed = 703,
+    /// `kubeboot::Error::CsrDeleted` (`csr-deleted`).
+    CsrDeleted = 704,
+    /// `kubeboot::Error::CsrUidChanged` (`csr-uid-changed`).
+    CsrUidChanged = 705,
+    /// `kubeboot::Error::CsrIncompatible` (`csr-incompatible`).
+    CsrIncompatible = 706,
+    /// `kubeboot::Error::Timeout` (`timeout`).
+    Timeout = 707,
+    /// `kubeboot::Error::HttpStatus` (`http-status`).
+    HttpStatus = 708,
+    /// `kubeboot::Error::MalformedResponse` (`malformed-response`).
+    MalformedResponse = 709,
+    /// `kubeboot::Error::TooLarge` (`too-large`).
+    TooLarge = 710,
+    /// `kubeboot::Error::InvalidState` (`invalid-state`).
+    InvalidState = 711,
 }
 
 /// Every result: the variant, its stable kebab-case name and its fixed message.
@@ -139,6 +190,67 @@ pub(crate) const RESULTS: &[(kubeboot_result, &str, &str)] = &[
     (kubeboot_result::InvalidUtf8, "invalid-utf8", "text argument is not valid UTF-8"),
     (kubeboot_result::InvalidParameter, "invalid-parameter", "argument out of range"),
     (kubeboot_result::UnknownError, "unknown-error", "unknown error"),
+    (kubeboot_result::StoreIo, "store-io", "certificate store: a filesystem call failed"),
+    (
+        kubeboot_result::StoreNoCertKeyFiles,
+        "store-no-cert-key-files",
+        "certificate store: no certificate/key pair in the store",
+    ),
+    (
+        kubeboot_result::StoreNoCertificates,
+        "store-no-certificates",
+        "certificate store: no certificates found in certificate input",
+    ),
+    (
+        kubeboot_result::StoreMalformedCertificate,
+        "store-malformed-certificate",
+        "certificate store: malformed certificate",
+    ),
+    (
+        kubeboot_result::StoreMalformedKey,
+        "store-malformed-key",
+        "certificate store: no parseable private key",
+    ),
+    (
+        kubeboot_result::StoreUnsupportedKey,
+        "store-unsupported-key",
+        "certificate store: unsupported private key type",
+    ),
+    (
+        kubeboot_result::StoreKeyMismatch,
+        "store-key-mismatch",
+        "certificate store: private key does not match public key in certificate",
+    ),
+    (
+        kubeboot_result::StoreCurrentNotSymlink,
+        "store-current-not-symlink",
+        "certificate store: <prefix>-current.pem is not a symlink",
+    ),
+    (
+        kubeboot_result::StoreUpdatedNotSymlink,
+        "store-updated-not-symlink",
+        "certificate store: <prefix>-updated.pem is not a symlink",
+    ),
+    (
+        kubeboot_result::StoreReadBackMismatch,
+        "store-read-back-mismatch",
+        "certificate store: file read back differs from what was written",
+    ),
+    (
+        kubeboot_result::StoreInvalidPrefix,
+        "store-invalid-prefix",
+        "certificate store: invalid store prefix",
+    ),
+    (
+        kubeboot_result::StoreInvalidTimestamp,
+        "store-invalid-timestamp",
+        "certificate store: invalid timestamp",
+    ),
+    (
+        kubeboot_result::StoreKeyGeneration,
+        "store-key-generation",
+        "certificate store: key generation failed",
+    ),
     (kubeboot_result::InvalidToken, "invalid-token", Error::InvalidToken.message()),
     (kubeboot_result::InvalidTokenId, "invalid-token-id", Error::InvalidTokenId.message()),
     (kubeboot_result::InvalidSecretName, "invalid-secret-name", Error::InvalidSecretName.message()),
@@ -309,6 +421,18 @@ pub(crate) const RESULTS: &[(kubeboot_result, &str, &str)] = &[
     ),
     (kubeboot_result::InvalidPin, "invalid-pin", Error::InvalidPin.message()),
     (kubeboot_result::PinMismatch, "pin-mismatch", Error::PinMismatch.message()),
+    (kubeboot_result::Unauthorized, "unauthorized", Error::Unauthorized.message()),
+    (kubeboot_result::Forbidden, "forbidden", Error::Forbidden.message()),
+    (kubeboot_result::CsrDenied, "csr-denied", Error::CsrDenied.message()),
+    (kubeboot_result::CsrFailed, "csr-failed", Error::CsrFailed.message()),
+    (kubeboot_result::CsrDeleted, "csr-deleted", Error::CsrDeleted.message()),
+    (kubeboot_result::CsrUidChanged, "csr-uid-changed", Error::CsrUidChanged.message()),
+    (kubeboot_result::CsrIncompatible, "csr-incompatible", Error::CsrIncompatible.message()),
+    (kubeboot_result::Timeout, "timeout", Error::Timeout.message()),
+    (kubeboot_result::HttpStatus, "http-status", Error::HttpStatus.message()),
+    (kubeboot_result::MalformedResponse, "malformed-response", Error::MalformedResponse.message()),
+    (kubeboot_result::TooLarge, "too-large", Error::TooLarge.message()),
+    (kubeboot_result::InvalidState, "invalid-state", Error::InvalidState.message()),
 ];
 
 /// Every core error value with a code, for the mapping test.
@@ -374,6 +498,18 @@ pub(crate) const CORE_ERRORS: &[(Error, kubeboot_result)] = &[
     (Error::Policy(PolicyViolation::ExpirationTooShort), kubeboot_result::PolicyExpirationTooShort),
     (Error::InvalidPin, kubeboot_result::InvalidPin),
     (Error::PinMismatch, kubeboot_result::PinMismatch),
+    (Error::Unauthorized, kubeboot_result::Unauthorized),
+    (Error::Forbidden, kubeboot_result::Forbidden),
+    (Error::CsrDenied, kubeboot_result::CsrDenied),
+    (Error::CsrFailed, kubeboot_result::CsrFailed),
+    (Error::CsrDeleted, kubeboot_result::CsrDeleted),
+    (Error::CsrUidChanged, kubeboot_result::CsrUidChanged),
+    (Error::CsrIncompatible, kubeboot_result::CsrIncompatible),
+    (Error::Timeout, kubeboot_result::Timeout),
+    (Error::HttpStatus, kubeboot_result::HttpStatus),
+    (Error::MalformedResponse, kubeboot_result::MalformedResponse),
+    (Error::TooLarge, kubeboot_result::TooLarge),
+    (Error::InvalidState, kubeboot_result::InvalidState),
 ];
 
 impl kubeboot_result {
@@ -481,6 +617,21 @@ mod tests {
             assert_eq!(*msg, core.message());
         }
         assert_eq!(kubeboot_result::from_code(517), None);
+        // Every engine code 700–711 exists, with the core message.
+        for code in 700..712u32 {
+            let r = kubeboot_result::from_code(code).unwrap();
+            let core = CORE_ERRORS.iter().find(|(_, x)| *x == r).unwrap().0;
+            assert_eq!(core.code(), code);
+            let (_, _, msg) = RESULTS.iter().find(|x| x.0 == r).unwrap();
+            assert_eq!(*msg, core.message());
+        }
+        assert_eq!(kubeboot_result::from_code(712), None);
+        // Every RESULTS entry with a core code (≥ 100) has a core error.
+        for (r, _, _) in RESULTS {
+            if *r as u32 >= 100 {
+                assert!(CORE_ERRORS.iter().any(|(_, x)| x == r), "{r:?}");
+            }
+        }
     }
 
     fn policy_of(e: Error) -> PolicyViolation {

@@ -9,7 +9,8 @@
 //!   NUL-terminated); a NULL data pointer with length 0 is the empty input;
 //! * outputs are `(buf, len, size_t *out_len)`: the bytes are not NUL-terminated;
 //! * a NULL pointer anywhere else is `KUBEBOOT_RESULT_NULL_PARAMETER`;
-//! * opaque handles (`kubeboot_token`, `kubeboot_key`) come from `*_parse` / `*_generate` / ...
+//! * opaque handles (`kubeboot_token`, `kubeboot_key`, `kubeboot_engine`, `kubeboot_kubeconfig`,
+//!   `kubeboot_store`) come from `*_parse` / `*_generate` / ...
 //!   and are released with their `*_free`, which zeroizes the secret and accepts NULL;
 //! * no panic crosses the boundary: std builds wrap every exported function in `catch_unwind`
 //!   and return `KUBEBOOT_RESULT_PANIC` (or NULL / 0 for functions without a result).
@@ -28,10 +29,15 @@ extern crate alloc;
 mod macros;
 
 pub mod csr;
+pub mod engine;
 pub mod error;
 pub mod key;
+pub mod kubeconfig;
 pub mod rotation;
+#[cfg(feature = "std")]
+pub mod store;
 pub mod token;
+pub mod verify;
 
 #[cfg(test)]
 mod tests;
