@@ -328,6 +328,8 @@ enum kubeboot_result
   KUBEBOOT_RESULT_TOO_LARGE = 710,
   // `kubeboot::Error::InvalidState` (`invalid-state`).
   KUBEBOOT_RESULT_INVALID_STATE = 711,
+  // `kubeboot::Error::JwsInvalid` (`jws-invalid`).
+  KUBEBOOT_RESULT_JWS_INVALID = 712,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

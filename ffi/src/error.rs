@@ -179,6 +179,8 @@ pub enum kubeboot_result {
     TooLarge = 710,
     /// `kubeboot::Error::InvalidState` (`invalid-state`).
     InvalidState = 711,
+    /// `kubeboot::Error::JwsInvalid` (`jws-invalid`).
+    JwsInvalid = 712,
 }
 
 /// Every result: the variant, its stable kebab-case name and its fixed message.
@@ -433,6 +435,7 @@ pub(crate) const RESULTS: &[(kubeboot_result, &str, &str)] = &[
     (kubeboot_result::MalformedResponse, "malformed-response", Error::MalformedResponse.message()),
     (kubeboot_result::TooLarge, "too-large", Error::TooLarge.message()),
     (kubeboot_result::InvalidState, "invalid-state", Error::InvalidState.message()),
+    (kubeboot_result::JwsInvalid, "jws-invalid", Error::JwsInvalid.message()),
 ];
 
 /// Every core error value with a code, for the mapping test.
@@ -510,6 +513,7 @@ pub(crate) const CORE_ERRORS: &[(Error, kubeboot_result)] = &[
     (Error::MalformedResponse, kubeboot_result::MalformedResponse),
     (Error::TooLarge, kubeboot_result::TooLarge),
     (Error::InvalidState, kubeboot_result::InvalidState),
+    (Error::JwsInvalid, kubeboot_result::JwsInvalid),
 ];
 
 impl kubeboot_result {
@@ -617,15 +621,15 @@ mod tests {
             assert_eq!(*msg, core.message());
         }
         assert_eq!(kubeboot_result::from_code(517), None);
-        // Every engine code 700–711 exists, with the core message.
-        for code in 700..712u32 {
+        // Every engine/discovery code 700–712 exists, with the core message.
+        for code in 700..713u32 {
             let r = kubeboot_result::from_code(code).unwrap();
             let core = CORE_ERRORS.iter().find(|(_, x)| *x == r).unwrap().0;
             assert_eq!(core.code(), code);
             let (_, _, msg) = RESULTS.iter().find(|x| x.0 == r).unwrap();
             assert_eq!(*msg, core.message());
         }
-        assert_eq!(kubeboot_result::from_code(712), None);
+        assert_eq!(kubeboot_result::from_code(713), None);
         // Every RESULTS entry with a core code (≥ 100) has a core error.
         for (r, _, _) in RESULTS {
             if *r as u32 >= 100 {

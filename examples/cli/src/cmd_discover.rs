@@ -46,7 +46,8 @@ pub fn run(a: DiscoverArgs) -> CmdResult {
     cfg.allow_unpinned = a.unsafe_skip_ca_verification && pins.is_empty();
     cfg.timeout_secs = crate::cmd_token::parse_duration(&a.timeout)?;
     let mut d: Box<Discovery<'_>> = Box::new(Discovery::new(cfg, unix_now())?);
-    let insecure = Transport::new(&a.server, TlsSetup { ca_pem: None, insecure: true, client: None })?;
+    let insecure =
+        Transport::new(&a.server, TlsSetup { ca_pem: None, insecure: true, client: None })?;
     let mut verified: Option<Transport> = None;
     loop {
         let now = unix_now();
