@@ -80,7 +80,22 @@ fn scan(input: &[u8]) {
     }
 }
 
+/// RFC 7468 `label`: `labelchar` (printable ASCII except `-`) with single spaces/tabs between.
+fn label_ok(label: &str) -> bool {
+    let b = label.as_bytes();
+    b.iter().all(|&c| (0x21..=0x7e).contains(&c) && c != b'-' || c == b' ' || c == b'\t')
+        && !b.windows(2).any(|w| matches!(w[0], b' ' | b'\t') && matches!(w[1], b' ' | b'\t'))
+}
+
 fn reencode(label: &str, der: &[u8]) {
+    // Known core quirk (see fuzz/regressions/pem_blocks/encoded-len-accepts-invalid-label):
+    // `encoded_len` does not check the label, `encode` does (`Malformed`). Pin that down
+    // exactly rather than assume one.
+    if !label_ok(label) {
+        let mut buf = vec![0u8; pem::encoded_len(label, der.len()).unwrap_or(0) + 64];
+        assert_eq!(pem::encode(label, der, &mut buf), Err(Error::Malformed));
+        return;
+    }
     let len = match pem::encoded_len(label, der.len()) {
         Ok(l) => l,
         Err(e) => {
