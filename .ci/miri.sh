@@ -40,6 +40,8 @@ SKIP=(
   request::tests::tampering_breaks_signature
   request::tests::truncation_and_trailing_data
   request::tests::mutated_fixture_never_panics
+  # statistical test over 20 000 generated tokens (tens of minutes under Miri)
+  token::tests::generation_is_unbiased
 )
 args=()
 for s in "${SKIP[@]}"; do args+=(--skip "$s"); done
