@@ -253,7 +253,8 @@ pub(crate) mod pool {
         /// Move `value` into a free slot; `None` when all are taken.
         pub(crate) fn put(&self, value: T) -> Option<*mut T> {
             for (flag, slot) in self.used.iter().zip(self.slots.iter()) {
-                if flag.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                if flag.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok()
+                {
                     let p = slot.get().cast::<T>();
                     // SAFETY: we own this free slot (flag taken); it is valid for writes of `T`.
                     unsafe { p.write(value) };

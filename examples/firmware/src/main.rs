@@ -14,6 +14,8 @@ use core::ptr::{addr_of, read_volatile, write_volatile};
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 
+#[cfg(feature = "refusals")]
+use kubeboot::Error;
 use kubeboot::api::{CsrObject, ObjectName, SIGNER_CLIENT, USAGES_CLIENT_EC};
 use kubeboot::csr::CsrBuilder;
 #[cfg(feature = "refusals")]
@@ -24,8 +26,6 @@ use kubeboot::key::P256Signer;
 use kubeboot::rotation::{needs_rotation, rotation_deadline};
 use kubeboot::token::BootstrapToken;
 use kubeboot::verify::{Expected, Profile, verify_issued};
-#[cfg(feature = "refusals")]
-use kubeboot::Error;
 
 const EC_CA: &[u8] = include_bytes!("../../../core/tests/data/ec-ca.crt");
 const EC_LEAF: &[u8] = include_bytes!("../../../core/tests/data/ec-leaf.crt");
@@ -239,7 +239,8 @@ fn step_csr(rep: &mut Report, key: &NodeKey, csr: &mut [u8]) -> usize {
     let (r, n) = timed(|| CsrBuilder::client(NODE).and_then(|b| b.write_pem(key, csr)));
     hprintln!("instructions: csr={}", n);
     let len = r.unwrap_or(0);
-    let ok = csr.get(..len).is_some_and(|p| p.starts_with(b"-----BEGIN CERTIFICATE REQUEST-----\n"));
+    let ok =
+        csr.get(..len).is_some_and(|p| p.starts_with(b"-----BEGIN CERTIFICATE REQUEST-----\n"));
     rep.check(ok, "csr");
     len
 }
@@ -263,7 +264,8 @@ fn step_object(rep: &mut Report, key: &NodeKey, csr_pem: &[u8]) {
     let r = CsrObject::new(object_name, csr_pem, SIGNER_CLIENT, &USAGES_CLIENT_EC, Some(86_400))
         .and_then(|o| o.write_json(&mut json));
     let body = json.get(..r.unwrap_or(0)).unwrap_or(&[]);
-    let ok = body.starts_with(b"{\"apiVersion\":\"certificates.k8s.io/v1\"") && body.ends_with(b"}");
+    let ok =
+        body.starts_with(b"{\"apiVersion\":\"certificates.k8s.io/v1\"") && body.ends_with(b"}");
     #[cfg(feature = "csr-name")]
     let ok = ok && name.as_str().starts_with("node-csr-") && name.as_str().len() == 52;
     rep.check(ok, "object");
@@ -411,7 +413,10 @@ fn refuse_keys(rep: &mut Report) {
             hprintln!("  key/csr case {} not refused as expected", what);
         }
     };
-    case(NodeKey::from_entropy(&[7u8; 31]).err() == Some(Error::InsufficientEntropy), "short entropy");
+    case(
+        NodeKey::from_entropy(&[7u8; 31]).err() == Some(Error::InsufficientEntropy),
+        "short entropy",
+    );
     case(NodeKey::from_entropy(&[0u8; 32]).err() == Some(Error::BadEntropy), "zero scalar");
     case(NodeKey::from_entropy(&[0xffu8; 64]).err() == Some(Error::BadEntropy), "scalar >= n");
     case(NodeKey::from_pem(b"not a key").err() == Some(Error::MalformedKey), "garbage key");
@@ -424,7 +429,10 @@ fn refuse_keys(rep: &mut Report) {
     case(CsrBuilder::client("").err() == Some(Error::InvalidNodeName), "empty node name");
     if let (Ok(key), Ok(b)) = (NodeKey::from_entropy(&ENTROPY), CsrBuilder::client(NODE)) {
         let mut small = [0u8; 64];
-        case(matches!(b.write_pem(&key, &mut small), Err(Error::BufferTooSmall { .. })), "short buffer");
+        case(
+            matches!(b.write_pem(&key, &mut small), Err(Error::BufferTooSmall { .. })),
+            "short buffer",
+        );
     }
     let r = CsrObject::new(ObjectName::Generate, b"x", SIGNER_CLIENT, &USAGES_CLIENT_EC, Some(60));
     case(r.err() == Some(Error::InvalidExpirationSeconds), "short expiration");
