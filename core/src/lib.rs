@@ -23,6 +23,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod api;
+pub mod backend;
 pub mod csr;
 pub mod discovery;
 pub mod engine;

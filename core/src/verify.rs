@@ -538,6 +538,20 @@ fn ecdsa_raw<'o>(sig: &[u8], n: usize, out: &'o mut [u8; 96]) -> Option<&'o [u8]
     Some(raw)
 }
 
+#[cfg(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))]
+fn verify_p256(point: &[u8], tbs: &[u8], sig: &[u8]) -> SigCheck {
+    let mut buf = [0u8; 96];
+    let Some(raw) = ecdsa_raw(sig, 32, &mut buf) else {
+        return SigCheck::Invalid;
+    };
+    if crate::backend::cortex_m4::verify_p256_sha256(point, tbs, raw) {
+        SigCheck::Valid
+    } else {
+        SigCheck::Invalid
+    }
+}
+
+#[cfg(not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")))]
 fn verify_p256(point: &[u8], tbs: &[u8], sig: &[u8]) -> SigCheck {
     use p256::ecdsa::signature::Verifier;
     let Ok(key) = p256::ecdsa::VerifyingKey::from_sec1_bytes(point) else {

@@ -10,6 +10,14 @@ pub struct kubeboot_key {
     pub(crate) inner: NodeKey,
 }
 
+impl crate::macros::Handle for kubeboot_key {
+    #[cfg(not(feature = "std"))]
+    fn pool() -> &'static crate::macros::pool::Pool<Self> {
+        static POOL: crate::macros::pool::Pool<kubeboot_key> = crate::macros::pool::Pool::new();
+        &POOL
+    }
+}
+
 /// Bytes of entropy [`kubeboot_key_from_entropy`] needs at least (each further 32-byte chunk is a
 /// fallback should a chunk be out of range).
 pub const KUBEBOOT_KEY_ENTROPY_LEN: usize = 32;

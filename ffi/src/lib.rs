@@ -23,6 +23,9 @@
 // contracts are documented on each function (as in rustls-ffi) and checked for NULL.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+// Handles live on the heap with std; without std they live in fixed static pools (see
+// `macros::pool`), so a bare-metal build links no allocator.
+#[cfg(feature = "std")]
 extern crate alloc;
 
 #[macro_use]
@@ -43,6 +46,21 @@ pub mod verify;
 mod tests;
 
 pub use error::kubeboot_result;
+
+/// Bare-metal builds (no `std`): a panic (which the core crate is written never to cause) stops
+/// the program with a permanently undefined instruction (a HardFault) rather than unwinding into
+/// C. Build with `panic = "abort"` (the `firmware` profile of the workspace).
+#[cfg(all(not(feature = "std"), target_os = "none"))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    #[cfg(target_arch = "arm")]
+    // SAFETY: `udf` traps; it touches no memory and never returns.
+    unsafe {
+        core::arch::asm!("udf #0", options(noreturn))
+    }
+    #[cfg(not(target_arch = "arm"))]
+    loop {}
+}
 
 /// The library version, a static NUL-terminated string (e.g. `"0.1.0"`); never NULL.
 #[unsafe(no_mangle)]

@@ -175,10 +175,30 @@ pub(crate) fn copy_out(buf: &mut [u8], out_len: &mut usize, bytes: &[u8]) -> kub
     })
 }
 
-/// Move `value` to the heap and hand its pointer to C through `out`.
-pub(crate) fn box_out<T>(out: &mut *mut T, value: T) -> kubeboot_result {
-    *out = alloc::boxed::Box::into_raw(alloc::boxed::Box::new(value));
-    kubeboot_result::Ok
+/// An opaque handle type handed to C by pointer.
+pub(crate) trait Handle: Sized + 'static {
+    /// Where handles of this type live in builds without `std`.
+    #[cfg(not(feature = "std"))]
+    fn pool() -> &'static pool::Pool<Self>;
+}
+
+/// Move `value` to the heap (std) or into a free slot of its static pool (no std) and hand its
+/// pointer to C through `out`. Without std, a full pool is `KUBEBOOT_RESULT_UNKNOWN_ERROR`
+/// ([`pool::SLOTS`] live handles per type).
+pub(crate) fn box_out<T: Handle>(out: &mut *mut T, value: T) -> kubeboot_result {
+    #[cfg(feature = "std")]
+    {
+        *out = alloc::boxed::Box::into_raw(alloc::boxed::Box::new(value));
+        kubeboot_result::Ok
+    }
+    #[cfg(not(feature = "std"))]
+    match T::pool().put(value) {
+        Some(p) => {
+            *out = p;
+            kubeboot_result::Ok
+        }
+        None => kubeboot_result::UnknownError,
+    }
 }
 
 /// Drop a handle created by [`box_out`]; NULL is a no-op.
@@ -186,10 +206,77 @@ pub(crate) fn box_out<T>(out: &mut *mut T, value: T) -> kubeboot_result {
 /// # Safety
 /// `ptr` must be NULL or a pointer obtained from [`box_out`] for the same `T` that has not been
 /// freed yet.
-pub(crate) unsafe fn free_box<T>(ptr: *mut T) {
+pub(crate) unsafe fn free_box<T: Handle>(ptr: *mut T) {
     if !ptr.is_null() {
+        #[cfg(feature = "std")]
         // SAFETY: per the contract, `ptr` came from `Box::into_raw` of a `Box<T>` and is freed
         // exactly once.
         drop(unsafe { alloc::boxed::Box::from_raw(ptr) });
+        #[cfg(not(feature = "std"))]
+        // SAFETY: per the contract, `ptr` came from `T::pool().put` and is freed exactly once.
+        unsafe {
+            T::pool().free(ptr)
+        };
+    }
+}
+
+/// Fixed handle storage for builds without `std` (and so without an allocator).
+#[cfg(not(feature = "std"))]
+pub(crate) mod pool {
+    use core::cell::UnsafeCell;
+    use core::mem::MaybeUninit;
+    use core::sync::atomic::{AtomicBool, Ordering};
+
+    /// Live handles per type.
+    pub(crate) const SLOTS: usize = 4;
+
+    /// `SLOTS` slots for values of `T`, each owned by whoever set its flag.
+    pub(crate) struct Pool<T> {
+        used: [AtomicBool; SLOTS],
+        slots: [UnsafeCell<MaybeUninit<T>>; SLOTS],
+    }
+
+    // SAFETY: a slot is only written, read through the handed-out pointer, and dropped by the
+    // owner of its `used` flag, which is taken with an atomic compare-exchange and released
+    // after the value is dropped; `T: Send` lets the value be used from any thread.
+    unsafe impl<T: Send> Sync for Pool<T> {}
+
+    impl<T> Pool<T> {
+        /// An empty pool.
+        pub(crate) const fn new() -> Self {
+            Pool {
+                used: [const { AtomicBool::new(false) }; SLOTS],
+                slots: [const { UnsafeCell::new(MaybeUninit::uninit()) }; SLOTS],
+            }
+        }
+
+        /// Move `value` into a free slot; `None` when all are taken.
+        pub(crate) fn put(&self, value: T) -> Option<*mut T> {
+            for (flag, slot) in self.used.iter().zip(self.slots.iter()) {
+                if flag.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok()
+                {
+                    let p = slot.get().cast::<T>();
+                    // SAFETY: we own this free slot (flag taken); it is valid for writes of `T`.
+                    unsafe { p.write(value) };
+                    return Some(p);
+                }
+            }
+            None
+        }
+
+        /// Drop the value at `ptr` and free its slot; a pointer not from this pool is ignored.
+        ///
+        /// # Safety
+        /// `ptr` must come from [`Pool::put`] of this pool and not have been freed yet.
+        pub(crate) unsafe fn free(&self, ptr: *mut T) {
+            for (flag, slot) in self.used.iter().zip(self.slots.iter()) {
+                if core::ptr::eq(slot.get().cast::<T>(), ptr) {
+                    // SAFETY: per the contract the slot holds a live `T` owned by the caller.
+                    unsafe { ptr.drop_in_place() };
+                    flag.store(false, Ordering::Release);
+                    return;
+                }
+            }
+        }
     }
 }

@@ -13,6 +13,14 @@ pub struct kubeboot_token {
     inner: BootstrapToken,
 }
 
+impl crate::macros::Handle for kubeboot_token {
+    #[cfg(not(feature = "std"))]
+    fn pool() -> &'static crate::macros::pool::Pool<Self> {
+        static POOL: crate::macros::pool::Pool<kubeboot_token> = crate::macros::pool::Pool::new();
+        &POOL
+    }
+}
+
 /// Characters in the wire form `<id>.<secret>`.
 pub const KUBEBOOT_TOKEN_LEN: usize = 23;
 const _: () = assert!(KUBEBOOT_TOKEN_LEN == token::TOKEN_LEN);

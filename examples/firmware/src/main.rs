@@ -1,0 +1,447 @@
+//! kubeboot on a Cortex-M4 (QEMU `mps2-an386`): parse a bootstrap token, derive a node key,
+//! build the client CSR and its CertificateSigningRequest object, verify an issued certificate,
+//! compute the rotation deadline, refuse malformed inputs, and report the footprint (flash and
+//! static RAM from the linker symbols, peak stack measured by painting the stack).
+//!
+//! No allocator is linked. Output goes through semihosting; the exit status tells QEMU whether
+//! every check passed.
+#![no_std]
+#![no_main]
+
+use core::panic::PanicInfo;
+use core::ptr::{addr_of, read_volatile, write_volatile};
+
+use cortex_m_rt::entry;
+use cortex_m_semihosting::{debug, hprintln};
+
+#[cfg(feature = "refusals")]
+use kubeboot::Error;
+use kubeboot::api::{CsrObject, ObjectName, SIGNER_CLIENT, USAGES_CLIENT_EC};
+use kubeboot::csr::CsrBuilder;
+#[cfg(feature = "refusals")]
+use kubeboot::error::Reason;
+use kubeboot::key::NodeKey;
+#[cfg(feature = "m4")]
+use kubeboot::key::P256Signer;
+use kubeboot::rotation::{needs_rotation, rotation_deadline};
+use kubeboot::token::BootstrapToken;
+use kubeboot::verify::{Expected, Profile, verify_issued};
+
+const EC_CA: &[u8] = include_bytes!("../../../core/tests/data/ec-ca.crt");
+const EC_LEAF: &[u8] = include_bytes!("../../../core/tests/data/ec-leaf.crt");
+#[cfg(feature = "refusals")]
+const K1: &[u8] = include_bytes!("../../../core/tests/data/p256.key");
+#[cfg(feature = "refusals")]
+const RSA_KEY: &[u8] = include_bytes!("../../../core/tests/data/rsa2048.key");
+/// 2027-06-01T00:00:00Z, inside the fixtures' validity (2026-12-02 .. 2036-11-29).
+const NOW: i64 = 1_811_808_000;
+/// Fixed test entropy for the node key (a real device reads its TRNG).
+/// This is SHA-256("k8s-bootstrap-spec-test-vector-p256"), the scalar of the spec's key K1, so the
+/// derived key is K1, for which the fixture leaf certificate was issued.
+const ENTROPY: [u8; 32] = [
+    0x14, 0x1c, 0xe7, 0x4a, 0x3e, 0x4b, 0x20, 0x5f, 0x7e, 0x9c, 0xdf, 0x46, 0x3c, 0x9f, 0x50, 0xba,
+    0x3e, 0xc8, 0x91, 0x81, 0xec, 0x50, 0xf1, 0x2d, 0x26, 0x10, 0xcd, 0x43, 0xa7, 0x4a, 0x8f, 0xbc,
+];
+const NODE: &str = "node-1";
+
+// ---------------------------------------------------------------------------------------------
+// Stack painting
+
+const PAINT: u32 = 0xC0FF_EE11;
+/// How much stack below the top we paint and scan (the gate is 16 KiB).
+const PROBE: usize = 64 * 1024;
+
+unsafe extern "C" {
+    static _stack_start: u32;
+    static __sheap: u32;
+    static __sidata: u32;
+    static __sdata: u32;
+    static __edata: u32;
+}
+
+fn stack_top() -> usize {
+    addr_of!(_stack_start) as usize
+}
+
+fn paint_bottom() -> usize {
+    let heap = addr_of!(__sheap) as usize;
+    stack_top().saturating_sub(PROBE).max(heap).next_multiple_of(4)
+}
+
+/// Paint the free stack below the current frame. Inlined into `main`, so it runs in main's frame
+/// and only writes below the stack pointer (minus a margin for this code's own spills).
+#[inline(always)]
+fn paint_stack() {
+    let sp = cortex_m::register::msp::read() as usize;
+    let mut p = paint_bottom();
+    while p < sp - 128 {
+        // SAFETY: [paint_bottom, sp - 128) is unused RAM between the statics and the live stack.
+        unsafe { write_volatile(p as *mut u32, PAINT) };
+        p += 4;
+    }
+}
+
+/// Peak stack use: from the top of the stack down to the lowest word no longer painted.
+fn stack_peak() -> usize {
+    let mut p = paint_bottom();
+    let top = stack_top();
+    // SAFETY: reads of RAM in [paint_bottom, top).
+    while p < top && unsafe { read_volatile(p as *const u32) } == PAINT {
+        p += 4;
+    }
+    top - p
+}
+
+// ---------------------------------------------------------------------------------------------
+// Instruction counting
+//
+// QEMU 7.2 does not emulate the DWT cycle counter (CYCCNT stays 0; probed and printed below).
+// Under `-icount shift=0` the virtual clock advances exactly 1 ns per instruction, and the
+// CMSDK APB timer 0 of the mps2 board counts down at the 25 MHz peripheral clock of that
+// virtual clock: one tick = 40 instructions, 32 bits wide (no wrap for 171 s of virtual time).
+// The run script checks the calibration (a 1 000 000-instruction loop = 25 000 ticks).
+
+const TIMER0: usize = 0x4000_0000;
+/// Instructions per timer tick under `-icount shift=0` (1 ns per instruction, 25 MHz).
+const INSNS_PER_TICK: u64 = 40;
+
+fn timer_start() {
+    // SAFETY: the CMSDK APB timer 0 registers (CTRL, VALUE, RELOAD) of the mps2-an386 board.
+    unsafe {
+        write_volatile((TIMER0 + 8) as *mut u32, u32::MAX);
+        write_volatile((TIMER0 + 4) as *mut u32, u32::MAX);
+        write_volatile(TIMER0 as *mut u32, 1);
+    }
+}
+
+fn ticks() -> u32 {
+    // SAFETY: reads the VALUE register of timer 0 (a down counter).
+    u32::MAX - unsafe { read_volatile((TIMER0 + 4) as *const u32) }
+}
+
+/// Run `f` and return its result and how many instructions it took (timer ticks × 40).
+fn timed<R>(f: impl FnOnce() -> R) -> (R, u64) {
+    let t0 = ticks();
+    let r = f();
+    let t1 = ticks();
+    (r, u64::from(t1.wrapping_sub(t0)) * INSNS_PER_TICK)
+}
+
+fn dwt_probe(mut cp: cortex_m::Peripherals) -> u32 {
+    cp.DCB.enable_trace();
+    cp.DWT.enable_cycle_counter();
+    let a = cortex_m::peripheral::DWT::cycle_count();
+    cortex_m::asm::delay(10_000);
+    cortex_m::peripheral::DWT::cycle_count().wrapping_sub(a)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks
+
+struct Report {
+    failed: bool,
+    stack: usize,
+}
+
+impl Report {
+    fn check(&mut self, ok: bool, what: &str) {
+        if ok {
+            hprintln!("{} ok", what);
+        } else {
+            self.failed = true;
+            hprintln!("{} FAILED", what);
+        }
+    }
+
+    /// Paint the stack, run one step, and record its peak stack.
+    fn step<R>(&mut self, what: &str, f: impl FnOnce(&mut Self) -> R) -> R {
+        paint_stack();
+        let r = f(self);
+        let peak = stack_peak();
+        hprintln!("stack: {}={}", what, peak);
+        self.stack = self.stack.max(peak);
+        r
+    }
+}
+
+#[cfg(feature = "refusals")]
+fn is_verify(r: &Result<kubeboot::verify::Verified, Error>, reason: Reason) -> bool {
+    matches!(r, Err(Error::Verify(e)) if e.reason == reason)
+}
+
+#[entry]
+fn main() -> ! {
+    paint_stack();
+    let mut rep = Report { failed: false, stack: 0 };
+    if let Some(cp) = cortex_m::Peripherals::take() {
+        hprintln!("dwt: cyccnt delta over 10000 cycles = {}", dwt_probe(cp));
+    }
+    timer_start();
+    let (_, n) = timed(|| cortex_m::asm::delay(1_000_000));
+    // cortex_m::asm::delay(n) runs n + 1 iterations of `subs; bne`: 2 000 002 instructions.
+    hprintln!("calibration: delay(1000000)={} instructions", n);
+
+    rep.step("token", |rep| step_token(rep));
+    let key = rep.step("key", |rep| step_key(rep));
+    let Some(key) = key else { fail() };
+    let mut csr = [0u8; 512];
+    let csr_len = rep.step("csr", |rep| step_csr(rep, &key, &mut csr));
+    let csr_pem = csr.get(..csr_len).unwrap_or(&[]);
+    #[cfg(feature = "m4")]
+    rep.step("m4", |rep| m4_csr(rep, &key, csr_pem));
+    rep.step("object", |rep| step_object(rep, &key, csr_pem));
+    let spki = key.public_key_spki();
+    rep.step("verify", |rep| step_verify(rep, &spki));
+    #[cfg(feature = "refusals")]
+    {
+        rep.step("refuse-token", |rep| refuse_tokens(rep));
+        rep.step("refuse-cert", |rep| refuse_certs(rep, &spki));
+        rep.step("refuse-key", |rep| refuse_keys(rep));
+    }
+    let flash =
+        addr_of!(__sidata) as usize + (addr_of!(__edata) as usize - addr_of!(__sdata) as usize);
+    let ram = addr_of!(__sheap) as usize - 0x2000_0000;
+    hprintln!("footprint: flash={} ram={} stack={}", flash, ram, rep.stack);
+    debug::exit(if rep.failed { debug::EXIT_FAILURE } else { debug::EXIT_SUCCESS });
+    loop {}
+}
+
+fn fail() -> ! {
+    debug::exit(debug::EXIT_FAILURE);
+    loop {}
+}
+
+/// 1. Parse the bootstrap token.
+#[inline(never)]
+fn step_token(rep: &mut Report) {
+    let token = BootstrapToken::parse("abcdef.0123456789abcdef");
+    let ok = match &token {
+        Ok(t) => t.id() == "abcdef" && t.user_name().as_str() == "system:bootstrap:abcdef",
+        Err(_) => false,
+    };
+    rep.check(ok, "token");
+}
+
+/// 2. Derive the node key from the fixed entropy (which is K1's scalar, so the fixture leaf
+///    certificate was issued for this key).
+#[inline(never)]
+fn step_key(rep: &mut Report) -> Option<NodeKey> {
+    let (key, n) = timed(|| NodeKey::from_entropy(&ENTROPY));
+    hprintln!("instructions: keygen={}", n);
+    let ok = matches!(&key, Ok(k) if k.public_key_spki().starts_with(&[0x30, 0x59]));
+    rep.check(ok, "key");
+    key.ok()
+}
+
+/// 3. Build the client CSR (PEM).
+#[inline(never)]
+fn step_csr(rep: &mut Report, key: &NodeKey, csr: &mut [u8]) -> usize {
+    let (r, n) = timed(|| CsrBuilder::client(NODE).and_then(|b| b.write_pem(key, csr)));
+    hprintln!("instructions: csr={}", n);
+    let len = r.unwrap_or(0);
+    let ok =
+        csr.get(..len).is_some_and(|p| p.starts_with(b"-----BEGIN CERTIFICATE REQUEST-----\n"));
+    rep.check(ok, "csr");
+    len
+}
+
+/// 4. The CertificateSigningRequest object (named `node-csr-<digest>` with the digest feature).
+#[inline(never)]
+fn step_object(rep: &mut Report, key: &NodeKey, csr_pem: &[u8]) {
+    #[cfg(feature = "csr-name")]
+    let name = kubeboot::api::node_csr_name(
+        &key.public_key_spki(),
+        "system:node:node-1",
+        &[kubeboot::csr::NODES_GROUP],
+        &USAGES_CLIENT_EC,
+    );
+    #[cfg(feature = "csr-name")]
+    let object_name = ObjectName::Fixed(name.as_str());
+    #[cfg(not(feature = "csr-name"))]
+    let object_name = ObjectName::Generate;
+    let _ = key;
+    let mut json = [0u8; 1024];
+    let r = CsrObject::new(object_name, csr_pem, SIGNER_CLIENT, &USAGES_CLIENT_EC, Some(86_400))
+        .and_then(|o| o.write_json(&mut json));
+    let body = json.get(..r.unwrap_or(0)).unwrap_or(&[]);
+    let ok =
+        body.starts_with(b"{\"apiVersion\":\"certificates.k8s.io/v1\"") && body.ends_with(b"}");
+    #[cfg(feature = "csr-name")]
+    let ok = ok && name.as_str().starts_with("node-csr-") && name.as_str().len() == 52;
+    rep.check(ok, "object");
+    #[cfg(feature = "csr-name")]
+    hprintln!("name: {}", name.as_str());
+}
+
+/// 5. Verify the issued certificate, 6. compute its rotation deadline.
+#[inline(never)]
+fn step_verify(rep: &mut Report, spki: &[u8]) {
+    let expected = Expected { node_name: NODE, public_key: spki, profile: Profile::Client };
+    let mut scratch = [0u8; 1024];
+    let (v, n) = timed(|| verify_issued(EC_LEAF, EC_CA, &expected, NOW, &mut scratch));
+    hprintln!("instructions: verify={}", n);
+    let ok = matches!(&v, Ok(v) if v.ca_subject.as_str() == "CN=kubernetes-ec");
+    rep.check(ok, "verify");
+
+    // Between 70 % and 90 % of the lifetime; not due at NOW, due at notAfter.
+    let ok = match &v {
+        Ok(v) => {
+            let life = v.not_after - v.not_before;
+            let d = rotation_deadline(v.not_before, v.not_after, 0x8000_0000);
+            d >= v.not_before + life * 7 / 10
+                && d <= v.not_before + life * 9 / 10
+                && !needs_rotation(d, NOW)
+                && needs_rotation(d, v.not_after)
+        }
+        Err(_) => false,
+    };
+    rep.check(ok, "rotation");
+}
+
+/// The assembly backend: same key and byte-identical CSR (RFC 6979 nonces on both sides).
+#[cfg(feature = "m4")]
+#[inline(never)]
+fn m4_csr(rep: &mut Report, key: &NodeKey, csr_p256: &[u8]) {
+    use kubeboot::backend::cortex_m4::M4Key;
+    let (m4, t_key) = timed(|| M4Key::from_entropy(&ENTROPY));
+    let Ok(m4) = m4 else {
+        rep.check(false, "m4 key");
+        return;
+    };
+    rep.check(m4.public_point() == key.public_point(), "m4 key");
+    hprintln!("instructions: m4 keygen={}", t_key);
+    let mut csr = [0u8; 1024];
+    let (r, t_csr) = timed(|| CsrBuilder::client(NODE).and_then(|b| b.write_pem(&m4, &mut csr)));
+    let ok = matches!(r, Ok(n) if csr.get(..n) == Some(csr_p256));
+    rep.check(ok, "m4 csr");
+    hprintln!("instructions: m4 csr={}", t_csr);
+}
+
+#[cfg(feature = "refusals")]
+#[inline(never)]
+fn refuse_tokens(rep: &mut Report) {
+    let cases: [(&str, Error); 6] = [
+        ("", Error::InvalidToken),
+        ("abcdef0123456789abcdef", Error::InvalidToken),
+        ("abcdef.0123456789ABCDEF", Error::InvalidToken),
+        ("abcde.0123456789abcdef", Error::InvalidToken),
+        ("abcdef.0123456789abcdef0", Error::InvalidToken),
+        ("abcdef.0123456789abcde\u{e9}", Error::InvalidToken),
+    ];
+    let mut ok = true;
+    for (input, want) in cases {
+        let got = BootstrapToken::parse(input).err();
+        if got != Some(want) {
+            ok = false;
+            hprintln!("  token case {} not refused as expected", input.len());
+        }
+    }
+    rep.check(ok, "refuse token");
+}
+
+#[cfg(feature = "refusals")]
+#[inline(never)]
+fn refuse_certs(rep: &mut Report, spki: &[u8]) {
+    let expected = Expected { node_name: NODE, public_key: spki, profile: Profile::Client };
+    let mut scratch = [0u8; 1024];
+    let mut ok = true;
+    let mut case = |good: bool, what: &str| {
+        if !good {
+            ok = false;
+            hprintln!("  cert case {} not refused as expected", what);
+        }
+    };
+    // Truncated PEM.
+    let r = verify_issued(EC_LEAF.get(..300).unwrap_or(&[]), EC_CA, &expected, NOW, &mut scratch);
+    case(is_verify(&r, Reason::Malformed), "truncated");
+    // Garbage in the base64.
+    let garbage = b"-----BEGIN CERTIFICATE-----\nMIIB!!!!\n-----END CERTIFICATE-----\n";
+    let r = verify_issued(garbage, EC_CA, &expected, NOW, &mut scratch);
+    case(is_verify(&r, Reason::Malformed), "garbage");
+    // A flipped bit in the signature (last base64 character before the footer).
+    let mut leaf = [0u8; 1024];
+    let n = EC_LEAF.len().min(leaf.len());
+    if let (Some(dst), Some(src)) = (leaf.get_mut(..n), EC_LEAF.get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    let footer = b"-----END CERTIFICATE-----";
+    let pos = leaf.get(..n).and_then(|l| l.windows(footer.len()).position(|w| w == footer));
+    // Walk back over "\n" and any "=" padding to the last data character; change one bit.
+    if let Some(mut i) = pos {
+        i = i.saturating_sub(2);
+        while leaf.get(i) == Some(&b'=') {
+            i -= 1;
+        }
+        i = i.saturating_sub(4);
+        if let Some(c) = leaf.get_mut(i) {
+            *c = if *c == b'A' { b'B' } else { b'A' };
+        }
+    }
+    let r = verify_issued(leaf.get(..n).unwrap_or(&[]), EC_CA, &expected, NOW, &mut scratch);
+    case(is_verify(&r, Reason::BadSignature) || is_verify(&r, Reason::Malformed), "tampered");
+    // The leaf as its own CA: untrusted.
+    let r = verify_issued(EC_LEAF, EC_LEAF, &expected, NOW, &mut scratch);
+    case(is_verify(&r, Reason::Untrusted), "self-anchored");
+    // Expired (2040) and not yet valid (2025).
+    let r = verify_issued(EC_LEAF, EC_CA, &expected, 2_208_988_800, &mut scratch);
+    case(is_verify(&r, Reason::Expired), "expired");
+    let r = verify_issued(EC_LEAF, EC_CA, &expected, 1_735_689_600, &mut scratch);
+    case(is_verify(&r, Reason::NotYetValid), "not yet valid");
+    // Another node's name, another key.
+    let other = Expected { node_name: "node-2", ..expected };
+    let r = verify_issued(EC_LEAF, EC_CA, &other, NOW, &mut scratch);
+    case(is_verify(&r, Reason::SubjectMismatch), "other node");
+    let other_spki = NodeKey::from_entropy(&[0x42; 32]).map(|k| k.public_key_spki());
+    if let Ok(other_spki) = other_spki {
+        let other = Expected { public_key: &other_spki, ..expected };
+        let r = verify_issued(EC_LEAF, EC_CA, &other, NOW, &mut scratch);
+        case(is_verify(&r, Reason::KeyMismatch), "other key");
+    }
+    // Scratch too small.
+    let r = verify_issued(EC_LEAF, EC_CA, &expected, NOW, &mut scratch[..100]);
+    case(matches!(r, Err(Error::BufferTooSmall { .. })), "short scratch");
+    rep.check(ok, "refuse certificate");
+}
+
+#[cfg(feature = "refusals")]
+#[inline(never)]
+fn refuse_keys(rep: &mut Report) {
+    let mut ok = true;
+    let mut case = |good: bool, what: &str| {
+        if !good {
+            ok = false;
+            hprintln!("  key/csr case {} not refused as expected", what);
+        }
+    };
+    case(
+        NodeKey::from_entropy(&[7u8; 31]).err() == Some(Error::InsufficientEntropy),
+        "short entropy",
+    );
+    case(NodeKey::from_entropy(&[0u8; 32]).err() == Some(Error::BadEntropy), "zero scalar");
+    case(NodeKey::from_entropy(&[0xffu8; 64]).err() == Some(Error::BadEntropy), "scalar >= n");
+    case(NodeKey::from_pem(b"not a key").err() == Some(Error::MalformedKey), "garbage key");
+    let k1 = NodeKey::from_pem(K1).map(|k| k.public_key_spki());
+    case(k1.ok() == NodeKey::from_entropy(&ENTROPY).ok().map(|k| k.public_key_spki()), "k1 pem");
+    case(NodeKey::from_pem(RSA_KEY).err() == Some(Error::UnsupportedKey), "rsa key");
+    let bad = b"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n";
+    case(NodeKey::from_pem(bad).err() == Some(Error::MalformedKey), "truncated key");
+    case(CsrBuilder::client("Node_1!").err() == Some(Error::InvalidNodeName), "bad node name");
+    case(CsrBuilder::client("").err() == Some(Error::InvalidNodeName), "empty node name");
+    if let (Ok(key), Ok(b)) = (NodeKey::from_entropy(&ENTROPY), CsrBuilder::client(NODE)) {
+        let mut small = [0u8; 64];
+        case(
+            matches!(b.write_pem(&key, &mut small), Err(Error::BufferTooSmall { .. })),
+            "short buffer",
+        );
+    }
+    let r = CsrObject::new(ObjectName::Generate, b"x", SIGNER_CLIENT, &USAGES_CLIENT_EC, Some(60));
+    case(r.err() == Some(Error::InvalidExpirationSeconds), "short expiration");
+    rep.check(ok, "refuse key/csr");
+}
+
+#[panic_handler]
+fn panic(_: &PanicInfo) -> ! {
+    hprintln!("panic");
+    debug::exit(debug::EXIT_FAILURE);
+    loop {}
+}
