@@ -43,47 +43,73 @@
 // anyway: there are only 23 distinct usages).
 #define KUBEBOOT_CSR_CHECK_MAX_USAGES 64
 
+#if defined(KUBEBOOT_STD)
 // Authenticate with the bootstrap token (`Authorization: Bearer <id>.<secret>`).
 #define KUBEBOOT_AUTH_TOKEN 0
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Authenticate with the current client certificate, which the transport presents in the TLS
 // handshake (rotation).
 #define KUBEBOOT_AUTH_CLIENT_CERTIFICATE 1
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Name the CSR `node-csr-<digest>` (the kubelet's bootstrap name: a restart finds its CSR).
 #define KUBEBOOT_NAMING_NODE_CSR 0
+#endif
 
+#if defined(KUBEBOOT_STD)
 // `generateName: csr-` (rotation: the apiserver picks the name).
 #define KUBEBOOT_NAMING_GENERATE 1
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Action: send the request described in the action (`request_*` fields).
 #define KUBEBOOT_ACTION_SEND 0
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Action: a request is outstanding; feed its outcome (`until` is the overall deadline).
 #define KUBEBOOT_ACTION_AWAIT 1
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Action: nothing to do before `until` (unix seconds); poll again then.
 #define KUBEBOOT_ACTION_WAIT 2
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Action: the certificate was issued and validated (`cert_pem`, `not_before`, ...).
 #define KUBEBOOT_ACTION_DONE 3
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Action: failed for good (`result`, `http_status`; see [`kubeboot_engine_failure_message`]).
 #define KUBEBOOT_ACTION_FAILED 4
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Request: create the CSR (POST, JSON body).
 #define KUBEBOOT_REQUEST_CREATE 0
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Request: GET the CSR by name.
 #define KUBEBOOT_REQUEST_GET 1
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Request: watch the CSR; stream the response body into [`kubeboot_engine_on_stream_data`] as it
 // arrives and call [`kubeboot_engine_on_stream_end`] when it ends.
 #define KUBEBOOT_REQUEST_WATCH 2
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Seconds the apiserver keeps a watch open (`timeoutSeconds` of watch requests); give the
 // transport a little more than this as its timeout.
 #define KUBEBOOT_WATCH_TIMEOUT_SECS 300
+#endif
 
 // Bytes of entropy [`kubeboot_key_from_entropy`] needs at least (each further 32-byte chunk is a
 // fallback should a chunk be out of range).
@@ -101,14 +127,20 @@
 // Length of a raw `r || s` ECDSA P-256 signature.
 #define KUBEBOOT_SIGNATURE_LEN 64
 
+#if defined(KUBEBOOT_STD)
 // A credential is not set.
 #define KUBEBOOT_SOURCE_NONE 0
+#endif
 
+#if defined(KUBEBOOT_STD)
 // A credential is inline (`*-data`, decoded to PEM in the `_data` field).
 #define KUBEBOOT_SOURCE_DATA 1
+#endif
 
+#if defined(KUBEBOOT_STD)
 // A credential is a file (the `_file` field; see its `_is_relative` flag).
 #define KUBEBOOT_SOURCE_FILE 2
+#endif
 
 
 
@@ -339,16 +371,20 @@ typedef uint32_t kubeboot_result;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+#if defined(KUBEBOOT_STD)
 // A bootstrap / rotation engine. Opaque; not thread-safe (use from one thread at a time); free
 // with [`kubeboot_engine_free`].
 typedef struct kubeboot_engine kubeboot_engine;
+#endif
 
 // A P-256 private key. Opaque; free with [`kubeboot_key_free`], which zeroizes the scalar.
 typedef struct kubeboot_key kubeboot_key;
 
+#if defined(KUBEBOOT_STD)
 // A kubeconfig resolved to its current context. Opaque; free with
 // [`kubeboot_kubeconfig_free`], which zeroizes the token and key data.
 typedef struct kubeboot_kubeconfig kubeboot_kubeconfig;
+#endif
 
 #if defined(KUBEBOOT_STD)
 // A certificate store for one prefix (`kubelet-client`, `kubelet-server`). Opaque; not
@@ -388,6 +424,7 @@ typedef struct kubeboot_signer {
   uint8_t public_point[65];
 } kubeboot_signer;
 
+#if defined(KUBEBOOT_STD)
 // What the engine should ask for and how. All pointers are only read during
 // [`kubeboot_engine_new`]; the engine keeps its own copies.
 typedef struct kubeboot_engine_config {
@@ -423,7 +460,9 @@ typedef struct kubeboot_engine_config {
   // Watch the CSR (true, the kubelet's way) or poll it with GET every 5 s.
   bool watch;
 } kubeboot_engine_config;
+#endif
 
+#if defined(KUBEBOOT_STD)
 // What to do next, from [`kubeboot_engine_poll`]. Pointers point into the engine and stay valid
 // until the next call that takes the engine (or its `_free`); strings are not NUL-terminated
 // unless noted.
@@ -473,7 +512,9 @@ typedef struct kubeboot_action {
   // FAILED: the HTTP status the failure came with, or 0.
   uint16_t http_status;
 } kubeboot_action;
+#endif
 
+#if defined(KUBEBOOT_STD)
 // A borrowed byte string (not NUL-terminated; `data` is NULL when absent, with `len` 0).
 typedef struct kubeboot_bytes {
   // The bytes.
@@ -481,7 +522,9 @@ typedef struct kubeboot_bytes {
   // Their number.
   size_t len;
 } kubeboot_bytes;
+#endif
 
+#if defined(KUBEBOOT_STD)
 // The current context of a kubeconfig, resolved (from [`kubeboot_kubeconfig_get`]). Every
 // pointer points into the `kubeboot_kubeconfig` handle and is valid until it is freed. Text is
 // UTF-8, already unescaped, not NUL-terminated; absent values are `{NULL, 0}`. `*-data` wins
@@ -533,6 +576,7 @@ typedef struct kubeboot_kubeconfig_view {
   // FILE: `client_key_file` is relative.
   bool client_key_file_is_relative;
 } kubeboot_kubeconfig_view;
+#endif
 
 // What [`kubeboot_verify_issued`] found.
 typedef struct kubeboot_verified {
@@ -666,6 +710,7 @@ kubeboot_result kubeboot_csr_check(const uint8_t *csr_pem,
                                    size_t usage_count,
                                    uint32_t expiration_seconds);
 
+#if defined(KUBEBOOT_STD)
 // Create an engine: build and sign the CSR with `key` (copied), check the configuration, and get
 // ready to create the CSR. `now` is the current unix time (the wait deadline counts from it);
 // `seed` drives backoff and rotation-deadline jitter (take it from any unpredictable source).
@@ -679,16 +724,22 @@ kubeboot_result kubeboot_engine_new(const struct kubeboot_engine_config *cfg,
                                     int64_t now,
                                     uint64_t seed,
                                     struct kubeboot_engine **out);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Free an engine (zeroizing the token and key copies). NULL is a no-op.
 void kubeboot_engine_free(struct kubeboot_engine *engine);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // What to do now (see [`kubeboot_action`]). Writes `*out` and returns `KUBEBOOT_RESULT_OK`,
 // also for `KUBEBOOT_ACTION_FAILED` (whose `result` says why).
 kubeboot_result kubeboot_engine_poll(struct kubeboot_engine *engine,
                                      int64_t now,
                                      struct kubeboot_action *out);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // The complete response (`status`, body) to the outstanding request. For a watch this may be
 // the whole stream (transports that cannot stream). Returns the error that ended the attempt
 // (also reported by the next poll as FAILED), `KUBEBOOT_RESULT_INVALID_STATE` when no request is
@@ -698,22 +749,30 @@ kubeboot_result kubeboot_engine_on_response(struct kubeboot_engine *engine,
                                             uint16_t status,
                                             const uint8_t *body,
                                             size_t body_len);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // A chunk of the watch response body (a 200 watch stream), split anywhere.
 kubeboot_result kubeboot_engine_on_stream_data(struct kubeboot_engine *engine,
                                                int64_t now,
                                                const uint8_t *chunk,
                                                size_t chunk_len);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // The watch stream ended (server timeout or closed connection). Call it after the last
 // [`kubeboot_engine_on_stream_data`]; a no-op when no watch is open.
 kubeboot_result kubeboot_engine_on_stream_end(struct kubeboot_engine *engine, int64_t now);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // The request could not be sent or no (complete) response arrived: connection refused, TLS
 // error, timeout, or a watch response with a non-200 status that you could not read. Retried
 // with backoff until the deadline.
 kubeboot_result kubeboot_engine_on_transport_error(struct kubeboot_engine *engine, int64_t now);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // The failure's detail once poll said FAILED: `"<reason>: <message>"` (the server's condition or
 // Status reason and message, e.g. `"AutoDenied: ..."`), or just the message, into `buf` (not
 // NUL-terminated). Empty (`*out_len` = 0) when the engine has not failed. Never contains the
@@ -722,22 +781,29 @@ kubeboot_result kubeboot_engine_failure_message(const struct kubeboot_engine *en
                                                 char *buf,
                                                 size_t len,
                                                 size_t *out_len);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // The CSR object's name into `buf`: known from the start with `KUBEBOOT_NAMING_NODE_CSR`, after
 // the create response with `KUBEBOOT_NAMING_GENERATE` (empty before).
 kubeboot_result kubeboot_engine_csr_name(const struct kubeboot_engine *engine,
                                          char *buf,
                                          size_t len,
                                          size_t *out_len);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Whether a request is outstanding (create, get or watch sent, outcome not yet fed). A
 // streaming transport must stop reading a watch response as soon as this turns false after
 // [`kubeboot_engine_on_stream_data`] (the certificate arrived or the CSR failed): the apiserver
 // keeps the stream open until its timeout. False for NULL.
 bool kubeboot_engine_request_outstanding(const struct kubeboot_engine *engine);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // The engine's overall deadline (unix seconds): creation time plus the wait. 0 for NULL.
 int64_t kubeboot_engine_deadline(const struct kubeboot_engine *engine);
+#endif
 
 // Write the fixed, human-readable message of `result` into `buf` (not NUL-terminated) and its
 // length into `*out_len`. Verification results (400–409) give their reason name; an unknown
@@ -805,6 +871,7 @@ kubeboot_result kubeboot_key_sign(const struct kubeboot_key *key,
                                   size_t msg_len,
                                   uint8_t *sig_rs);
 
+#if defined(KUBEBOOT_STD)
 // Parse a kubeconfig (YAML as kubectl writes it, or JSON) from `(input, len)` and resolve its
 // `current-context` to the cluster and user; values are decoded and copied into the new handle.
 // `KUBEBOOT_RESULT_MALFORMED` for unsupported YAML, a missing current context, context, cluster,
@@ -812,14 +879,20 @@ kubeboot_result kubeboot_key_sign(const struct kubeboot_key *key,
 kubeboot_result kubeboot_kubeconfig_load(const uint8_t *input,
                                          size_t len,
                                          struct kubeboot_kubeconfig **out);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Free a kubeconfig handle (zeroizing the token and key data). NULL is a no-op.
 void kubeboot_kubeconfig_free(struct kubeboot_kubeconfig *kc);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Describe the resolved context in `*out` (pointers into `kc`, valid until it is freed).
 kubeboot_result kubeboot_kubeconfig_get(const struct kubeboot_kubeconfig *kc,
                                         struct kubeboot_kubeconfig_view *out);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Write the kubelet's node kubeconfig (spec §3.5) into `buf`: cluster `default-cluster` with
 // `server`, the CA as a file path (`ca_file`, make it absolute first) or, without a file, as
 // `certificate-authority-data` from `ca_pem`, `insecure-skip-tls-verify` when `insecure`;
@@ -838,6 +911,7 @@ kubeboot_result kubeboot_node_kubeconfig_write(const char *server,
                                                char *buf,
                                                size_t len,
                                                size_t *out_len);
+#endif
 
 // The rotation deadline (unix seconds) of a certificate valid from `not_before` to `not_after`:
 // `not_before + lifetime·(0.7 + 0.2·jitter/2³²)`; `not_after` for an empty or inverted window.

@@ -101,6 +101,8 @@ pub struct kubeboot_engine_config {
     pub watch: bool,
 }
 
+impl crate::macros::Handle for kubeboot_engine {}
+
 /// What to do next, from [`kubeboot_engine_poll`]. Pointers point into the engine and stay valid
 /// until the next call that takes the engine (or its `_free`); strings are not NUL-terminated
 /// unless noted.

@@ -86,6 +86,8 @@ pub struct kubeboot_kubeconfig_view {
     pub client_key_file_is_relative: bool,
 }
 
+impl crate::macros::Handle for kubeboot_kubeconfig {}
+
 /// Decoded copies of the resolved context's values.
 #[derive(Default)]
 struct Values {

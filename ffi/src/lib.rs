@@ -32,9 +32,12 @@ extern crate alloc;
 mod macros;
 
 pub mod csr;
+// The engine and kubeconfig handles own heap copies of their inputs: std builds only for now.
+#[cfg(feature = "std")]
 pub mod engine;
 pub mod error;
 pub mod key;
+#[cfg(feature = "std")]
 pub mod kubeconfig;
 pub mod rotation;
 #[cfg(feature = "std")]

@@ -23,6 +23,8 @@ pub struct kubeboot_store {
     last_error: String,
 }
 
+impl crate::macros::Handle for kubeboot_store {}
+
 fn store_result(e: &StoreError) -> kubeboot_result {
     match e.kind() {
         StoreErrorKind::Io => kubeboot_result::StoreIo,
