@@ -21,9 +21,18 @@ AGENT=$T/kubeboot-go-agent
 say() { printf '[go-e2e] %s\n' "$*" >&2; }
 die() { say "FAIL: $*"; exit 1; }
 
+# Remove the work dir if it is a cluster.sh work dir (or empty).
+rm_work() {
+  if [[ -d $E2E_WORK ]] && { [[ -f $E2E_WORK/env.sh || -f $E2E_WORK/ports ]] || [[ -z $(ls -A "$E2E_WORK") ]]; }; then
+    rm -rf "$E2E_WORK"
+  fi
+}
+
 cleanup() {
   rc=$?
   "$ROOT/e2e/cluster.sh" down >/dev/null 2>&1 || say "cluster down reported a problem"
+  # cluster.sh keeps a work dir it was given; ours is throwaway (etcd data must not be reused).
+  rm_work
   rm -rf "$T"
   if [[ $rc -eq 0 ]]; then say "PASS"; else say "FAILED (rc=$rc)"; fi
 }
@@ -33,7 +42,7 @@ say "building libkubeboot.a and the agent"
 (cd "$ROOT" && CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target} cargo build --release -q -p kubeboot-ffi)
 (cd "$HERE" && "$GO" build -o "$AGENT" ./cmd/kubeboot-go-agent)
 
-if [[ -d $E2E_WORK ]]; then "$ROOT/e2e/cluster.sh" down >/dev/null 2>&1 || true; fi
+if [[ -d $E2E_WORK ]]; then "$ROOT/e2e/cluster.sh" down >/dev/null 2>&1 || true; rm_work; fi
 "$ROOT/e2e/cluster.sh" up >/dev/null
 eval "$("$ROOT/e2e/cluster.sh" env)"
 export KUBECONFIG=$E2E_ADMIN_KUBECONFIG
@@ -44,11 +53,10 @@ PKI=$T/pki
 run_agent() { "$AGENT" --bootstrap-kubeconfig "$BOOT" --kubeconfig "$KC" --cert-dir "$PKI" --node-name "$NODE" --ca-bundle "$E2E_CLIENT_CA" "$@"; }
 
 # 1. Wrong token secret: 401, exit 1, nothing written.
-BOOT=$T/bad-bootstrap.kubeconfig
+# (next to the real one: kubectl wrote the CA path relative to the kubeconfig's directory)
+BOOT=$(dirname "$E2E_BOOTSTRAP_KUBECONFIG")/go-e2e-bad-bootstrap.kubeconfig
 sed "s/${E2E_TOKEN_SECRET}/0000000000000000/" "$E2E_BOOTSTRAP_KUBECONFIG" > "$BOOT"
 grep -q 0000000000000000 "$BOOT" || die "could not forge a wrong token"
-# The bootstrap kubeconfig names its CA relative to its own directory only if written so; keep the
-# absolute path kubectl wrote.
 set +e; run_agent --once --wait 30s 2> "$T/bad.log"; rc=$?; set -e
 cat "$T/bad.log" >&2
 [[ $rc -eq 1 ]] || die "wrong token: exit $rc, want 1"
