@@ -523,3 +523,25 @@ func TestResultNames(t *testing.T) {
 		t.Fatal("no version")
 	}
 }
+
+// Spec §11.2 vectors (key K1, P-256): both the Go reimplementation and the library must give them.
+func TestNodeCSRNameSpecVectors(t *testing.T) {
+	const k1 = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBQc50o+SyBffpzfRjyfULo+yJGB7FDxLSYQzUOnSo+8oAoGCCqGSM49\nAwEHoUQDQgAE3wsRu9elE0goTwfLycqOCWwP4YCurXH61SN6kZB/XNw569fHfFH2\na9AKDIgLcIl3WIEJ8NMDy2ANvLrpuvVJqw==\n-----END EC PRIVATE KEY-----\n"
+	k, err := kubeboot.KeyFromPEM([]byte(k1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spki, _ := k.PublicKeySPKI()
+	for node, want := range map[string]string{
+		"node-1":               "node-csr-n8Gs_E-Z9L7aSxQqzzA00Csg_R1hDXOPVUFrdIQkVzo",
+		"worker-a.example.com": "node-csr-o8Hoe6OLrh1HbJkDczyoHirTociXreM6Y1I3ugsSvvs",
+	} {
+		got, err := kubeboot.NodeCSRName(k, node)
+		if err != nil || got != want {
+			t.Fatalf("%s: library %s %v, want %s", node, got, err, want)
+		}
+		if g := goDigestedName(spki, "system:node:"+node, []string{"system:nodes"}, []string{"digital signature", "client auth"}); g != want {
+			t.Fatalf("%s: Go %s, want %s", node, g, want)
+		}
+	}
+}

@@ -46,7 +46,9 @@ func buildClientCSR(key *Key, node string, format C.uint32_t) ([]byte, error) {
 
 // BuildClientCSR is the kubelet client CSR (`O=system:nodes`, `CN=system:node:<node>`, no
 // extensions) signed by key, as PEM (`CERTIFICATE REQUEST`).
-func BuildClientCSR(key *Key, node string) ([]byte, error) { return buildClientCSR(key, node, formatPEM) }
+func BuildClientCSR(key *Key, node string) ([]byte, error) {
+	return buildClientCSR(key, node, formatPEM)
+}
 
 // BuildClientCSRDER is BuildClientCSR as DER.
 func BuildClientCSRDER(key *Key, node string) ([]byte, error) {

@@ -45,8 +45,8 @@ type Kubeconfig struct {
 	ClientCert                                    Credential
 	ClientKey                                     Credential
 	// Token is the bearer token (secret); TokenFile its file form.
-	Token              string
-	TokenFile          string
+	Token               string
+	TokenFile           string
 	TokenFileIsRelative bool
 	// Dir is the directory of the file it was read from (ReadKubeconfig), else empty.
 	Dir string
