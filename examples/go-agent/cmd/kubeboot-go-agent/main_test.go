@@ -1,0 +1,391 @@
+package main
+
+// The agent against an in-process fake apiserver (httptest, TLS, chunked watch streams split
+// mid-event) that signs CSRs with a Go CA. The real control plane is exercised by
+// ../../e2e-check.sh.
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"kubeboot.example/goagent/kubeboot"
+)
+
+const testToken = "abcdef.0123456789abcdef"
+
+type fakeMode int
+
+const (
+	approve fakeMode = iota
+	deny
+	never
+)
+
+type fakeCSR struct {
+	name, uid string
+	spec      map[string]any
+	status    map[string]any
+	user      string
+}
+
+type fakeAPI struct {
+	t      *testing.T
+	mode   fakeMode
+	caKey  *ecdsa.PrivateKey
+	ca     *x509.Certificate
+	caPEM  []byte
+	mu     sync.Mutex
+	csrs   map[string]*fakeCSR
+	n      int
+	events []string // what happened, for assertions
+}
+
+func newFakeAPI(t *testing.T, mode fakeMode) (*fakeAPI, *httptest.Server) {
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "fake-client-ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), IsCA: true,
+		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	ca, _ := x509.ParseCertificate(der)
+	f := &fakeAPI{t: t, mode: mode, caKey: k, ca: ca, csrs: map[string]*fakeCSR{},
+		caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	srv := httptest.NewUnstartedServer(f)
+	srv.EnableHTTP2 = true
+	// Ask for a client certificate (rotation) without requiring one (bootstrap).
+	srv.TLS = &tls.Config{ClientAuth: tls.RequestClientCert}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return f, srv
+}
+
+func (f *fakeAPI) log(s string) { f.mu.Lock(); f.events = append(f.events, s); f.mu.Unlock() }
+
+func (f *fakeAPI) user(r *http.Request) (string, bool) {
+	if r.Header.Get("Authorization") == "Bearer "+testToken {
+		return "system:bootstrap:abcdef", true
+	}
+	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+		c := r.TLS.PeerCertificates[0]
+		if _, err := c.Verify(x509.VerifyOptions{Roots: pool(f.ca), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err == nil {
+			return c.Subject.CommonName, true
+		}
+	}
+	return "", false
+}
+
+func pool(c *x509.Certificate) *x509.CertPool { p := x509.NewCertPool(); p.AddCert(c); return p }
+
+func (f *fakeAPI) object(c *fakeCSR) map[string]any {
+	return map[string]any{"kind": "CertificateSigningRequest", "apiVersion": "certificates.k8s.io/v1",
+		"metadata": map[string]any{"name": c.name, "uid": c.uid, "resourceVersion": "1"},
+		"spec":     c.spec, "status": c.status}
+}
+
+func status(w http.ResponseWriter, code int, reason, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":%q,"reason":%q,"code":%d}`, msg, reason, code)
+}
+
+const csrPath = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+
+func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	user, ok := f.user(r)
+	if !ok {
+		status(w, 401, "Unauthorized", "Unauthorized")
+		return
+	}
+	switch {
+	case r.Method == "POST" && r.URL.Path == csrPath:
+		var obj struct {
+			Metadata struct{ Name, GenerateName string }
+			Spec     map[string]any
+		}
+		if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
+			status(w, 400, "BadRequest", err.Error())
+			return
+		}
+		f.mu.Lock()
+		f.n++
+		name := obj.Metadata.Name
+		if name == "" {
+			name = fmt.Sprintf("%s%05d", obj.Metadata.GenerateName, f.n)
+		}
+		if _, dup := f.csrs[name]; dup {
+			f.mu.Unlock()
+			status(w, 409, "AlreadyExists", "already exists")
+			return
+		}
+		c := &fakeCSR{name: name, uid: fmt.Sprintf("uid-%d", f.n), spec: obj.Spec, status: map[string]any{}, user: user}
+		f.csrs[name] = c
+		body, _ := json.Marshal(f.object(c))
+		f.mu.Unlock()
+		f.log("create " + name + " by " + user)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(201)
+		w.Write(body)
+	case r.Method == "GET" && r.URL.Path == csrPath && r.URL.Query().Get("watch") == "true":
+		name := strings.TrimPrefix(r.URL.Query().Get("fieldSelector"), "metadata.name=")
+		f.mu.Lock()
+		c := f.csrs[name]
+		f.mu.Unlock()
+		if c == nil {
+			status(w, 404, "NotFound", "not found")
+			return
+		}
+		f.log("watch " + name)
+		f.stream(w, r, c)
+	default:
+		status(w, 404, "NotFound", "no route "+r.Method+" "+r.URL.String())
+	}
+}
+
+// stream writes ADDED, then (approve) Approved and the certificate, or (deny) Denied, each event
+// split into two flushed writes; with `never` it just holds the stream open.
+func (f *fakeAPI) stream(w http.ResponseWriter, r *http.Request, c *fakeCSR) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	fl := w.(http.Flusher)
+	send := func(typ string) {
+		f.mu.Lock()
+		b, _ := json.Marshal(map[string]any{"type": typ, "object": f.object(c)})
+		f.mu.Unlock()
+		b = append(b, '\n')
+		half := len(b) / 2
+		w.Write(b[:half])
+		fl.Flush()
+		time.Sleep(5 * time.Millisecond)
+		w.Write(b[half:])
+		fl.Flush()
+	}
+	send("ADDED")
+	switch f.mode {
+	case approve:
+		f.mu.Lock()
+		c.status["conditions"] = []any{map[string]any{"type": "Approved", "status": "True", "reason": "AutoApproved", "message": "ok"}}
+		f.mu.Unlock()
+		send("MODIFIED")
+		cert := f.sign(c)
+		f.mu.Lock()
+		c.status["certificate"] = cert
+		f.mu.Unlock()
+		send("MODIFIED")
+	case deny:
+		f.mu.Lock()
+		c.status["conditions"] = []any{map[string]any{"type": "Denied", "status": "True", "reason": "NotOnMyWatch", "message": "go away"}}
+		f.mu.Unlock()
+		send("MODIFIED")
+	}
+	select {
+	case <-r.Context().Done():
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// sign issues a kubelet client certificate for the CSR in c (as the kubelet-client signer).
+func (f *fakeAPI) sign(c *fakeCSR) []byte {
+	req, _ := c.spec["request"].(string)
+	p, err := base64Std(req)
+	if err != nil {
+		f.t.Errorf("request: %v", err)
+		return nil
+	}
+	blk, _ := pem.Decode(p)
+	csr, err := x509.ParseCertificateRequest(blk.Bytes)
+	if err != nil || csr.CheckSignature() != nil {
+		f.t.Errorf("csr: %v", err)
+		return nil
+	}
+	life := time.Hour
+	if e, ok := c.spec["expirationSeconds"].(float64); ok {
+		life = time.Duration(e) * time.Second
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(now.UnixNano()), Subject: csr.Subject,
+		NotBefore: now.Add(-5 * time.Minute), NotAfter: now.Add(life), KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, f.ca, csr.PublicKey, f.caKey)
+	if err != nil {
+		f.t.Errorf("sign: %v", err)
+		return nil
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+func base64Std(s string) ([]byte, error) {
+	var out []byte
+	err := json.Unmarshal([]byte(`"`+s+`"`), &out)
+	return out, err
+}
+
+type env struct {
+	o   *options
+	api *fakeAPI
+	dir string
+}
+
+func setup(t *testing.T, mode fakeMode, token string) env {
+	api, srv := newFakeAPI(t, mode)
+	dir := t.TempDir()
+	// The serving CA as a file named relative to the bootstrap kubeconfig (resolved by the reader).
+	servingCA := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	os.MkdirAll(filepath.Join(dir, "boot"), 0o755)
+	os.WriteFile(filepath.Join(dir, "boot", "serving-ca.crt"), servingCA, 0o644)
+	os.WriteFile(filepath.Join(dir, "client-ca.crt"), api.caPEM, 0o644)
+	boot := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- cluster:
+    certificate-authority: serving-ca.crt
+    server: %s
+  name: bootstrap
+contexts:
+- context:
+    cluster: bootstrap
+    user: kubelet-bootstrap
+  name: bootstrap
+current-context: bootstrap
+users:
+- name: kubelet-bootstrap
+  user:
+    token: %s
+`, srv.URL, token)
+	os.WriteFile(filepath.Join(dir, "boot", "bootstrap.kubeconfig"), []byte(boot), 0o600)
+	return env{api: api, dir: dir, o: &options{
+		bootstrapKubeconfig: filepath.Join(dir, "boot", "bootstrap.kubeconfig"),
+		kubeconfig:          filepath.Join(dir, "node", "kubelet.kubeconfig"),
+		certDir:             filepath.Join(dir, "pki"),
+		nodeName:            "fake-node",
+		caBundle:            filepath.Join(dir, "client-ca.crt"),
+		once:                true,
+		wait:                time.Minute,
+	}}
+}
+
+func TestAgentBootstrapThenRotate(t *testing.T) {
+	e := setup(t, approve, testToken)
+	if err := run(e.o); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := kubeboot.ReadKubeconfig(e.o.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := filepath.Join(e.o.certDir, "kubelet-client-current.pem")
+	if kc.ClientCert.File != current || kc.ClientKey.File != current || kc.CA.File != filepath.Join(e.dir, "boot", "serving-ca.crt") {
+		t.Fatalf("%+v", kc)
+	}
+	if st, _ := os.Stat(e.o.kubeconfig); st.Mode().Perm() != 0o600 {
+		t.Fatal(st.Mode())
+	}
+	if _, err := os.Stat(filepath.Join(e.o.certDir, "kubelet-client.key.tmp")); !os.IsNotExist(err) {
+		t.Fatal("key cache left")
+	}
+	valid, why, err := kubeconfigStillValid(e.o.kubeconfig, time.Now())
+	if !valid || err != nil {
+		t.Fatal(why, err)
+	}
+	first, _ := os.ReadFile(current)
+	kcBytes, _ := os.ReadFile(e.o.kubeconfig)
+
+	// Rotation: client-certificate auth, generateName, new key; kubeconfig untouched.
+	time.Sleep(1100 * time.Millisecond)
+	e.o.once = false
+	e.o.rotateNowAndExit = true
+	e.o.expirationSeconds = 600
+	if err := run(e.o); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := os.ReadFile(current)
+	if string(first) == string(second) {
+		t.Fatal("not rotated")
+	}
+	if b, _ := os.ReadFile(e.o.kubeconfig); string(b) != string(kcBytes) {
+		t.Fatal("kubeconfig rewritten")
+	}
+	ev := strings.Join(e.api.events, "\n")
+	if !strings.Contains(ev, "create node-csr-") || !strings.Contains(ev, "by system:bootstrap:abcdef") ||
+		!strings.Contains(ev, "create csr-00002 by system:node:fake-node") {
+		t.Fatal(ev)
+	}
+	certs, _ := parseCerts(second)
+	if life := time.Until(certs[0].NotAfter); life > 601*time.Second || life < 500*time.Second {
+		t.Fatal(life)
+	}
+}
+
+func noFiles(t *testing.T, e env) {
+	t.Helper()
+	for _, p := range []string{e.o.certDir, e.o.kubeconfig, filepath.Dir(e.o.kubeconfig)} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Fatalf("%s exists after a failure", p)
+		}
+	}
+}
+
+func TestAgentDeniedLeavesNothing(t *testing.T) {
+	e := setup(t, deny, testToken)
+	err := run(e.o)
+	var ke *kubeboot.Error
+	if !errors.Is(err, kubeboot.ErrDenied) || !errors.As(err, &ke) || !strings.Contains(ke.Detail, "NotOnMyWatch") {
+		t.Fatalf("%v", err)
+	}
+	noFiles(t, e)
+}
+
+func TestAgentUnauthorizedLeavesNothing(t *testing.T) {
+	e := setup(t, approve, "abcdef.ffffffffffffffff")
+	if err := run(e.o); !errors.Is(err, kubeboot.ErrUnauthorized) {
+		t.Fatalf("%v", err)
+	}
+	noFiles(t, e)
+}
+
+func TestAgentTimeoutKeepsKeyCacheForItsCSR(t *testing.T) {
+	e := setup(t, never, testToken)
+	e.o.wait = 2 * time.Second
+	if err := run(e.o); !errors.Is(err, kubeboot.ErrTimeout) {
+		t.Fatalf("%v", err)
+	}
+	cache := filepath.Join(e.o.certDir, "kubelet-client.key.tmp")
+	if _, err := os.Stat(cache); err != nil {
+		t.Fatal("key cache removed although the CSR exists")
+	}
+	if _, err := os.Stat(e.o.kubeconfig); !os.IsNotExist(err) {
+		t.Fatal("kubeconfig written")
+	}
+	// A restart reuses the key, hence the same node-csr name: 409, then it is ours.
+	k, _ := kubeboot.KeyFromPEM(mustRead(t, cache))
+	name, _ := kubeboot.NodeCSRName(k, e.o.nodeName)
+	e.api.mu.Lock()
+	_, ok := e.api.csrs[name]
+	e.api.mu.Unlock()
+	if !ok {
+		t.Fatalf("no CSR %s on the server", name)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,3 @@
+module kubeboot.example/goagent
+
+go 1.22
