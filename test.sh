@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, no_std builds, unit and cross-check tests.
-# Needs: cargo (stable), openssl, /usr/bin/python3 with cryptography, go, kubectl.
+# The whole test suite: formatting, lints, no_std builds, unit and cross-check tests, the C ABI
+# (valgrind, ASan/UBSan), the Go binding, short fuzz runs, Miri, the Cortex-M4 firmware in QEMU,
+# and the end-to-end run against a real control plane.
+# Needs what .ci/run installs: cargo (stable + nightly with miri), openssl, /usr/bin/python3 with
+# cryptography, go, kubectl, valgrind, libcurl, qemu-system-arm, gcc-arm-none-eabi.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -32,3 +35,18 @@ step "C ABI: C tests, under valgrind, and with AddressSanitizer + UBSan"
 make -s -C examples/c-agent check
 make -s -C examples/c-agent check-valgrind
 make -s -C examples/c-agent check-asan
+
+step "Go binding and agent over cgo (go test, cross-checks with crypto/x509)"
+make -s -C examples/go-agent test
+
+step "fuzzing: every target, short runs (fuzz/README.md has the long-run command)"
+fuzz/run-short.sh "${FUZZ_SECONDS:-20}"
+
+step "Miri over the core's unit tests"
+.ci/miri.sh
+
+step "Cortex-M4 firmware in QEMU (Rust and C images, stack/heap/flash gates)"
+FLASH_GATE_MODE=${FLASH_GATE_MODE:-report} examples/firmware/run
+
+step "end to end against a real control plane (upstream kube-apiserver, etcd, kube-controller-manager)"
+e2e/run

@@ -144,9 +144,24 @@ pub fn decode_first<'o>(input: &[u8], label: &str, buf: &'o mut [u8]) -> Result<
     Err(Error::Malformed)
 }
 
+/// Whether `label` is a label we write and read back: RFC 7468 `label` characters (printable
+/// ASCII except `-`), words separated by single spaces, no blank at either end, not empty.
+fn label_ok(label: &str) -> bool {
+    let b = label.as_bytes();
+    !b.is_empty()
+        && b.iter().all(|&c| (0x21..=0x7e).contains(&c) && c != b'-' || c == b' ')
+        && !b.windows(2).any(|w| w == b"  ")
+        && b.first() != Some(&b' ')
+        && b.last() != Some(&b' ')
+}
+
 /// The exact length of the PEM encoding of `der_len` bytes under `label`
-/// (Go layout: 64-column lines, `\n`, trailing newline).
+/// (Go layout: 64-column lines, `\n`, trailing newline). An invalid label or an empty body is
+/// [`Error::Malformed`]: we only write what we can read back.
 pub fn encoded_len(label: &str, der_len: usize) -> Result<usize> {
+    if !label_ok(label) || der_len == 0 {
+        return Err(Error::Malformed);
+    }
     pem_rfc7468::encapsulated_len(label, LineEnding::LF, der_len).map_err(|_| Error::Malformed)
 }
 
@@ -182,6 +197,21 @@ mod tests {
             assert!(line.len() <= 64 || line.starts_with("-----"));
         }
         assert_eq!(n, encoded_len("CERTIFICATE REQUEST", 100).unwrap());
+    }
+
+    #[test]
+    fn encode_refuses_what_it_could_not_read_back() {
+        // Found by fuzzing (fuzz/regressions/pem_blocks): bad labels and empty bodies.
+        let mut buf = [0u8; 256];
+        for label in ["EC P-----END Y", "\tN E", "N E ", " X", "A  B", ""] {
+            assert_eq!(encoded_len(label, 3), Err(Error::Malformed), "{label:?}");
+            assert_eq!(encode(label, &[1, 2, 3], &mut buf), Err(Error::Malformed), "{label:?}");
+        }
+        assert_eq!(encode("CERTIFICATE", &[], &mut buf), Err(Error::Malformed));
+        assert_eq!(
+            encode("A", &[1], &mut [0u8; 1]),
+            Err(Error::BufferTooSmall { needed: encoded_len("A", 1).unwrap() })
+        );
     }
 
     #[test]
