@@ -203,8 +203,8 @@ pub(crate) fn put_json_string(s: &mut dyn Sink, v: &str) {
                     b'u',
                     b'0',
                     b'0',
-                    HEX[usize::from(b >> 4)],
-                    HEX[usize::from(b & 0xf)],
+                    HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'),
+                    HEX.get(usize::from(b & 0xf)).copied().unwrap_or(b'0'),
                 ]),
             }
             start = i + 1;

@@ -378,17 +378,16 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
         let mut csr_pem = [0u8; MAX_CSR_PEM];
         let csr_pem_len = builder.write_pem(signer, &mut csr_pem)?;
         let spki = signer.public_key_spki();
-        let mut name = heapless::String::new();
-        match config.naming {
+        let name = match config.naming {
             #[cfg(feature = "csr-name")]
             Naming::NodeCsr => {
                 let mut cn = [0u8; NODE_USER_PREFIX.len() + crate::csr::MAX_NODE_NAME];
                 let cn = builder.common_name(&mut cn);
                 let n = api::node_csr_name(&spki, cn, &[NODES_GROUP], config.usages());
-                name.push_str(n.as_str()).map_err(|_| Error::TooLarge)?;
+                heapless::String::try_from(n.as_str()).map_err(|_| Error::TooLarge)?
             }
-            Naming::Generate => {}
-        }
+            Naming::Generate => heapless::String::new(),
+        };
         let mut bearer = heapless::String::new();
         if let Auth::Token(t) = config.auth {
             let wire = t.to_wire();

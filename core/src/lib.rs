@@ -16,6 +16,11 @@
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// Hostile input must never panic: no unwrap/expect/panic/unchecked indexing outside tests.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
+)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

@@ -18,6 +18,11 @@
 //! All `unsafe` of kubeboot lives in this crate; every block carries a `SAFETY:` comment.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
+// No panic may reach the boundary: no unwrap/expect/panic/unchecked indexing outside tests.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
+)]
 #![allow(non_camel_case_types)]
 // The exported functions are called from C, where `unsafe fn` means nothing; their pointer
 // contracts are documented on each function (as in rustls-ffi) and checked for NULL.
