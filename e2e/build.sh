@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Build upstream kube-apiserver, kube-controller-manager and etcd from the Go
 # module proxy at a pinned release, and cache the binaries outside the repo.
+# Also kubelet-bootstrap (cp/cmd/kubelet-bootstrap: the upstream kubelet's
+# bootstrap.LoadClientCert, for e2e/kubelet-compare.sh); a cache built before
+# it existed gets just that binary added.
 #
 #   e2e/build.sh            build (or reuse cached) binaries, print the bin dir
 #   e2e/build.sh --print    print the bin dir only (exit 1 if not built yet)
@@ -75,16 +78,6 @@ if [[ $MODE == regen || ! -f "$CP/go.mod" || "$(pinned_version)" != "$K8S_VERSIO
   regen_gomod "$K8S_VERSION"
 fi
 
-if [[ -f "$BIN/.complete" ]]; then
-  echo "cached: $BIN" >&2
-  echo "$BIN"; exit 0
-fi
-
-start=$(date +%s)
-mkdir -p "$BIN"
-tmp=$(mktemp -d "$BIN/.build.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
 # Version stamping the way upstream hack/lib/version.sh does it, so that
 # /version and the compatibility-version machinery see the real release.
 minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
@@ -95,13 +88,39 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ld+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$bdate"
 done
 
+# kubelet-bootstrap DIR: build cp/cmd/kubelet-bootstrap into DIR (same stamping,
+# so client-go's User-Agent reads kubelet-bootstrap/$K8S_VERSION).
+build_kubelet_bootstrap() {
+  (cd "$CP" && $NICE "$GO" build -trimpath -ldflags "$ld" -o "$1/kubelet-bootstrap" ./cmd/kubelet-bootstrap)
+}
+
+if [[ -f "$BIN/.complete" ]]; then
+  if [[ ! -x "$BIN/kubelet-bootstrap" ]]; then
+    echo "cached: $BIN; adding kubelet-bootstrap" >&2
+    t0=$(date +%s)
+    tmp=$(mktemp -d "$BIN/.build.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    build_kubelet_bootstrap "$tmp"
+    mv "$tmp/kubelet-bootstrap" "$BIN/"
+    echo "kubelet_bootstrap_build_seconds=$(($(date +%s) - t0))" >>"$BIN/.complete"
+  fi
+  echo "cached: $BIN" >&2
+  echo "$BIN"; exit 0
+fi
+
+start=$(date +%s)
+mkdir -p "$BIN"
+tmp=$(mktemp -d "$BIN/.build.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
 cd "$CP"
-echo "building kube-apiserver, kube-controller-manager ($K8S_VERSION) and etcd with $GO_VERSION into $BIN" >&2
+echo "building kube-apiserver, kube-controller-manager, kubelet-bootstrap ($K8S_VERSION) and etcd with $GO_VERSION into $BIN" >&2
 $NICE "$GO" build -trimpath -ldflags "$ld" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
 $NICE "$GO" build -trimpath -ldflags "$ld" -o "$tmp/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager
 $NICE "$GO" build -trimpath -ldflags "-s -w" -o "$tmp/etcd" ./cmd/etcd
+build_kubelet_bootstrap "$tmp"
 etcd_version=$("$GO" list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)
-mv "$tmp/kube-apiserver" "$tmp/kube-controller-manager" "$tmp/etcd" "$BIN/"
+mv "$tmp/kube-apiserver" "$tmp/kube-controller-manager" "$tmp/etcd" "$tmp/kubelet-bootstrap" "$BIN/"
 end=$(date +%s)
 {
   echo "k8s=$K8S_VERSION"
