@@ -81,7 +81,7 @@ func ParseKubeconfig(data []byte) (*Kubeconfig, error) {
 		ContextName:           goStr(v.context_name),
 		ClusterName:           goStr(v.cluster_name),
 		UserName:              goStr(v.user_name),
-		Namespace:             goStr(v.namespace_),
+		Namespace:             goStr(v.context_namespace),
 		Server:                goStr(v.server),
 		TLSServerName:         goStr(v.tls_server_name),
 		InsecureSkipTLSVerify: bool(v.insecure_skip_tls_verify),
