@@ -23,6 +23,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod api;
+pub mod backend;
 pub mod csr;
 pub mod error;
 pub mod key;
