@@ -660,10 +660,16 @@ fn reader(input: &[u8]) -> Result<SliceReader<'_>, VerifyError> {
     SliceReader::new(input).map_err(|_| malformed())
 }
 
-/// Read the next element as (parsed, whole TLV bytes).
+/// Read the next element as (parsed, whole TLV bytes). The header is decoded once (this is the
+/// hot loop of certificate parsing: `tlv_bytes` + `AnyRef::from_der` decoded it three times).
 fn next<'a>(r: &mut SliceReader<'a>) -> Result<(AnyRef<'a>, &'a [u8]), VerifyError> {
-    let tlv = r.tlv_bytes().map_err(|_| malformed())?;
-    let any = AnyRef::from_der(tlv).map_err(|_| malformed())?;
+    let header = der::Header::peek(r).map_err(|_| malformed())?;
+    let header_len = der::Encode::encoded_len(&header).map_err(|_| malformed())?;
+    let total = (header_len + header.length()).map_err(|_| malformed())?;
+    let tlv = r.read_slice(total).map_err(|_| malformed())?;
+    let start = usize::try_from(header_len).map_err(|_| malformed())?;
+    let value = tlv.get(start..).ok_or_else(malformed)?;
+    let any = AnyRef::new(header.tag(), value).map_err(|_| malformed())?;
     Ok((any, tlv))
 }
 
