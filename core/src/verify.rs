@@ -176,14 +176,13 @@ pub fn verify_issued_der_with(
     }
 
     // 2. Path and signatures (time of the issuers included).
-    let (ca_index, depth) = find_path(verifier, &leaf, intermediates, cas, now)?;
+    let (ca_index, depth, ca_subject_der) = find_path(verifier, &leaf, intermediates, cas, now)?;
 
     // 3.–7. The leaf itself.
     check_leaf(&leaf, expected, now)?;
 
-    let ca_der = cas.get(ca_index).ok_or_else(malformed)?;
     let mut ca_subject = heapless::String::new();
-    render_name(Cert::parse(ca_der)?.subject, &mut ca_subject);
+    render_name(ca_subject_der, &mut ca_subject);
     Ok(Verified {
         not_before: leaf.not_before,
         not_after: leaf.not_after,
@@ -195,19 +194,20 @@ pub fn verify_issued_der_with(
 
 /// The search of step 2, out of line so its state is not in the caller's frame afterwards.
 #[inline(never)]
-fn find_path(
-    verifier: &dyn SignatureVerifier,
+fn find_path<'s>(
+    verifier: &'s dyn SignatureVerifier,
     leaf: &Cert<'_>,
-    intermediates: &[&[u8]],
-    cas: &[&[u8]],
+    intermediates: &'s [&'s [u8]],
+    cas: &'s [&'s [u8]],
     now: i64,
-) -> Result<(usize, usize), VerifyError> {
+) -> Result<(usize, usize, &'s [u8]), VerifyError> {
     let mut search = Search {
         verifier,
         intermediates,
         cas,
         now,
         budget: MAX_SIGNATURE_CHECKS,
+        ca_subject: &[],
         path: [0; MAX_DEPTH],
         time_error: None,
         bad_signature: false,
@@ -215,7 +215,7 @@ fn find_path(
         constraint: None,
     };
     match search.extend(leaf, 0)? {
-        Some(found) => Ok(found),
+        Some((ca_index, depth)) => Ok((ca_index, depth, search.ca_subject)),
         None => Err(search.failure()),
     }
 }
@@ -360,6 +360,8 @@ struct Search<'s> {
     cas: &'s [&'s [u8]],
     now: i64,
     budget: usize,
+    /// Subject DER of the CA the path ended at.
+    ca_subject: &'s [u8],
     /// Indices (into `intermediates`) of the intermediates on the current path.
     path: [usize; MAX_DEPTH],
     time_error: Option<VerifyError>,
@@ -437,6 +439,8 @@ impl Search<'_> {
                 self.time_error.get_or_insert(e);
                 continue;
             }
+            // Kept for `Verified::ca_subject` (saves parsing the CA a third time).
+            self.ca_subject = ca.subject;
             return Ok(Some(i));
         }
         Ok(None)

@@ -64,11 +64,23 @@ impl SignatureVerifier for Ring {
     }
 }
 
+/// Longest PKCS#8 document kept for a generated key (ring writes 138 bytes for P-256).
+const PKCS8_MAX: usize = 160;
+
+/// The private key as kept beside ring's key pair, for [`RingSigner::to_node_key`].
+enum Secret {
+    /// The raw big-endian scalar.
+    Scalar(Zeroizing<[u8; 32]>),
+    /// ring's PKCS#8 document (parsed only when the scalar is asked for, which keeps key
+    /// generation at ring's own cost).
+    Pkcs8(Zeroizing<[u8; PKCS8_MAX]>, usize),
+}
+
 /// A P-256 key signing through ring.
 pub struct RingSigner {
     pair: EcdsaKeyPair,
     point: [u8; 65],
-    scalar: Zeroizing<[u8; 32]>,
+    secret: Secret,
 }
 
 impl RingSigner {
@@ -94,7 +106,7 @@ impl RingSigner {
             &SystemRandom::new(),
         )
         .map_err(|_| Error::MalformedKey)?;
-        Ok(RingSigner { pair, point: *point, scalar: Zeroizing::new(*d) })
+        Ok(RingSigner { pair, point: *point, secret: Secret::Scalar(Zeroizing::new(*d)) })
     }
 
     /// Generate a fresh key with ring from the OS RNG (the host counterpart of
@@ -103,21 +115,24 @@ impl RingSigner {
         let rng = SystemRandom::new();
         let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
             .map_err(|_| Error::BadEntropy)?;
-        let info = <pkcs8::PrivateKeyInfoRef<'_> as der::Decode>::from_der(doc.as_ref())
-            .map_err(|_| Error::MalformedKey)?;
-        let sec1 = <sec1::EcPrivateKey<'_> as der::Decode>::from_der(info.private_key.as_bytes())
-            .map_err(|_| Error::MalformedKey)?;
-        let d: [u8; 32] = sec1.private_key.try_into().map_err(|_| Error::MalformedKey)?;
         let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, doc.as_ref(), &rng)
             .map_err(|_| Error::MalformedKey)?;
         let point: [u8; 65] =
             pair.public_key().as_ref().try_into().map_err(|_| Error::MalformedKey)?;
-        Ok(RingSigner { pair, point, scalar: Zeroizing::new(d) })
+        let mut kept = Zeroizing::new([0u8; PKCS8_MAX]);
+        let len = doc.as_ref().len();
+        kept.get_mut(..len).ok_or(Error::MalformedKey)?.copy_from_slice(doc.as_ref());
+        Ok(RingSigner { pair, point, secret: Secret::Pkcs8(kept, len) })
     }
 
     /// The same key as a portable [`NodeKey`] (to write it with [`NodeKey::to_sec1_pem`]).
     pub fn to_node_key(&self) -> Result<NodeKey> {
-        NodeKey::from_scalar_bytes(&self.scalar)
+        match &self.secret {
+            Secret::Scalar(d) => NodeKey::from_scalar_bytes(d),
+            Secret::Pkcs8(doc, len) => {
+                NodeKey::from_pkcs8_der(doc.get(..*len).ok_or(Error::MalformedKey)?)
+            }
+        }
     }
 }
 
