@@ -50,6 +50,7 @@ use core::net::IpAddr;
 use der::asn1::{AnyRef, BitStringRef, ObjectIdentifier, UintRef};
 use der::{Decode, Reader, SliceReader, Tag, Tagged};
 
+use crate::backend::{RsaHash, SignatureVerifier, Software, Verdict};
 use crate::error::{Detail, Error, Reason, VerifyError};
 
 /// The largest certificate (DER) we look at, in bytes.
@@ -132,8 +133,23 @@ pub struct Verified {
 /// (any order, unused ones are ignored) and the CA bundle (one or more CAs, e.g. during CA
 /// rotation). See the [module docs](self) for the checks and their order.
 ///
-/// Never allocates on ECDSA paths; RSA issuers allocate (feature `rsa`).
+/// Never allocates on ECDSA paths; RSA issuers allocate (feature `rsa`). Signatures are checked
+/// with the portable [`Software`] backend; see [`verify_issued_der_with`] for another one.
 pub fn verify_issued_der(
+    leaf: &[u8],
+    intermediates: &[&[u8]],
+    cas: &[&[u8]],
+    expected: &Expected<'_>,
+    now: i64,
+) -> Result<Verified, VerifyError> {
+    verify_issued_der_with(&Software, leaf, intermediates, cas, expected, now)
+}
+
+/// [`verify_issued_der`] with the signature checks done by `verifier` (for example
+/// [`crate::backend::ring::Ring`]). Every other step is the same code; a conforming backend gives
+/// the same result on every input.
+pub fn verify_issued_der_with(
+    verifier: &dyn SignatureVerifier,
     leaf: &[u8],
     intermediates: &[&[u8]],
     cas: &[&[u8]],
@@ -150,14 +166,13 @@ pub fn verify_issued_der(
     }
 
     // 2. Path and signatures (time of the issuers included).
-    let (ca_index, depth) = find_path(&leaf, intermediates, cas, now)?;
+    let (ca_index, depth, ca_subject_der) = find_path(verifier, &leaf, intermediates, cas, now)?;
 
     // 3.–7. The leaf itself.
     check_leaf(&leaf, expected, now)?;
 
-    let ca_der = cas.get(ca_index).ok_or_else(malformed)?;
     let mut ca_subject = heapless::String::new();
-    render_name(Cert::parse(ca_der)?.subject, &mut ca_subject);
+    render_name(ca_subject_der, &mut ca_subject);
     Ok(Verified {
         not_before: leaf.not_before,
         not_after: leaf.not_after,
@@ -169,17 +184,20 @@ pub fn verify_issued_der(
 
 /// The search of step 2, out of line so its state is not in the caller's frame afterwards.
 #[inline(never)]
-fn find_path(
+fn find_path<'s>(
+    verifier: &'s dyn SignatureVerifier,
     leaf: &Cert<'_>,
-    intermediates: &[&[u8]],
-    cas: &[&[u8]],
+    intermediates: &'s [&'s [u8]],
+    cas: &'s [&'s [u8]],
     now: i64,
-) -> Result<(usize, usize), VerifyError> {
+) -> Result<(usize, usize, &'s [u8]), VerifyError> {
     let mut search = Search {
+        verifier,
         intermediates,
         cas,
         now,
         budget: MAX_SIGNATURE_CHECKS,
+        ca_subject: &[],
         path: [0; MAX_DEPTH],
         time_error: None,
         bad_signature: false,
@@ -187,7 +205,7 @@ fn find_path(
         constraint: None,
     };
     match search.extend(leaf, 0)? {
-        Some(found) => Ok(found),
+        Some((ca_index, depth)) => Ok((ca_index, depth, search.ca_subject)),
         None => Err(search.failure()),
     }
 }
@@ -264,6 +282,18 @@ pub fn verify_issued(
     now: i64,
     scratch: &mut [u8],
 ) -> Result<Verified, Error> {
+    verify_issued_with(&Software, cert_pem, ca_pem, expected, now, scratch)
+}
+
+/// [`verify_issued`] with the signature checks done by `verifier`.
+pub fn verify_issued_with(
+    verifier: &dyn SignatureVerifier,
+    cert_pem: &[u8],
+    ca_pem: &[u8],
+    expected: &Expected<'_>,
+    now: i64,
+    scratch: &mut [u8],
+) -> Result<Verified, Error> {
     let needed = scratch_len(cert_pem, ca_pem);
     if scratch.len() < needed {
         return Err(Error::BufferTooSmall { needed });
@@ -280,7 +310,7 @@ pub fn verify_issued(
     if cas.is_empty() {
         return Err(malformed().into());
     }
-    Ok(verify_issued_der(leaf, inter, cas, expected, now)?)
+    Ok(verify_issued_der_with(verifier, leaf, inter, cas, expected, now)?)
 }
 
 /// Decode every CERTIFICATE block of `input` into consecutive pieces of `scratch`.
@@ -315,10 +345,13 @@ fn decode_all<'s>(
 // Path search
 
 struct Search<'s> {
+    verifier: &'s dyn SignatureVerifier,
     intermediates: &'s [&'s [u8]],
     cas: &'s [&'s [u8]],
     now: i64,
     budget: usize,
+    /// Subject DER of the CA the path ended at.
+    ca_subject: &'s [u8],
     /// Indices (into `intermediates`) of the intermediates on the current path.
     path: [usize; MAX_DEPTH],
     time_error: Option<VerifyError>,
@@ -396,6 +429,8 @@ impl Search<'_> {
                 self.time_error.get_or_insert(e);
                 continue;
             }
+            // Kept for `Verified::ca_subject` (saves parsing the CA a third time).
+            self.ca_subject = ca.subject;
             return Ok(Some(i));
         }
         Ok(None)
@@ -408,7 +443,8 @@ impl Search<'_> {
             return false;
         }
         self.budget -= 1;
-        match check_signature(issuer.spki, child.sig_alg, child.tbs, child.signature) {
+        match check_signature(self.verifier, issuer.spki, child.sig_alg, child.tbs, child.signature)
+        {
             SigCheck::Valid => true,
             SigCheck::Invalid => {
                 self.bad_signature = true;
@@ -504,14 +540,42 @@ impl<'a> Spki<'a> {
 }
 
 #[inline(never)] // keep its locals out of the caller's frame during the path search
-fn check_signature(issuer_spki: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> SigCheck {
-    match (issuer_key(issuer_spki), alg) {
-        (IssuerKey::P256(point), SigAlg::EcdsaSha256) => verify_p256(point, tbs, sig),
-        (IssuerKey::P384(point), SigAlg::EcdsaSha384) => verify_p384(point, tbs, sig),
-        (IssuerKey::Rsa(key), SigAlg::RsaSha256 | SigAlg::RsaSha384 | SigAlg::RsaSha512) => {
-            verify_rsa(key, alg, tbs, sig)
+fn check_signature(
+    verifier: &dyn SignatureVerifier,
+    issuer_spki: &[u8],
+    alg: SigAlg,
+    tbs: &[u8],
+    sig: &[u8],
+) -> SigCheck {
+    let verdict = match (issuer_key(issuer_spki), alg) {
+        (IssuerKey::P256(point), SigAlg::EcdsaSha256) => {
+            let mut buf = [0u8; 96];
+            match ecdsa_raw(sig, 32, &mut buf).and_then(|raw| <&[u8; 64]>::try_from(raw).ok()) {
+                Some(rs) => verifier.p256_sha256(point, tbs, rs),
+                None => Verdict::Invalid,
+            }
         }
-        _ => SigCheck::Unsupported,
+        // Without the features the algorithm is unsupported whatever the backend (as before
+        // backends existed: no parse, no `BadSignature`).
+        (IssuerKey::P384(_), SigAlg::EcdsaSha384) if !cfg!(feature = "p384") => {
+            Verdict::Unsupported
+        }
+        (IssuerKey::P384(point), SigAlg::EcdsaSha384) => {
+            let mut buf = [0u8; 96];
+            match ecdsa_raw(sig, 48, &mut buf).and_then(|raw| <&[u8; 96]>::try_from(raw).ok()) {
+                Some(rs) => verifier.p384_sha384(point, tbs, rs),
+                None => Verdict::Invalid,
+            }
+        }
+        (IssuerKey::Rsa(key), SigAlg::RsaSha256 | SigAlg::RsaSha384 | SigAlg::RsaSha512) => {
+            verify_rsa(verifier, key, alg, tbs, sig)
+        }
+        _ => Verdict::Unsupported,
+    };
+    match verdict {
+        Verdict::Valid => SigCheck::Valid,
+        Verdict::Invalid => SigCheck::Invalid,
+        Verdict::Unsupported => SigCheck::Unsupported,
     }
 }
 
@@ -538,60 +602,24 @@ fn ecdsa_raw<'o>(sig: &[u8], n: usize, out: &'o mut [u8; 96]) -> Option<&'o [u8]
     Some(raw)
 }
 
-#[cfg(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))]
-fn verify_p256(point: &[u8], tbs: &[u8], sig: &[u8]) -> SigCheck {
-    let mut buf = [0u8; 96];
-    let Some(raw) = ecdsa_raw(sig, 32, &mut buf) else {
-        return SigCheck::Invalid;
+/// Parse the RSAPublicKey, enforce the 2048–4096-bit range (else unsupported), then let the
+/// backend check the signature.
+fn verify_rsa(
+    verifier: &dyn SignatureVerifier,
+    key: &[u8],
+    alg: SigAlg,
+    tbs: &[u8],
+    sig: &[u8],
+) -> Verdict {
+    let hash = match alg {
+        SigAlg::RsaSha256 => RsaHash::Sha256,
+        SigAlg::RsaSha384 => RsaHash::Sha384,
+        SigAlg::RsaSha512 => RsaHash::Sha512,
+        _ => return Verdict::Unsupported,
     };
-    if crate::backend::cortex_m4::verify_p256_sha256(point, tbs, raw) {
-        SigCheck::Valid
-    } else {
-        SigCheck::Invalid
+    if !cfg!(feature = "rsa") {
+        return Verdict::Unsupported;
     }
-}
-
-#[cfg(not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")))]
-fn verify_p256(point: &[u8], tbs: &[u8], sig: &[u8]) -> SigCheck {
-    use p256::ecdsa::signature::Verifier;
-    let Ok(key) = p256::ecdsa::VerifyingKey::from_sec1_bytes(point) else {
-        return SigCheck::Invalid;
-    };
-    let mut buf = [0u8; 96];
-    let Some(raw) = ecdsa_raw(sig, 32, &mut buf) else {
-        return SigCheck::Invalid;
-    };
-    let Ok(sig) = p256::ecdsa::Signature::from_slice(raw) else {
-        return SigCheck::Invalid;
-    };
-    if key.verify(tbs, &sig).is_ok() { SigCheck::Valid } else { SigCheck::Invalid }
-}
-
-#[cfg(feature = "p384")]
-fn verify_p384(point: &[u8], tbs: &[u8], sig: &[u8]) -> SigCheck {
-    use p384::ecdsa::signature::Verifier;
-    let Ok(key) = p384::ecdsa::VerifyingKey::from_sec1_bytes(point) else {
-        return SigCheck::Invalid;
-    };
-    let mut buf = [0u8; 96];
-    let Some(raw) = ecdsa_raw(sig, 48, &mut buf) else {
-        return SigCheck::Invalid;
-    };
-    let Ok(sig) = p384::ecdsa::Signature::from_slice(raw) else {
-        return SigCheck::Invalid;
-    };
-    if key.verify(tbs, &sig).is_ok() { SigCheck::Valid } else { SigCheck::Invalid }
-}
-
-#[cfg(not(feature = "p384"))]
-fn verify_p384(_point: &[u8], _tbs: &[u8], _sig: &[u8]) -> SigCheck {
-    SigCheck::Unsupported
-}
-
-#[cfg(feature = "rsa")]
-fn verify_rsa(key: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> SigCheck {
-    use rsa::{BoxedUint, Pkcs1v15Sign, PublicKey};
-    use sha2::Digest;
     // RSAPublicKey ::= SEQUENCE { modulus INTEGER, publicExponent INTEGER }
     let parsed = SliceReader::new(key).ok().and_then(|mut r| {
         let v = r
@@ -605,40 +633,14 @@ fn verify_rsa(key: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> SigCheck {
         Some(v)
     });
     let Some((n, e)) = parsed else {
-        return SigCheck::Invalid;
+        return Verdict::Invalid;
     };
     let n = n.as_bytes();
     let bits = (n.len() * 8).saturating_sub(n.first().map_or(8, |b| b.leading_zeros() as usize));
     if !(2048..=4096).contains(&bits) {
-        return SigCheck::Unsupported;
+        return Verdict::Unsupported;
     }
-    let precision = (n.len() * 8) as u32;
-    let (Ok(n), Ok(e)) =
-        (BoxedUint::from_be_slice(n, precision), BoxedUint::from_be_slice(e.as_bytes(), 64))
-    else {
-        return SigCheck::Invalid;
-    };
-    let Ok(key) = PublicKey::new_with_size_limits(n, e, 2048..=4096) else {
-        return SigCheck::Invalid;
-    };
-    let result = match alg {
-        SigAlg::RsaSha256 => {
-            key.verify(Pkcs1v15Sign::new::<sha2::Sha256>(), &sha2::Sha256::digest(tbs), sig)
-        }
-        SigAlg::RsaSha384 => {
-            key.verify(Pkcs1v15Sign::new::<sha2::Sha384>(), &sha2::Sha384::digest(tbs), sig)
-        }
-        SigAlg::RsaSha512 => {
-            key.verify(Pkcs1v15Sign::new::<sha2::Sha512>(), &sha2::Sha512::digest(tbs), sig)
-        }
-        _ => return SigCheck::Unsupported,
-    };
-    if result.is_ok() { SigCheck::Valid } else { SigCheck::Invalid }
-}
-
-#[cfg(not(feature = "rsa"))]
-fn verify_rsa(_key: &[u8], _alg: SigAlg, _tbs: &[u8], _sig: &[u8]) -> SigCheck {
-    SigCheck::Unsupported
+    verifier.rsa_pkcs1(n, e.as_bytes(), hash, tbs, sig)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -652,10 +654,16 @@ fn reader(input: &[u8]) -> Result<SliceReader<'_>, VerifyError> {
     SliceReader::new(input).map_err(|_| malformed())
 }
 
-/// Read the next element as (parsed, whole TLV bytes).
+/// Read the next element as (parsed, whole TLV bytes). The header is decoded once (this is the
+/// hot loop of certificate parsing: `tlv_bytes` + `AnyRef::from_der` decoded it three times).
 fn next<'a>(r: &mut SliceReader<'a>) -> Result<(AnyRef<'a>, &'a [u8]), VerifyError> {
-    let tlv = r.tlv_bytes().map_err(|_| malformed())?;
-    let any = AnyRef::from_der(tlv).map_err(|_| malformed())?;
+    let header = der::Header::peek(r).map_err(|_| malformed())?;
+    let header_len = der::Encode::encoded_len(&header).map_err(|_| malformed())?;
+    let total = (header_len + header.length()).map_err(|_| malformed())?;
+    let tlv = r.read_slice(total).map_err(|_| malformed())?;
+    let start = usize::try_from(header_len).map_err(|_| malformed())?;
+    let value = tlv.get(start..).ok_or_else(malformed)?;
+    let any = AnyRef::new(header.tag(), value).map_err(|_| malformed())?;
     Ok((any, tlv))
 }
 

@@ -213,7 +213,14 @@ pub extern "C" fn kubeboot_csr_client(
 ) -> kubeboot_result {
     ffi_panic_boundary! {{
         let key = try_ref!(key);
-        csr_common(&key.inner, node_name, node_name_len, None, format, buf, len, out_len)
+        #[cfg(feature = "ring")]
+        let signer = &match kb::backend::ring::RingSigner::from_node_key(&key.inner) {
+            Ok(s) => s,
+            Err(e) => return e.into(),
+        };
+        #[cfg(not(feature = "ring"))]
+        let signer = &key.inner;
+        csr_common(signer, node_name, node_name_len, None, format, buf, len, out_len)
     }}
 }
 
@@ -238,7 +245,14 @@ pub extern "C" fn kubeboot_csr_serving(
     ffi_panic_boundary! {{
         let key = try_ref!(key);
         let sans = Some((dns_names, dns_count, ip_addresses, ip_count));
-        csr_common(&key.inner, node_name, node_name_len, sans, format, buf, len, out_len)
+        #[cfg(feature = "ring")]
+        let signer = &match kb::backend::ring::RingSigner::from_node_key(&key.inner) {
+            Ok(s) => s,
+            Err(e) => return e.into(),
+        };
+        #[cfg(not(feature = "ring"))]
+        let signer = &key.inner;
+        csr_common(signer, node_name, node_name_len, sans, format, buf, len, out_len)
     }}
 }
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use kubeboot::api::{self, CsrObject, ObjectName};
+use kubeboot::backend::ring::RingSigner;
 use kubeboot::csr::{CsrBuilder, NODES_GROUP};
 use kubeboot::key::NodeKey;
 
@@ -69,7 +70,11 @@ pub fn build(
         Some((dns, ips)) => CsrBuilder::serving(node_name, dns, ips)?,
     };
     let mut pem = vec![0u8; builder.max_pem_len()];
-    let n = builder.write_pem(key, &mut pem)?;
+    // Host backend: the key stays the portable NodeKey (generated from OS entropy, written as
+    // SEC1), the signature is ring's (hedged random nonce, so the CSR bytes vary between runs;
+    // the to-be-signed part does not).
+    let signer = RingSigner::from_node_key(key)?;
+    let n = builder.write_pem(&signer, &mut pem)?;
     pem.truncate(n);
     let (signer, usages) = match serving {
         None => (api::SIGNER_CLIENT, &api::USAGES_CLIENT_EC),

@@ -5,11 +5,12 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use kubeboot::backend::ring::Ring;
 use kubeboot::error::Detail;
 use kubeboot::key::NodeKey;
 use kubeboot::policy;
 use kubeboot::request::CertificateRequest;
-use kubeboot::verify::{Expected, Profile, scratch_len, verify_issued};
+use kubeboot::verify::{Expected, Profile, scratch_len, verify_issued_with};
 use kubeboot::{Error, rfc3339, rotation};
 
 use crate::{CmdResult, Rejected, files, unix_now};
@@ -126,7 +127,7 @@ pub fn run(a: VerifyArgs) -> CmdResult {
     };
     let expected = Expected { node_name: &a.node_name, public_key: &spki, profile };
     let mut scratch = vec![0u8; scratch_len(&cert, &ca)];
-    let result = verify_issued(&cert, &ca, &expected, now, &mut scratch);
+    let result = verify_issued_with(&Ring, &cert, &ca, &expected, now, &mut scratch);
     let mut out = std::io::stdout().lock();
     match result {
         Ok(v) => {

@@ -1,0 +1,3 @@
+module kubeboot.invalid/bench
+
+go 1.22

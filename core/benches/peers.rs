@@ -1,0 +1,301 @@
+//! kubeboot next to its peers, each group in the same run: CSR build (key given, keygen
+//! included), issued-certificate validation (P-256 CA, RSA-2048 CA) and token parsing. Every
+//! group also has the bare signature operation of each backend, so the encoding / checking
+//! overhead is visible. Driven by `bench/run`, which writes BENCHMARKS.md.
+//!
+//! Run: `cargo bench -p kubeboot --features ring --bench peers`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+
+use kubeboot::backend::Software;
+use kubeboot::backend::ring::{Ring, RingSigner};
+use kubeboot::csr::CsrBuilder;
+use kubeboot::key::NodeKey;
+use kubeboot::verify::{Expected, Profile, verify_issued_der_with};
+
+const K1: &[u8] = include_bytes!("../tests/data/p256.key");
+const EC_CA: &[u8] = include_bytes!("../tests/data/ec-ca.crt");
+const EC_LEAF: &[u8] = include_bytes!("../tests/data/ec-leaf.crt");
+const RSA_CA: &[u8] = include_bytes!("../tests/data/rsa-ca.crt");
+const RSA_LEAF: &[u8] = include_bytes!("../tests/data/rsa-leaf.crt");
+const NOW: i64 = 1_811_808_000;
+const NODE: &str = "node-1";
+
+fn der_of(pem: &[u8]) -> Vec<u8> {
+    let mut buf = vec![0u8; pem.len()];
+    let n = kubeboot::pem::decode_first(pem, "CERTIFICATE", &mut buf).unwrap().len();
+    buf.truncate(n);
+    buf
+}
+
+fn rcgen_params() -> rcgen::CertificateParams {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    let mut dn = rcgen::DistinguishedName::new();
+    dn.push(rcgen::DnType::OrganizationName, "system:nodes");
+    dn.push(rcgen::DnType::CommonName, "system:node:node-1");
+    params.distinguished_name = dn;
+    params
+}
+
+fn openssl_csr(pkey: &openssl::pkey::PKey<openssl::pkey::Private>) -> Vec<u8> {
+    use openssl::hash::MessageDigest;
+    use openssl::nid::Nid;
+    use openssl::x509::{X509NameBuilder, X509ReqBuilder};
+    let mut name = X509NameBuilder::new().unwrap();
+    name.append_entry_by_nid(Nid::ORGANIZATIONNAME, "system:nodes").unwrap();
+    name.append_entry_by_nid(Nid::COMMONNAME, "system:node:node-1").unwrap();
+    let name = name.build();
+    let mut b = X509ReqBuilder::new().unwrap();
+    b.set_subject_name(&name).unwrap();
+    b.set_pubkey(pkey).unwrap();
+    b.sign(pkey, MessageDigest::sha256()).unwrap();
+    b.build().to_der().unwrap()
+}
+
+fn csr(c: &mut Criterion) {
+    let key = NodeKey::from_pem(K1).unwrap();
+    let ring_key = RingSigner::from_node_key(&key).unwrap();
+    let ossl_key = openssl::pkey::PKey::private_key_from_pem(K1).unwrap();
+    let pkcs8 = String::from_utf8(ossl_key.private_key_to_pem_pkcs8().unwrap()).unwrap();
+    let rcgen_key = rcgen::KeyPair::from_pem(&pkcs8).unwrap();
+    // A TBS of the real size, for the bare signatures.
+    let mut tbs = [0u8; 512];
+    let tbs_len =
+        CsrBuilder::client(NODE).unwrap().write_tbs(&key.public_key_spki(), &mut tbs).unwrap();
+    let tbs = &tbs[..tbs_len];
+
+    let mut g = c.benchmark_group("csr_key_given");
+    g.bench_function("bare_sign_p256", |b| b.iter(|| black_box(key.sign(black_box(tbs)))));
+    g.bench_function("bare_sign_ring", |b| {
+        use kubeboot::key::P256Signer;
+        b.iter(|| black_box(ring_key.sign_p256_sha256(black_box(tbs)).unwrap()))
+    });
+    g.bench_function("kubeboot_p256", |b| {
+        let mut buf = [0u8; 1024];
+        b.iter(|| {
+            black_box(
+                CsrBuilder::client(black_box(NODE)).unwrap().write_der(&key, &mut buf).unwrap(),
+            )
+        })
+    });
+    g.bench_function("kubeboot_ring", |b| {
+        let mut buf = [0u8; 1024];
+        b.iter(|| {
+            black_box(
+                CsrBuilder::client(black_box(NODE))
+                    .unwrap()
+                    .write_der(&ring_key, &mut buf)
+                    .unwrap(),
+            )
+        })
+    });
+    g.bench_function("rcgen", |b| {
+        b.iter(|| black_box(rcgen_params().serialize_request(&rcgen_key).unwrap().der().len()))
+    });
+    g.bench_function("openssl", |b| b.iter(|| black_box(openssl_csr(&ossl_key).len())));
+    g.finish();
+
+    let mut g = c.benchmark_group("csr_keygen");
+    g.bench_function("kubeboot_p256", |b| {
+        let mut buf = [0u8; 1024];
+        let mut seed = [7u8; 32];
+        b.iter(|| {
+            seed[0] = seed[0].wrapping_add(1);
+            seed[1] = seed[1].wrapping_add(u8::from(seed[0] == 0));
+            let key = NodeKey::from_entropy(&seed).unwrap();
+            black_box(CsrBuilder::client(NODE).unwrap().write_der(&key, &mut buf).unwrap())
+        })
+    });
+    g.bench_function("kubeboot_ring", |b| {
+        let mut buf = [0u8; 1024];
+        b.iter(|| {
+            let key = RingSigner::generate().unwrap();
+            black_box(CsrBuilder::client(NODE).unwrap().write_der(&key, &mut buf).unwrap())
+        })
+    });
+    g.bench_function("kubeboot_p256_keygen_ring_sign", |b| {
+        let mut buf = [0u8; 1024];
+        let mut seed = [9u8; 32];
+        b.iter(|| {
+            seed[0] = seed[0].wrapping_add(1);
+            seed[1] = seed[1].wrapping_add(u8::from(seed[0] == 0));
+            let key = NodeKey::from_entropy(&seed).unwrap();
+            let ring = RingSigner::from_node_key(&key).unwrap();
+            black_box(CsrBuilder::client(NODE).unwrap().write_der(&ring, &mut buf).unwrap())
+        })
+    });
+    g.bench_function("rcgen", |b| {
+        b.iter(|| {
+            let kp = rcgen::KeyPair::generate().unwrap();
+            black_box(rcgen_params().serialize_request(&kp).unwrap().der().len())
+        })
+    });
+    g.bench_function("openssl", |b| {
+        let group =
+            openssl::ec::EcGroup::from_curve_name(openssl::nid::Nid::X9_62_PRIME256V1).unwrap();
+        b.iter(|| {
+            let ec = openssl::ec::EcKey::generate(&group).unwrap();
+            let pkey = openssl::pkey::PKey::from_ec_key(ec).unwrap();
+            black_box(openssl_csr(&pkey).len())
+        })
+    });
+    g.finish();
+}
+
+/// (tbs, signature, issuer SPKI DER, issuer subjectPublicKey bytes)
+fn parts(leaf: &[u8], ca: &[u8]) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>) {
+    use der::{Decode, Encode};
+    let leaf = x509_cert::Certificate::from_der(leaf).unwrap();
+    let ca = x509_cert::Certificate::from_der(ca).unwrap();
+    let spki = ca.tbs_certificate().subject_public_key_info();
+    (
+        leaf.tbs_certificate().to_der().unwrap(),
+        leaf.signature().raw_bytes().to_vec(),
+        spki.to_der().unwrap(),
+        spki.subject_public_key.raw_bytes().to_vec(),
+    )
+}
+
+fn validation(c: &mut Criterion) {
+    use rustls_pki_types::{CertificateDer, UnixTime};
+    let key = NodeKey::from_pem(K1).unwrap();
+    let spki = key.public_key_spki();
+    let expected = Expected { node_name: NODE, public_key: &spki, profile: Profile::Client };
+
+    for (group, leaf_pem, ca_pem, ec) in [
+        ("validate_ec_p256_ca", EC_LEAF, EC_CA, true),
+        ("validate_rsa2048_ca", RSA_LEAF, RSA_CA, false),
+    ] {
+        let (leaf, ca) = (der_of(leaf_pem), der_of(ca_pem));
+        let (tbs, sig, ca_spki, ca_key) = parts(&leaf, &ca);
+        let mut g = c.benchmark_group(group);
+        if ec {
+            let vk = p256::ecdsa::VerifyingKey::from_sec1_bytes(&ca_key).unwrap();
+            g.bench_function("bare_verify_p256", |b| {
+                use p256::ecdsa::signature::Verifier;
+                b.iter(|| {
+                    let s = p256::ecdsa::DerSignature::from_bytes(black_box(&sig)).unwrap();
+                    vk.verify(black_box(&tbs), &s).unwrap()
+                })
+            });
+            g.bench_function("bare_verify_ring", |b| {
+                let pk = ring::signature::UnparsedPublicKey::new(
+                    &ring::signature::ECDSA_P256_SHA256_ASN1,
+                    &ca_key,
+                );
+                b.iter(|| pk.verify(black_box(&tbs), black_box(&sig)).unwrap())
+            });
+        } else {
+            let vk = {
+                use rsa::pkcs8::DecodePublicKey;
+                let pk = rsa::PublicKey::from_public_key_der(&ca_spki).unwrap();
+                rsa::pkcs1v15::VerifyingKey::<sha2::Sha256>::new(pk)
+            };
+            g.bench_function("bare_verify_rsa_crate", |b| {
+                use rsa::signature::Verifier;
+                b.iter(|| {
+                    let s = rsa::pkcs1v15::Signature::try_from(black_box(sig.as_slice())).unwrap();
+                    vk.verify(black_box(&tbs), &s).unwrap()
+                })
+            });
+            g.bench_function("bare_verify_ring", |b| {
+                let pk = ring::signature::UnparsedPublicKey::new(
+                    &ring::signature::RSA_PKCS1_2048_8192_SHA256,
+                    &ca_key,
+                );
+                b.iter(|| pk.verify(black_box(&tbs), black_box(&sig)).unwrap())
+            });
+        }
+        g.bench_function("kubeboot_p256", |b| {
+            b.iter(|| {
+                black_box(
+                    verify_issued_der_with(
+                        &Software,
+                        black_box(&leaf),
+                        &[],
+                        &[&ca],
+                        &expected,
+                        NOW,
+                    )
+                    .unwrap(),
+                )
+            })
+        });
+        g.bench_function("kubeboot_ring", |b| {
+            b.iter(|| {
+                black_box(
+                    verify_issued_der_with(&Ring, black_box(&leaf), &[], &[&ca], &expected, NOW)
+                        .unwrap(),
+                )
+            })
+        });
+        // rustls-webpki: trust anchor extracted once (like a CertPool), leaf parsed per iteration.
+        let ca_der = CertificateDer::from(ca.clone());
+        let anchors = [webpki::anchor_from_trusted_cert(&ca_der).unwrap().to_owned()];
+        let time = UnixTime::since_unix_epoch(Duration::from_secs(NOW as u64));
+        g.bench_function("rustls_webpki", |b| {
+            b.iter(|| {
+                let leaf_der = CertificateDer::from(black_box(leaf.as_slice()));
+                let ee = webpki::EndEntityCert::try_from(&leaf_der).unwrap();
+                ee.verify_for_usage(
+                    webpki::ALL_VERIFICATION_ALGS,
+                    &anchors,
+                    &[],
+                    time,
+                    webpki::KeyUsage::client_auth(),
+                    None,
+                    None,
+                )
+                .map(|_| ())
+                .unwrap();
+            })
+        });
+        // openssl: X509::verify (signature only, leaf already parsed) and a full store verify
+        // (store with the CA built once, leaf parsed per iteration).
+        let o_leaf = openssl::x509::X509::from_der(&leaf).unwrap();
+        let o_ca = openssl::x509::X509::from_der(&ca).unwrap();
+        let o_ca_key = o_ca.public_key().unwrap();
+        g.bench_function("openssl_x509_verify", |b| {
+            b.iter(|| assert!(o_leaf.verify(&o_ca_key).unwrap()))
+        });
+        let store = {
+            let mut sb = openssl::x509::store::X509StoreBuilder::new().unwrap();
+            sb.add_cert(o_ca.clone()).unwrap();
+            let mut param = openssl::x509::verify::X509VerifyParam::new().unwrap();
+            param.set_time(NOW as _);
+            sb.set_param(&param).unwrap();
+            sb.build()
+        };
+        let chain = openssl::stack::Stack::new().unwrap();
+        g.bench_function("openssl_store", |b| {
+            b.iter(|| {
+                let l = openssl::x509::X509::from_der(black_box(&leaf)).unwrap();
+                let mut ctx = openssl::x509::X509StoreContext::new().unwrap();
+                assert!(ctx.init(&store, &l, &chain, |c| c.verify_cert()).unwrap());
+            })
+        });
+        g.finish();
+    }
+}
+
+fn token(c: &mut Criterion) {
+    use kubeboot::token::BootstrapToken;
+    let mut g = c.benchmark_group("token_parse");
+    g.bench_function("kubeboot", |b| {
+        b.iter(|| black_box(BootstrapToken::parse(black_box("abcdef.0123456789abcdef")).unwrap()))
+    });
+    g.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(30)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+}
+
+criterion_group! { name = benches; config = config(); targets = csr, validation, token }
+criterion_main!(benches);
