@@ -39,7 +39,8 @@ if ! cargo +nightly fuzz build; then
   echo "error: build failed" >&2
   exit 1
 fi
-BIN_DIR="$FUZZ_DIR/target/$HOST/release"
+# cargo-fuzz honours CARGO_TARGET_DIR (CI keeps builds outside the clone); default fuzz/target.
+BIN_DIR="${CARGO_TARGET_DIR:-$FUZZ_DIR/target}/$HOST/release"
 
 mkdir -p "$WORK/logs"
 failed=()
