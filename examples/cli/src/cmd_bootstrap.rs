@@ -12,11 +12,11 @@ use kubeboot::kubeconfig::{NodeKubeconfig, write_node_kubeconfig};
 use kubeboot::store::{CertStore, KeyCacheOutcome, KeySource, PREFIX_CLIENT, Timestamp};
 use kubeboot::token::BootstrapToken;
 use kubeboot::verify::{Expected, scratch_len, verify_issued};
-use kubeboot::{Error, rfc3339, rotation};
+use kubeboot::{Error, rotation};
 use zeroize::Zeroizing;
 
 use crate::transport::{TlsSetup, Transport};
-use crate::{CmdResult, Rejected, files, kubecfg, unix_now};
+use crate::{CmdResult, Rejected, files, kubecfg, rfc, unix_now};
 
 const AGENT: &str = "rust";
 
@@ -99,10 +99,6 @@ fn jitter() -> u32 {
     u32::from_le_bytes(b)
 }
 
-fn rfc(t: i64) -> String {
-    rfc3339::format(t).map(|s| s.as_str().to_owned()).unwrap_or_else(|_| t.to_string())
-}
-
 /// The local UTC offset in seconds (for the kubelet's local-time file names).
 fn utc_offset(unix: i64) -> i32 {
     let t: libc::time_t = unix as libc::time_t;
@@ -170,7 +166,10 @@ fn node_name_of(cert_pem: &[u8]) -> Option<String> {
     value.strip_prefix("system:node:").map(str::to_owned)
 }
 
-fn write_kubeconfig(
+/// Write the node kubeconfig (spec §3.5) with `bootstrap`'s server and CA (file path made absolute,
+/// or the data copied), pointing at `<cert_dir>/kubelet-client-current.pem` with the cert dir made
+/// absolute; 0600, replaced atomically.
+pub fn write_kubeconfig(
     path: &Path,
     bootstrap: &kubecfg::Loaded,
     cert_dir: &Path,

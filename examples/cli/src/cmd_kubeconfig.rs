@@ -4,10 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use kubeboot::kubeconfig::{NodeKubeconfig, write_node_kubeconfig};
 
 use crate::cmd_verify::{Output, json_str};
-use crate::{CmdResult, Rejected, files, kubecfg};
+use crate::{CmdResult, kubecfg};
 
 /// Kubeconfig subcommands.
 #[derive(Subcommand)]
@@ -41,22 +40,7 @@ pub fn run(cmd: KubeconfigCommand) -> CmdResult {
         KubeconfigCommand::Show { file, output } => show(&file, output),
         KubeconfigCommand::Node { bootstrap_kubeconfig, cert_dir, out } => {
             let boot = kubecfg::load(&bootstrap_kubeconfig)?;
-            let cert_dir = std::path::absolute(&cert_dir).map_err(|e| Rejected(e.to_string()))?;
-            let ca_file = boot.ca_file.as_ref().map(|p| p.to_string_lossy().into_owned());
-            let cfg = NodeKubeconfig {
-                server: &boot.server,
-                certificate_authority: ca_file.as_deref(),
-                certificate_authority_data: if ca_file.is_some() {
-                    None
-                } else {
-                    boot.ca_pem.as_deref()
-                },
-                insecure_skip_tls_verify: boot.insecure,
-                cert_dir: &cert_dir.to_string_lossy(),
-            };
-            let mut buf = vec![0u8; 64 * 1024];
-            let n = write_node_kubeconfig(&cfg, &mut buf)?;
-            files::write_private(&out, &buf[..n], true)
+            crate::cmd_bootstrap::write_kubeconfig(&out, &boot, &cert_dir)
         }
     }
 }

@@ -13,7 +13,7 @@ use kubeboot::request::CertificateRequest;
 use kubeboot::verify::{Expected, Profile, scratch_len, verify_issued_with};
 use kubeboot::{Error, rfc3339, rotation};
 
-use crate::{CmdResult, Rejected, files, unix_now};
+use crate::{CmdResult, Rejected, files, rfc, unix_now};
 
 /// Output format.
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -57,10 +57,6 @@ pub struct VerifyArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     output: Output,
-}
-
-fn rfc(t: i64) -> String {
-    rfc3339::format(t).map(|s| s.as_str().to_owned()).unwrap_or_else(|_| t.to_string())
 }
 
 /// A JSON string literal.

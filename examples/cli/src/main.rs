@@ -78,6 +78,11 @@ impl<E: std::fmt::Display> From<E> for Rejected {
 /// Result of a subcommand.
 pub type CmdResult = Result<(), Rejected>;
 
+/// Unix seconds as RFC 3339 UTC (the number itself when out of range).
+pub fn rfc(t: i64) -> String {
+    kubeboot::rfc3339::format(t).map(|s| s.as_str().to_owned()).unwrap_or_else(|_| t.to_string())
+}
+
 /// Seconds since the Unix epoch.
 pub fn unix_now() -> i64 {
     std::time::SystemTime::now()

@@ -443,3 +443,123 @@ fn demo_runs() {
     );
     assert!(t.contains("CN=system:node:edge-1"));
 }
+
+#[test]
+fn kubeconfig_node_and_show_round_trip_through_kubectl() {
+    let d = Dir::new("kcfg");
+    std::fs::create_dir_all(d.p("certs")).unwrap();
+    sh(
+        &d.0,
+        "openssl",
+        &["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "certs/ca.key"],
+        None,
+    );
+    sh(
+        &d.0,
+        "openssl",
+        &[
+            "req",
+            "-x509",
+            "-new",
+            "-key",
+            "certs/ca.key",
+            "-subj",
+            "/CN=ca",
+            "-days",
+            "2",
+            "-out",
+            "certs/ca.crt",
+        ],
+        None,
+    );
+    let bk = d.p("bootstrap.kubeconfig");
+    let k = bk.to_str().unwrap();
+    // A relative CA path, as the seed documents write it: resolved against the kubeconfig's dir.
+    for args in [
+        vec![
+            "config",
+            "set-cluster",
+            "kubernetes",
+            "--server",
+            "https://10.0.0.1:6443",
+            "--certificate-authority",
+            "certs/ca.crt",
+            "--kubeconfig",
+            k,
+        ],
+        vec![
+            "config",
+            "set-credentials",
+            "kubelet-bootstrap",
+            "--token",
+            "abcdef.0123456789abcdef",
+            "--kubeconfig",
+            k,
+        ],
+        vec![
+            "config",
+            "set-context",
+            "default",
+            "--cluster",
+            "kubernetes",
+            "--user",
+            "kubelet-bootstrap",
+            "--kubeconfig",
+            k,
+        ],
+        vec!["config", "use-context", "default", "--kubeconfig", k],
+    ] {
+        sh(&d.0, "kubectl", &args, None);
+    }
+    let o = kb(&d.0, &["kubeconfig", "show", k, "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let show = text(&o);
+    assert!(
+        show.contains("\"auth\":\"token\"") && show.contains("\"token_id\":\"abcdef\""),
+        "{show}"
+    );
+    assert!(!show.contains("0123456789abcdef"), "secret printed: {show}");
+    let o = kb(
+        &d.0,
+        &[
+            "kubeconfig",
+            "node",
+            "--bootstrap-kubeconfig",
+            k,
+            "--cert-dir",
+            "pki",
+            "--out",
+            "node.conf",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(std::fs::metadata(d.p("node.conf")).unwrap().permissions().mode() & 0o777, 0o600);
+    let view = sh(
+        &d.0,
+        "kubectl",
+        &["config", "view", "--raw", "-o", "json", "--kubeconfig", "node.conf"],
+        None,
+    );
+    let script = r#"
+import json, sys
+v = json.load(sys.stdin)
+root = sys.argv[1]
+assert v["current-context"] == "default-context", v
+ctx = v["contexts"][0]
+assert ctx["name"] == "default-context" and ctx["context"] == {"cluster": "default-cluster", "namespace": "default", "user": "default-auth"}, ctx
+cl = v["clusters"][0]
+assert cl["name"] == "default-cluster" and cl["cluster"]["server"] == "https://10.0.0.1:6443", cl
+assert cl["cluster"]["certificate-authority"] == root + "/certs/ca.crt", cl
+u = v["users"][0]["user"]
+assert u["client-certificate"] == root + "/pki/kubelet-client-current.pem", u
+assert u["client-key"] == u["client-certificate"] and "token" not in u, u
+print("OK")
+"#;
+    let root = std::fs::canonicalize(&d.0).unwrap();
+    let o =
+        sh(&d.0, "/usr/bin/python3", &["-c", script, root.to_str().unwrap()], Some(&view.stdout));
+    assert_eq!(text(&o).trim(), "OK");
+    // An unusable kubeconfig is exit 1.
+    std::fs::write(d.p("bad.conf"), b"apiVersion: v1\nclusters: &a []\n").unwrap();
+    assert_eq!(kb(&d.0, &["kubeconfig", "show", "bad.conf"]).status.code(), Some(1));
+}
