@@ -174,17 +174,25 @@
 // Most `auth-extra-groups` entries [`kubeboot_token_secret_manifest`] accepts.
 #define KUBEBOOT_TOKEN_MAX_EXTRA_GROUPS 64
 
+#if defined(KUBEBOOT_STD)
 // Capacity of [`kubeboot_verified::ca_subject`].
 #define KUBEBOOT_CA_SUBJECT_CAP 256
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Length of a pin's text `sha256:<64 hex>`.
 #define KUBEBOOT_PIN_TEXT_LEN 71
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Most pins [`kubeboot_ca_pin_check`] accepts.
 #define KUBEBOOT_MAX_PINS 64
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Largest PEM input of the functions here (certificates, CA bundles).
 #define KUBEBOOT_MAX_PEM_LEN (1 << 20)
+#endif
 
 // Result of every fallible kubeboot function. Numbers are stable and shared with
 // `kubeboot::Error::code()`: 0–99 ABI-level, 100s tokens, 200s keys, 300s CSRs, 400s
@@ -578,6 +586,7 @@ typedef struct kubeboot_kubeconfig_view {
 } kubeboot_kubeconfig_view;
 #endif
 
+#if defined(KUBEBOOT_STD)
 // What [`kubeboot_verify_issued`] found.
 typedef struct kubeboot_verified {
   // The leaf's notBefore (unix seconds).
@@ -593,13 +602,16 @@ typedef struct kubeboot_verified {
   // Bytes used in `ca_subject`.
   size_t ca_subject_len;
 } kubeboot_verified;
+#endif
 
+#if defined(KUBEBOOT_STD)
 // A CA public-key pin: SHA-256 of the CA certificate's SubjectPublicKeyInfo (kubeadm's
 // `--discovery-token-ca-cert-hash`).
 typedef struct kubeboot_ca_pin {
   // The digest.
   uint8_t sha256[32];
 } kubeboot_ca_pin;
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -1078,6 +1090,7 @@ kubeboot_result kubeboot_token_secret_manifest(const struct kubeboot_token *toke
                                                size_t len,
                                                size_t *out_len);
 
+#if defined(KUBEBOOT_STD)
 // Validate an issued certificate before using it: `cert_pem` (the signer's answer: leaf first,
 // intermediates may follow) must chain to a CA of `ca_pem`, be valid at `now`, carry our public
 // key (`spki`, SubjectPublicKeyInfo DER, e.g. from `kubeboot_key_public_spki_der`), subject
@@ -1102,11 +1115,15 @@ kubeboot_result kubeboot_verify_issued(const uint8_t *cert_pem,
                                        size_t ip_count,
                                        int64_t now,
                                        struct kubeboot_verified *out);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Parse a pin `sha256:<64 hex digits>` (case-insensitive hex, as kubeadm) into `*out`.
 // `KUBEBOOT_RESULT_INVALID_PIN` otherwise.
 kubeboot_result kubeboot_ca_pin_parse(const char *text, size_t len, struct kubeboot_ca_pin *out);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Succeed when the public key of any `CERTIFICATE` in `ca_pem` matches one of the `pin_count`
 // pins (kubeadm's `CheckAny`): `KUBEBOOT_RESULT_PIN_MISMATCH` otherwise (also for no pins),
 // `KUBEBOOT_RESULT_MALFORMED` for a bundle without a readable certificate. At most
@@ -1115,7 +1132,9 @@ kubeboot_result kubeboot_ca_pin_check(const struct kubeboot_ca_pin *pins,
                                       size_t pin_count,
                                       const uint8_t *ca_pem,
                                       size_t ca_pem_len);
+#endif
 
+#if defined(KUBEBOOT_STD)
 // Write the pin of every `CERTIFICATE` in `ca_pem`, one `sha256:<hex>\n` line each (72 bytes per
 // certificate), into `buf` (`kubeboot ca-hash`). `KUBEBOOT_RESULT_MALFORMED` for a bundle
 // without certificates or with one that does not parse.
@@ -1124,6 +1143,7 @@ kubeboot_result kubeboot_ca_pins_of_pem(const uint8_t *ca_pem,
                                         char *buf,
                                         size_t len,
                                         size_t *out_len);
+#endif
 
 #ifdef __cplusplus
 }  // extern "C"

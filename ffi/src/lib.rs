@@ -48,6 +48,8 @@ pub mod rotation;
 #[cfg(feature = "std")]
 pub mod store;
 pub mod token;
+// Validation and CA pins use heap scratch sized to the input: std builds only for now.
+#[cfg(feature = "std")]
 pub mod verify;
 
 #[cfg(test)]
