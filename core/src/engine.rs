@@ -680,10 +680,6 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
                 self.fail_status(Error::Forbidden, status, body);
                 Err(Error::Forbidden)
             }
-            404 if phase == Phase::Fetching && !self.poll_mode => {
-                self.fail(Error::CsrDeleted, Some(404), "NotFound", "csr was deleted");
-                Err(Error::CsrDeleted)
-            }
             404 if phase == Phase::Fetching => {
                 self.fail(Error::CsrDeleted, Some(404), "NotFound", "csr was deleted");
                 Err(Error::CsrDeleted)
