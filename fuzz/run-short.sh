@@ -9,6 +9,8 @@
 #                       never inside the repository, so seeds stay the only committed inputs
 #   FUZZ_TARGETS        space-separated subset of targets (default: all of `cargo fuzz list`)
 #   FUZZ_NICE           nice level for the fuzzing processes (default 10)
+#   FUZZ_SEED           libFuzzer -seed (CI sets it, with a fresh work dir, so that a run explores
+#                       the same inputs every time; unset for exploratory runs)
 #
 # Exits non-zero if any target crashes, times out, leaks or fails to build. Crash inputs are
 # written to fuzz/artifacts/<target>/ (git-ignored); minimise one with
@@ -64,7 +66,7 @@ for t in $TARGETS; do
   seeds=()
   [ -d "seeds/$t" ] && seeds=("seeds/$t")
   echo "== $t: ${SECONDS_PER_TARGET}s"
-  if ! nice -n "$NICE" "$bin" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 \
+  if ! nice -n "$NICE" "$bin" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts" \
       "$corpus" "${seeds[@]}" > "$log" 2>&1; then
     [ "$result" = ok ] && result=CRASH

@@ -46,12 +46,14 @@ fn decoded_len_upper_bound(text_len: usize) -> usize {
 #[derive(Clone, Debug)]
 pub struct PemBlocks<'a> {
     rest: &'a [u8],
+    /// Whether `rest` starts at the beginning of a line of the input.
+    at_line_start: bool,
     failed: bool,
 }
 
 /// Iterate over the PEM blocks in `input`.
 pub fn blocks(input: &[u8]) -> PemBlocks<'_> {
-    PemBlocks { rest: input, failed: false }
+    PemBlocks { rest: input, at_line_start: true, failed: false }
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -71,10 +73,15 @@ impl<'a> Iterator for PemBlocks<'a> {
         // A BEGIN marker must start a line.
         let start = loop {
             let at = find(self.rest, BEGIN)?;
-            if at == 0 || self.rest.get(at - 1) == Some(&b'\n') {
+            let line_start = match at.checked_sub(1) {
+                None => self.at_line_start,
+                Some(prev) => self.rest.get(prev) == Some(&b'\n'),
+            };
+            if line_start {
                 break at;
             }
             self.rest = self.rest.get(at + 1..).unwrap_or(&[]);
+            self.at_line_start = false;
         };
         let block = self.rest.get(start..).unwrap_or(&[]);
         let mut fail = || {
@@ -127,6 +134,7 @@ impl<'a> Iterator for PemBlocks<'a> {
         }
         let text = block.get(..end_of_block).unwrap_or(&[]);
         self.rest = block.get(end_of_block..).unwrap_or(&[]);
+        self.at_line_start = text.last() == Some(&b'\n');
         Some(Ok(PemBlock { label, text }))
     }
 }
@@ -236,6 +244,26 @@ mod tests {
 
     fn alloc_free_concat() -> &'static str {
         "junk before\n-----BEGIN CERTIFICATE-----\nAQID\n-----END CERTIFICATE-----\nmiddle\n-----BEGIN EC PRIVATE KEY-----\nBAUG\n-----END EC PRIVATE KEY-----\n"
+    }
+
+    #[test]
+    fn begin_must_start_a_line() {
+        // Found by fuzzing (fuzz/regressions/pem_blocks/begin-not-at-line-start): a BEGIN right
+        // after a skipped, mid-line BEGIN or right after an END line without a newline.
+        let mut it = blocks(b"x-----BEGIN A----------BEGIN B-----\nAQID\n-----END B-----\n");
+        assert!(it.next().is_none());
+        let two =
+            b"-----BEGIN A-----\nAQID\n-----END A----------BEGIN B-----\nAQID\n-----END B-----\n";
+        let mut it = blocks(two);
+        assert_eq!(it.next().unwrap().unwrap().label, "A");
+        assert!(it.next().is_none());
+        let ok =
+            b"-----BEGIN A-----\nAQID\n-----END A-----\n-----BEGIN B-----\nAQID\n-----END B-----\n";
+        let labels: [&str; 2] = {
+            let mut it = blocks(ok);
+            [it.next().unwrap().unwrap().label, it.next().unwrap().unwrap().label]
+        };
+        assert_eq!(labels, ["A", "B"]);
     }
 
     #[test]
