@@ -83,10 +83,6 @@ pub struct RotateArgs {
     expiration_seconds: Option<u32>,
 }
 
-fn entropy(buf: &mut [u8]) -> kubeboot::Result<()> {
-    files::os_entropy(buf)
-}
-
 fn seed() -> u64 {
     let mut b = [0u8; 8];
     let _ = files::os_entropy(&mut b);
@@ -286,7 +282,7 @@ fn bootstrap_serving(a: &BootstrapArgs) -> CmdResult {
         TlsSetup { ca_pem: boot.ca_pem.as_deref(), insecure: boot.insecure, client: None },
     )?;
     let store = CertStore::open(kubeboot::store::PREFIX_SERVER, &a.cert_dir).map_err(store_err)?;
-    let key = NodeKey::generate(entropy)?;
+    let key = NodeKey::generate(files::os_entropy)?;
     let mut cfg = Config::bootstrap(&a.node_name, &token, ca_for_issued);
     cfg.profile = Profile::Serving { dns: &dns, ips: &ips };
     cfg.naming = kubeboot::engine::Naming::Generate;
@@ -357,7 +353,7 @@ pub fn bootstrap(a: &BootstrapArgs) -> CmdResult {
 
     let cert_dir_existed = a.cert_dir.exists();
     let store = CertStore::open(PREFIX_CLIENT, &a.cert_dir).map_err(store_err)?;
-    let (key, source) = store.bootstrap_key(entropy).map_err(store_err)?;
+    let (key, source) = store.bootstrap_key(files::os_entropy).map_err(store_err)?;
     let generated = matches!(
         source,
         KeySource::Cache(KeyCacheOutcome::Generated | KeyCacheOutcome::Regenerated)
@@ -441,7 +437,7 @@ fn rotate_once(
         },
     )?;
     let store = CertStore::open(PREFIX_CLIENT, cert_dir).map_err(store_err)?;
-    let key = NodeKey::generate(entropy)?;
+    let key = NodeKey::generate(files::os_entropy)?;
     let mut cfg = Config::rotation(&node, &ca_for_issued);
     cfg.wait_secs = wait;
     cfg.expiration_seconds = expiration_seconds;
