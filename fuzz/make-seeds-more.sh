@@ -57,9 +57,11 @@ done
 
 # ---- jws_discovery: the recorded cluster-info (mode byte 0 = raw body), and its kubeconfig
 # (mode byte 1 = re-signed by the target).
-{ printf '\x00'; cat "$R/cluster-info-get.json"; } > "$S/jws_discovery/raw-cluster-info.bin"
-{ printf '\x01'; cat "$S/kubeconfig_read/kubeadm-cluster-info.yaml"; } > "$S/jws_discovery/signed-cluster-info.bin"
-{ printf '\x01'; cat "$S/kubeconfig_read/kubectl-embedded.yaml"; } > "$S/jws_discovery/signed-kubectl.bin"
+{ printf '\x00\x00'; cat "$R/cluster-info-get.json"; } > "$S/jws_discovery/raw-cluster-info.bin"
+{ printf '\x01\x00'; cat "$S/kubeconfig_read/kubeadm-cluster-info.yaml"; } > "$S/jws_discovery/signed-cluster-info.bin"
+{ printf '\x01\x00'; cat "$S/kubeconfig_read/kubectl-embedded.yaml"; } > "$S/jws_discovery/signed-kubectl.bin"
+{ printf '\x01\x02'; cat "$S/kubeconfig_read/kubeadm-cluster-info.yaml"; } > "$S/jws_discovery/signed-changed-at-confirm.bin"
+{ printf '\x01\xc0'; cat "$S/kubeconfig_read/kubectl-embedded.yaml"; } > "$S/jws_discovery/signed-unpinned.bin"
 
 # ---- verify_issued: OpenSSL-made CAs, intermediates and kubelet leaves (DER), embedded by the
 # target. The leaves are for the public key of core/tests/data/p256.key (K1).

@@ -153,6 +153,9 @@ fn check_poll(
             assert!(issued.rotation_deadline >= v.not_before + life * 7 / 10);
             assert!(issued.rotation_deadline <= v.not_before + life * 9 / 10 + 1);
             assert_eq!(issued.csr_name, name);
+            if std::env::var_os("KUBEBOOT_FUZZ_TRACE").is_some() {
+                eprintln!("trace: Done");
+            }
             true
         }
         Action::Failed(err) => {
