@@ -23,10 +23,7 @@ enum Expiry<'a> {
     Absent,
     Empty,
     /// Formatted `now + delta` (clamped into range), with an optional fraction.
-    Relative {
-        delta: i16,
-        frac: Option<u16>,
-    },
+    Relative { delta: i16, frac: Option<u16> },
     Raw(&'a [u8]),
 }
 
@@ -215,10 +212,7 @@ fuzz_target!(|input: Input<'_>| {
             assert!(v.token_secret.is_some_and(|s| !s.is_empty()));
         }
         Err(
-            Error::InvalidSecretName
-            | Error::TokenMismatch
-            | Error::TokenExpired
-            | Error::InvalidUsage,
+            Error::InvalidSecretName | Error::TokenMismatch | Error::TokenExpired | Error::InvalidUsage,
         ) => {}
         Err(e) => panic!("undocumented error {e:?}"),
     }
