@@ -39,6 +39,8 @@ for f in embedded paths; do
   cp "$T/$f.yaml" "$S/kubeconfig_read/kubectl-$f.yaml"
   kubectl config view --raw -o json --kubeconfig "$T/$f.yaml" > "$S/kubeconfig_read/kubectl-$f.json"
 done
+# kubectl made the relative CA path absolute (the working directory): keep the seeds portable.
+sed -i "s|$(pwd)/ca.crt|/etc/kubernetes/pki/ca.crt|" "$S"/kubeconfig_read/kubectl-paths.*
 cp ../core/tests/data/kubeconfig/*.yaml ../core/tests/data/kubeconfig/*.json "$S/kubeconfig_read/"
 python3 - "$R/cluster-info-get.json" "$S/kubeconfig_read/kubeadm-cluster-info.yaml" <<'PY'
 import json, sys
