@@ -158,3 +158,6 @@ for t in token_secret secret_manifest csr_build csr_object rotation; do
   for n in 0 1 2; do head -c $((32 + 48 * n)) /dev/urandom > "$S/$t/rand$n"; done
 done
 echo "seeds written to $(pwd)/$S"
+
+# Seeds of the targets added later (kubeconfig_read ... ffi_abi).
+./make-seeds-more.sh

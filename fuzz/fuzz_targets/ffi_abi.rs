@@ -1,0 +1,893 @@
+//! The C ABI (`kubeboot-ffi`, the `extern "C" fn kubeboot_*` functions) called as a C program
+//! could: an `arbitrary` script of calls with arbitrary bytes and lengths, NULL pointers (also
+//! NULL with a non-zero length), zero lengths, short and exact output buffers, NULL or live
+//! handles, out-of-range enum values. (Lengths larger than the buffer are UB by contract and are
+//! never passed; every buffer is allocated at exactly its length so ASan sees overruns.) Not
+//! covered: `kubeboot_store_*` (file system) and the `*_generate` functions (OS RNG).
+//!
+//! Properties:
+//! * no panic (libfuzzer-sys aborts on any panic, even one `catch_unwind` would catch), and every
+//!   result is one of the codes `include/kubeboot.h` declares, never `KUBEBOOT_RESULT_PANIC`;
+//! * output buffers: on `OK`, `*out_len ≤ len` and nothing after it is written; on
+//!   `INSUFFICIENT_SIZE`, `*out_len > len` is the exact size (a buffer of that size succeeds with
+//!   that length) and the buffer is untouched; on any other error the buffer and `*out_len` are
+//!   untouched; an `OK` output is reproduced exactly with a buffer of exactly `*out_len` bytes
+//!   and one byte less is `INSUFFICIENT_SIZE`;
+//! * out-parameters (`*out` handle, `kubeboot_verified`, `kubeboot_ca_pin`, points, signatures)
+//!   are written only on success; a NULL with a non-zero length never succeeds;
+//! * `kubeboot_key_sign` signatures verify with the p256 crate against `kubeboot_key_public_point`;
+//!   `kubeboot_result_name` is `"unknown"` exactly for codes the header does not declare.
+#![no_main]
+
+use arbitrary::Arbitrary;
+use kubeboot_ffi::csr::{self as fcsr, kubeboot_str};
+use kubeboot_ffi::engine::{
+    self as feng, kubeboot_action, kubeboot_engine, kubeboot_engine_config,
+};
+use kubeboot_ffi::error::{self as ferr, kubeboot_result};
+use kubeboot_ffi::key::{self as fkey, kubeboot_key};
+use kubeboot_ffi::kubeconfig::{self as fkc, kubeboot_kubeconfig, kubeboot_kubeconfig_view};
+use kubeboot_ffi::rotation as frot;
+use kubeboot_ffi::token::{self as ftok, kubeboot_token};
+use kubeboot_ffi::verify::{self as fver, kubeboot_ca_pin, kubeboot_verified};
+use libfuzzer_sys::fuzz_target;
+use std::collections::BTreeSet;
+use std::ptr::{null, null_mut};
+use std::sync::OnceLock;
+
+const CANARY: u8 = 0xA5;
+const SENTINEL: usize = 0xDEAD_BEEF;
+
+fn header_codes() -> &'static BTreeSet<u32> {
+    static CODES: OnceLock<BTreeSet<u32>> = OnceLock::new();
+    CODES.get_or_init(|| {
+        let h = include_str!("../../include/kubeboot.h");
+        let set: BTreeSet<u32> = h
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim();
+                let rest = l.strip_prefix("KUBEBOOT_RESULT_")?;
+                let (_, v) = rest.split_once(" = ")?;
+                v.trim_end_matches(',').parse().ok()
+            })
+            .collect();
+        assert!(set.len() > 50 && set.contains(&0) && set.contains(&3));
+        set
+    })
+}
+
+fn rc(r: kubeboot_result) -> u32 {
+    let c = r as u32;
+    assert!(header_codes().contains(&c), "result {c} not declared in the header");
+    assert_ne!(c, kubeboot_result::Panic as u32, "panic caught at the boundary");
+    c
+}
+
+const OK: u32 = 0;
+const NULL_PARAMETER: u32 = 1;
+const INSUFFICIENT: u32 = 3;
+
+const FIXTURES: &[&[u8]] = &[
+    include_bytes!("../seeds/ffi_abi/p256.key"),
+    include_bytes!("../seeds/ffi_abi/client-ca.pem"),
+    include_bytes!("../seeds/ffi_abi/kubeconfig.yaml"),
+    b"abcdef.0123456789abcdef",
+    b"node-1",
+    b"sha256:d7ca399eb32057ff78e572eb3cf898fb60cecb7f02749d88347bc3eeb5c360e5",
+    b"system:bootstrappers:a,system:bootstrappers:b",
+    include_bytes!("../../core/tests/data/recorded/csr-create-201.json"),
+    include_bytes!("../../core/tests/data/ec-leaf.crt"),
+    include_bytes!("../../core/tests/data/ec-ca.crt"),
+];
+
+#[derive(Arbitrary, Debug)]
+enum Bytes {
+    Null,
+    /// NULL with a non-zero length: must never succeed.
+    NullLen(u8),
+    Data(Vec<u8>),
+    Fixture(u8),
+}
+
+/// Resolved bytes: the storage (exact length) and the pointer/length to pass.
+struct Arg {
+    store: Box<[u8]>,
+    null: bool,
+    len: usize,
+}
+
+impl Arg {
+    fn new(b: &Bytes) -> Arg {
+        match b {
+            Bytes::Null => Arg { store: Box::new([]), null: true, len: 0 },
+            Bytes::NullLen(n) => Arg { store: Box::new([]), null: true, len: *n as usize + 1 },
+            Bytes::Data(v) => {
+                Arg { store: v.clone().into_boxed_slice(), null: false, len: v.len() }
+            }
+            Bytes::Fixture(i) => {
+                let v = FIXTURES[*i as usize % FIXTURES.len()];
+                Arg { store: v.to_vec().into_boxed_slice(), null: false, len: v.len() }
+            }
+        }
+    }
+    fn ptr(&self) -> *const u8 {
+        if self.null { null() } else { self.store.as_ptr() }
+    }
+    fn cptr(&self) -> *const core::ffi::c_char {
+        self.ptr().cast()
+    }
+    fn bad(&self) -> bool {
+        self.null && self.len > 0
+    }
+}
+
+#[derive(Arbitrary, Debug)]
+enum Out {
+    Null,
+    NullLen(u8),
+    Sized(u16),
+    NullOutLen(u16),
+}
+
+/// Call a `(buf, len, out_len)` writer and check the buffer contract. `bad` = some other argument
+/// is NULL with a non-zero length. Returns the result and, on OK, the output.
+fn out_call(
+    out: &Out,
+    bad: bool,
+    f: &mut dyn FnMut(*mut u8, usize, *mut usize) -> kubeboot_result,
+) -> (u32, Option<Vec<u8>>) {
+    let (null_buf, len, null_len) = match *out {
+        Out::Null => (true, 0, false),
+        Out::NullLen(n) => (true, n as usize + 1, false),
+        Out::Sized(n) => (false, n as usize % 8192, false),
+        Out::NullOutLen(n) => (false, n as usize % 8192, true),
+    };
+    let mut buf = vec![CANARY; len].into_boxed_slice();
+    let mut out_len = SENTINEL;
+    let p = if null_buf { null_mut() } else { buf.as_mut_ptr() };
+    let ol: *mut usize = if null_len { null_mut() } else { &mut out_len };
+    let r = rc(f(p, len, ol));
+    if bad || null_len || (null_buf && len > 0) {
+        assert_ne!(r, OK, "success with a NULL pointer");
+    }
+    match r {
+        OK => {
+            assert!(out_len <= len, "out_len {out_len} > len {len}");
+            assert!(buf[out_len..].iter().all(|&b| b == CANARY), "wrote past out_len");
+            let got = buf[..out_len].to_vec();
+            // Exactness: the same call into exactly out_len bytes, and one less.
+            let mut exact = vec![CANARY; out_len].into_boxed_slice();
+            let mut n = SENTINEL;
+            let ep = if out_len == 0 { null_mut() } else { exact.as_mut_ptr() };
+            assert_eq!(rc(f(ep, out_len, &mut n)), OK);
+            assert_eq!(n, out_len);
+            assert_eq!(&exact[..], &got[..], "output differs with an exact buffer");
+            if out_len > 0 {
+                let mut short = vec![CANARY; out_len - 1].into_boxed_slice();
+                let mut n = SENTINEL;
+                let sp = if out_len == 1 { null_mut() } else { short.as_mut_ptr() };
+                assert_eq!(rc(f(sp, out_len - 1, &mut n)), INSUFFICIENT);
+                assert_eq!(n, out_len, "needed size differs");
+                assert!(short.iter().all(|&b| b == CANARY), "short buffer written");
+            }
+            (r, Some(got))
+        }
+        INSUFFICIENT => {
+            assert!(out_len != SENTINEL && out_len > len, "needed {out_len} for len {len}");
+            assert!(buf.iter().all(|&b| b == CANARY), "buffer written on INSUFFICIENT_SIZE");
+            if out_len <= 1 << 20 {
+                let mut big = vec![CANARY; out_len].into_boxed_slice();
+                let mut n = SENTINEL;
+                assert_eq!(
+                    rc(f(big.as_mut_ptr(), out_len, &mut n)),
+                    OK,
+                    "the reported size is not enough"
+                );
+                assert_eq!(n, out_len, "reported size is not exact");
+            }
+            (r, None)
+        }
+        _ => {
+            assert!(buf.iter().all(|&b| b == CANARY), "buffer written on error {r}");
+            assert_eq!(out_len, SENTINEL, "out_len written on error {r}");
+            (r, None)
+        }
+    }
+}
+
+#[derive(Arbitrary, Debug)]
+enum H {
+    Null,
+    Live(u8),
+}
+
+#[derive(Arbitrary, Debug)]
+enum Call {
+    TokenParse(Bytes),
+    TokenFromEntropy(Bytes),
+    TokenText {
+        which: u8,
+        h: H,
+        out: Out,
+    },
+    TokenValidateExtraGroups(Bytes),
+    TokenSecretManifest {
+        h: H,
+        desc: Bytes,
+        has_exp: bool,
+        exp: i64,
+        usages: u32,
+        groups: Bytes,
+        out: Out,
+    },
+    KeyFromPem(Bytes),
+    KeyFromDer(Bytes),
+    KeyFromEntropy(Bytes),
+    KeyText {
+        pem: bool,
+        h: H,
+        out: Out,
+    },
+    KeySign {
+        h: H,
+        msg: Bytes,
+        null_out: bool,
+    },
+    CsrClient {
+        h: H,
+        node: Bytes,
+        format: u32,
+        out: Out,
+    },
+    CsrServing {
+        h: H,
+        node: Bytes,
+        dns: Vec<Bytes>,
+        ips: Vec<Bytes>,
+        format: u32,
+        out: Out,
+    },
+    NodeCsrName {
+        h: H,
+        node: Bytes,
+        out: Out,
+    },
+    CsrObjectJson {
+        pem: Bytes,
+        name: Bytes,
+        profile: u32,
+        exp: u32,
+        out: Out,
+    },
+    CsrCheck {
+        pem: Bytes,
+        signer: Bytes,
+        usages: Vec<Bytes>,
+        exp: u32,
+    },
+    ResultText {
+        name: bool,
+        code: u32,
+        out: Out,
+    },
+    VerifyIssued {
+        cert: Bytes,
+        ca: Bytes,
+        node: Bytes,
+        h: H,
+        profile: u32,
+        dns: Vec<Bytes>,
+        ips: Vec<Bytes>,
+        now: i64,
+        null_out: bool,
+    },
+    CaPinParse {
+        text: Bytes,
+        null_out: bool,
+    },
+    CaPinCheck {
+        pins: Option<Vec<[u8; 32]>>,
+        ca: Bytes,
+    },
+    CaPinsOfPem {
+        ca: Bytes,
+        out: Out,
+    },
+    KubeconfigLoad(Bytes),
+    KubeconfigGet {
+        h: H,
+        null_out: bool,
+    },
+    NodeKubeconfigWrite {
+        server: Bytes,
+        ca_file: Bytes,
+        ca_pem: Bytes,
+        insecure: bool,
+        cert_dir: Bytes,
+        out: Out,
+    },
+    Rotation {
+        a: i64,
+        b: i64,
+        jitter: u32,
+        attempt: u32,
+        has_cert: bool,
+    },
+    Engine {
+        h: H,
+        t: H,
+        node: Bytes,
+        profile: u32,
+        auth: u32,
+        naming: u32,
+        ca: Bytes,
+        exp: u32,
+        wait: i64,
+        watch: bool,
+        status: u16,
+        body: Bytes,
+        out: Out,
+    },
+}
+
+#[derive(Default)]
+struct Handles {
+    tokens: Vec<*mut kubeboot_token>,
+    keys: Vec<*mut kubeboot_key>,
+    kcs: Vec<*mut kubeboot_kubeconfig>,
+}
+
+fn pick<T>(v: &[*mut T], h: &H) -> *mut T {
+    match h {
+        H::Live(i) if !v.is_empty() => v[*i as usize % v.len()],
+        _ => null_mut(),
+    }
+}
+
+/// `*out` handle constructors: written only on success, non-NULL then.
+fn new_handle<T>(
+    list: &mut Vec<*mut T>,
+    bad: bool,
+    f: impl FnOnce(*mut *mut T) -> kubeboot_result,
+) {
+    let marker = 0x10 as *mut T;
+    let mut out = marker;
+    let r = rc(f(&mut out));
+    if bad {
+        assert_ne!(r, OK);
+    }
+    if r == OK {
+        assert!(!out.is_null() && out != marker);
+        list.push(out);
+    } else {
+        assert_eq!(out, marker, "*out written on error {r}");
+    }
+}
+
+fn strs(args: &[Arg]) -> Vec<kubeboot_str> {
+    args.iter().map(|a| kubeboot_str { data: a.cptr(), len: a.len }).collect()
+}
+
+fuzz_target!(|calls: Vec<Call>| {
+    let mut hs = Handles::default();
+    for call in calls.iter().take(24) {
+        match call {
+            Call::TokenParse(b) => {
+                let a = Arg::new(b);
+                new_handle(&mut hs.tokens, a.bad(), |o| {
+                    ftok::kubeboot_token_parse(a.cptr(), a.len, o)
+                });
+                assert_ne!(rc(ftok::kubeboot_token_parse(a.cptr(), a.len, null_mut())), OK);
+            }
+            Call::TokenFromEntropy(b) => {
+                let a = Arg::new(b);
+                new_handle(&mut hs.tokens, a.bad(), |o| {
+                    ftok::kubeboot_token_from_entropy(a.ptr(), a.len, o)
+                });
+            }
+            Call::TokenText { which, h, out } => {
+                let t = pick(&hs.tokens, h);
+                let f = [
+                    ftok::kubeboot_token_id,
+                    ftok::kubeboot_token_secret_name,
+                    ftok::kubeboot_token_user_name,
+                    ftok::kubeboot_token_wire,
+                ][*which as usize % 4];
+                let (r, got) = out_call(out, false, &mut |p, l, ol| f(t, p.cast(), l, ol));
+                if t.is_null() {
+                    assert_eq!(r, NULL_PARAMETER);
+                }
+                if let Some(g) = got {
+                    let want = [
+                        ftok::KUBEBOOT_TOKEN_ID_LEN,
+                        ftok::KUBEBOOT_TOKEN_SECRET_NAME_LEN,
+                        ftok::KUBEBOOT_TOKEN_USER_NAME_LEN,
+                        ftok::KUBEBOOT_TOKEN_LEN,
+                    ][*which as usize % 4];
+                    assert_eq!(g.len(), want);
+                }
+            }
+            Call::TokenValidateExtraGroups(b) => {
+                let a = Arg::new(b);
+                let r = rc(ftok::kubeboot_token_validate_extra_groups(a.cptr(), a.len));
+                if a.bad() {
+                    assert_ne!(r, OK);
+                }
+            }
+            Call::TokenSecretManifest { h, desc, has_exp, exp, usages, groups, out } => {
+                let t = pick(&hs.tokens, h);
+                let (d, g) = (Arg::new(desc), Arg::new(groups));
+                let (_, got) = out_call(out, d.bad() || g.bad() || t.is_null(), &mut |p, l, ol| {
+                    ftok::kubeboot_token_secret_manifest(
+                        t,
+                        d.cptr(),
+                        d.len,
+                        *has_exp,
+                        *exp,
+                        *usages,
+                        g.cptr(),
+                        g.len,
+                        p.cast(),
+                        l,
+                        ol,
+                    )
+                });
+                if let Some(m) = got {
+                    assert!(std::str::from_utf8(&m).is_ok());
+                }
+            }
+            Call::KeyFromPem(b) => {
+                let a = Arg::new(b);
+                new_handle(&mut hs.keys, a.bad(), |o| {
+                    fkey::kubeboot_key_from_pem(a.ptr(), a.len, o)
+                });
+            }
+            Call::KeyFromDer(b) => {
+                let a = Arg::new(b);
+                new_handle(&mut hs.keys, a.bad(), |o| {
+                    fkey::kubeboot_key_from_der(a.ptr(), a.len, o)
+                });
+            }
+            Call::KeyFromEntropy(b) => {
+                let a = Arg::new(b);
+                new_handle(&mut hs.keys, a.bad(), |o| {
+                    fkey::kubeboot_key_from_entropy(a.ptr(), a.len, o)
+                });
+            }
+            Call::KeyText { pem, h, out } => {
+                let k = pick(&hs.keys, h);
+                let (_, got) = if *pem {
+                    out_call(out, k.is_null(), &mut |p, l, ol| {
+                        fkey::kubeboot_key_to_pem(k, p.cast(), l, ol)
+                    })
+                } else {
+                    out_call(out, k.is_null(), &mut |p, l, ol| {
+                        fkey::kubeboot_key_public_spki_der(k, p, l, ol)
+                    })
+                };
+                if let Some(g) = got {
+                    assert_eq!(
+                        g.len(),
+                        if *pem {
+                            fkey::KUBEBOOT_KEY_SEC1_PEM_LEN
+                        } else {
+                            fkey::KUBEBOOT_KEY_SPKI_LEN
+                        }
+                    );
+                }
+            }
+            Call::KeySign { h, msg, null_out } => {
+                let k = pick(&hs.keys, h);
+                let m = Arg::new(msg);
+                let mut sig = [CANARY; 64];
+                let sp = if *null_out { null_mut() } else { sig.as_mut_ptr() };
+                let r = rc(fkey::kubeboot_key_sign(k, m.ptr(), m.len, sp));
+                if k.is_null() || *null_out || m.bad() {
+                    assert_ne!(r, OK);
+                }
+                if r != OK {
+                    assert!(sig.iter().all(|&b| b == CANARY));
+                    continue;
+                }
+                let mut point = [CANARY; 65];
+                assert_eq!(rc(fkey::kubeboot_key_public_point(k, point.as_mut_ptr())), OK);
+                use p256::ecdsa::signature::Verifier;
+                let vk = p256::ecdsa::VerifyingKey::from_sec1_bytes(&point).expect("a P-256 point");
+                let s = p256::ecdsa::Signature::from_slice(&sig).expect("r||s");
+                vk.verify(&m.store[..m.len], &s).expect("kubeboot_key_sign signature verifies");
+            }
+            Call::CsrClient { h, node, format, out } => {
+                let k = pick(&hs.keys, h);
+                let n = Arg::new(node);
+                let (_, got) =
+                    out_call(out, k.is_null() || n.bad() || *format > 1, &mut |p, l, ol| {
+                        fcsr::kubeboot_csr_client(k, n.cptr(), n.len, *format, p, l, ol)
+                    });
+                if let Some(g) = got {
+                    // Our own checker accepts what we build.
+                    if *format == fcsr::KUBEBOOT_FORMAT_PEM {
+                        let signer = b"kubernetes.io/kube-apiserver-client-kubelet";
+                        let u = [
+                            kubeboot_str { data: b"digital signature".as_ptr().cast(), len: 17 },
+                            kubeboot_str { data: b"client auth".as_ptr().cast(), len: 11 },
+                        ];
+                        assert_eq!(
+                            rc(fcsr::kubeboot_csr_check(
+                                g.as_ptr(),
+                                g.len(),
+                                signer.as_ptr().cast(),
+                                signer.len(),
+                                u.as_ptr(),
+                                2,
+                                0
+                            )),
+                            OK
+                        );
+                    }
+                }
+            }
+            Call::CsrServing { h, node, dns, ips, format, out } => {
+                let k = pick(&hs.keys, h);
+                let n = Arg::new(node);
+                let d: Vec<Arg> = dns.iter().take(20).map(Arg::new).collect();
+                let i: Vec<Arg> = ips.iter().take(20).map(Arg::new).collect();
+                let (ds, is) = (strs(&d), strs(&i));
+                let bad = k.is_null() || n.bad() || d.iter().chain(&i).any(Arg::bad);
+                out_call(out, bad, &mut |p, l, ol| {
+                    fcsr::kubeboot_csr_serving(
+                        k,
+                        n.cptr(),
+                        n.len,
+                        ds.as_ptr(),
+                        ds.len(),
+                        is.as_ptr(),
+                        is.len(),
+                        *format,
+                        p,
+                        l,
+                        ol,
+                    )
+                });
+            }
+            Call::NodeCsrName { h, node, out } => {
+                let k = pick(&hs.keys, h);
+                let n = Arg::new(node);
+                let (_, a) = out_call(out, k.is_null() || n.bad(), &mut |p, l, ol| {
+                    fcsr::kubeboot_key_node_csr_name(k, n.cptr(), n.len, p.cast(), l, ol)
+                });
+                if !k.is_null() {
+                    let mut point = [0u8; 65];
+                    assert_eq!(rc(fkey::kubeboot_key_public_point(k, point.as_mut_ptr())), OK);
+                    let (_, b) = out_call(out, n.bad(), &mut |p, l, ol| {
+                        fcsr::kubeboot_node_csr_name(
+                            point.as_ptr(),
+                            n.cptr(),
+                            n.len,
+                            p.cast(),
+                            l,
+                            ol,
+                        )
+                    });
+                    assert_eq!(a, b, "by key and by point differ");
+                    if let Some(a) = a {
+                        assert_eq!(a.len(), fcsr::KUBEBOOT_NODE_CSR_NAME_LEN);
+                    }
+                }
+            }
+            Call::CsrObjectJson { pem, name, profile, exp, out } => {
+                let (p_, n) = (Arg::new(pem), Arg::new(name));
+                let (_, got) = out_call(out, p_.bad() || n.bad(), &mut |p, l, ol| {
+                    fcsr::kubeboot_csr_object_json(
+                        p_.ptr(),
+                        p_.len,
+                        n.cptr(),
+                        n.len,
+                        *profile,
+                        *exp,
+                        p.cast(),
+                        l,
+                        ol,
+                    )
+                });
+                if let Some(g) = got {
+                    serde_json::from_slice::<serde_json::Value>(&g).expect("CSR object is JSON");
+                }
+            }
+            Call::CsrCheck { pem, signer, usages, exp } => {
+                let (p_, s) = (Arg::new(pem), Arg::new(signer));
+                let u: Vec<Arg> = usages.iter().take(70).map(Arg::new).collect();
+                let us = strs(&u);
+                let r = rc(fcsr::kubeboot_csr_check(
+                    p_.ptr(),
+                    p_.len,
+                    s.cptr(),
+                    s.len,
+                    us.as_ptr(),
+                    us.len(),
+                    *exp,
+                ));
+                if p_.bad() || s.bad() || u.iter().any(Arg::bad) {
+                    assert_ne!(r, OK);
+                }
+            }
+            Call::ResultText { name, code, out } => {
+                let f =
+                    if *name { ferr::kubeboot_result_name } else { ferr::kubeboot_result_message };
+                let (_, got) = out_call(out, false, &mut |p, l, ol| f(*code, p.cast(), l, ol));
+                if let (true, Some(g)) = (*name, got) {
+                    assert_eq!(
+                        g == b"unknown",
+                        !header_codes().contains(code),
+                        "name of {code}: {:?}",
+                        String::from_utf8_lossy(&g)
+                    );
+                }
+                let _ = (
+                    ferr::kubeboot_result_is_verify_error(*code),
+                    ferr::kubeboot_result_is_policy_error(*code),
+                );
+            }
+            Call::VerifyIssued { cert, ca, node, h, profile, dns, ips, now, null_out } => {
+                let (c, a, n) = (Arg::new(cert), Arg::new(ca), Arg::new(node));
+                let k = pick(&hs.keys, h);
+                let mut spki = vec![0u8; 91];
+                let mut sl = 0usize;
+                if k.is_null()
+                    || rc(fkey::kubeboot_key_public_spki_der(k, spki.as_mut_ptr(), 91, &mut sl))
+                        != OK
+                {
+                    spki.clear();
+                }
+                let d: Vec<Arg> = dns.iter().take(20).map(Arg::new).collect();
+                let i: Vec<Arg> = ips.iter().take(20).map(Arg::new).collect();
+                let (ds, is) = (strs(&d), strs(&i));
+                // SAFETY: kubeboot_verified is plain data; all-CANARY bytes are a valid value.
+                let mut v: kubeboot_verified = unsafe {
+                    std::mem::transmute([CANARY; std::mem::size_of::<kubeboot_verified>()])
+                };
+                let vp: *mut kubeboot_verified = if *null_out { null_mut() } else { &mut v };
+                let r = rc(fver::kubeboot_verify_issued(
+                    c.ptr(),
+                    c.len,
+                    a.ptr(),
+                    a.len,
+                    n.cptr(),
+                    n.len,
+                    spki.as_ptr(),
+                    spki.len(),
+                    *profile,
+                    ds.as_ptr(),
+                    ds.len(),
+                    is.as_ptr(),
+                    is.len(),
+                    *now,
+                    vp,
+                ));
+                let bytes: [u8; std::mem::size_of::<kubeboot_verified>()] =
+                    unsafe { std::mem::transmute(v) };
+                if r != OK {
+                    assert!(bytes.iter().all(|&b| b == CANARY), "*out written on error {r}");
+                } else {
+                    assert!(!*null_out && !c.bad() && !a.bad() && !n.bad());
+                    assert!(v.not_before <= *now && *now <= v.not_after);
+                    assert!(v.ca_subject_len <= fver::KUBEBOOT_CA_SUBJECT_CAP);
+                }
+            }
+            Call::CaPinParse { text, null_out } => {
+                let t = Arg::new(text);
+                let mut pin = kubeboot_ca_pin { sha256: [CANARY; 32] };
+                let pp: *mut kubeboot_ca_pin = if *null_out { null_mut() } else { &mut pin };
+                let r = rc(fver::kubeboot_ca_pin_parse(t.cptr(), t.len, pp));
+                if r != OK {
+                    assert_eq!(pin.sha256, [CANARY; 32]);
+                } else {
+                    assert!(!*null_out && !t.bad());
+                    // The pin is the hex in the text.
+                    let s = std::str::from_utf8(&t.store[..t.len]).unwrap();
+                    let hex: String = pin.sha256.iter().map(|b| format!("{b:02x}")).collect();
+                    assert!(s.to_ascii_lowercase().ends_with(&hex), "{s} vs {hex}");
+                }
+            }
+            Call::CaPinCheck { pins, ca } => {
+                let a = Arg::new(ca);
+                let ps: Vec<kubeboot_ca_pin> = pins
+                    .iter()
+                    .flatten()
+                    .take(70)
+                    .map(|p| kubeboot_ca_pin { sha256: *p })
+                    .collect();
+                let pp = if pins.is_none() { null() } else { ps.as_ptr() };
+                let r = rc(fver::kubeboot_ca_pin_check(pp, ps.len(), a.ptr(), a.len));
+                if a.bad() || ps.is_empty() {
+                    assert_ne!(r, OK);
+                }
+            }
+            Call::CaPinsOfPem { ca, out } => {
+                let a = Arg::new(ca);
+                let (_, got) = out_call(out, a.bad(), &mut |p, l, ol| {
+                    fver::kubeboot_ca_pins_of_pem(a.ptr(), a.len, p.cast(), l, ol)
+                });
+                if let Some(g) = got {
+                    // Every pin listed parses back.
+                    for line in String::from_utf8(g).unwrap().split_whitespace() {
+                        let mut pin = kubeboot_ca_pin { sha256: [0; 32] };
+                        assert_eq!(
+                            rc(fver::kubeboot_ca_pin_parse(
+                                line.as_ptr().cast(),
+                                line.len(),
+                                &mut pin
+                            )),
+                            OK,
+                            "{line}"
+                        );
+                    }
+                }
+            }
+            Call::KubeconfigLoad(b) => {
+                let a = Arg::new(b);
+                new_handle(&mut hs.kcs, a.bad(), |o| {
+                    fkc::kubeboot_kubeconfig_load(a.ptr(), a.len, o)
+                });
+            }
+            Call::KubeconfigGet { h, null_out } => {
+                let k = pick(&hs.kcs, h);
+                let mut v: kubeboot_kubeconfig_view = unsafe { std::mem::zeroed() };
+                v.ca_source = 0xA5A5_A5A5;
+                let vp: *mut kubeboot_kubeconfig_view = if *null_out { null_mut() } else { &mut v };
+                let r = rc(fkc::kubeboot_kubeconfig_get(k, vp));
+                if r == OK {
+                    assert!(!k.is_null() && !*null_out);
+                    assert!(v.ca_source <= fkc::KUBEBOOT_SOURCE_FILE);
+                    assert!(v.server.len > 0 && !v.server.data.is_null());
+                } else {
+                    assert_eq!(v.ca_source, 0xA5A5_A5A5, "*out written on error {r}");
+                }
+            }
+            Call::NodeKubeconfigWrite { server, ca_file, ca_pem, insecure, cert_dir, out } => {
+                let (s, f, c, d) =
+                    (Arg::new(server), Arg::new(ca_file), Arg::new(ca_pem), Arg::new(cert_dir));
+                let (_, got) =
+                    out_call(out, s.bad() || f.bad() || c.bad() || d.bad(), &mut |p, l, ol| {
+                        fkc::kubeboot_node_kubeconfig_write(
+                            s.cptr(),
+                            s.len,
+                            f.cptr(),
+                            f.len,
+                            c.ptr(),
+                            c.len,
+                            *insecure,
+                            d.cptr(),
+                            d.len,
+                            p.cast(),
+                            l,
+                            ol,
+                        )
+                    });
+                if let Some(g) = got {
+                    // What we write, we read (through the ABI as well).
+                    let mut h = null_mut();
+                    assert_eq!(
+                        rc(fkc::kubeboot_kubeconfig_load(g.as_ptr(), g.len(), &mut h)),
+                        OK,
+                        "{}",
+                        String::from_utf8_lossy(&g)
+                    );
+                    let mut v: kubeboot_kubeconfig_view = unsafe { std::mem::zeroed() };
+                    assert_eq!(rc(fkc::kubeboot_kubeconfig_get(h, &mut v)), OK);
+                    let got_server =
+                        unsafe { std::slice::from_raw_parts(v.server.data, v.server.len) };
+                    assert_eq!(got_server, &s.store[..s.len]);
+                    fkc::kubeboot_kubeconfig_free(h);
+                }
+            }
+            Call::Rotation { a, b, jitter, attempt, has_cert } => {
+                let d = frot::kubeboot_rotation_deadline(*a, *b, *jitter);
+                if a < b {
+                    assert!(d >= *a && d <= *b, "deadline {d} outside [{a}, {b}]");
+                }
+                assert_eq!(
+                    frot::kubeboot_needs_rotation(d, *a),
+                    kubeboot::rotation::needs_rotation(d, *a)
+                );
+                let _ = frot::kubeboot_rotation_due(*has_cert, *a, *b, *jitter, *b);
+                let ms = frot::kubeboot_backoff_delay_ms(*attempt, *jitter);
+                let base = [2_000u64, 4_000, 8_000, 16_000].get(*attempt as usize).copied();
+                match base {
+                    Some(b) => {
+                        assert!(ms >= b && ms < b + b / 10 + 1, "{ms} for attempt {attempt}")
+                    }
+                    None => assert_eq!(ms, frot::KUBEBOOT_POLL_INTERVAL_MS),
+                }
+            }
+            Call::Engine {
+                h,
+                t,
+                node,
+                profile,
+                auth,
+                naming,
+                ca,
+                exp,
+                wait,
+                watch,
+                status,
+                body,
+                out,
+            } => {
+                let (k, tok) = (pick(&hs.keys, h), pick(&hs.tokens, t));
+                let (n, c, b) = (Arg::new(node), Arg::new(ca), Arg::new(body));
+                let cfg = kubeboot_engine_config {
+                    node_name: n.cptr(),
+                    node_name_len: n.len,
+                    profile: *profile,
+                    dns_names: null(),
+                    dns_count: 0,
+                    ip_addresses: null(),
+                    ip_count: 0,
+                    auth: *auth,
+                    token: tok,
+                    naming: *naming,
+                    ca_pem: c.ptr(),
+                    ca_pem_len: c.len,
+                    expiration_seconds: *exp,
+                    wait_seconds: *wait,
+                    watch: *watch,
+                };
+                let mut e: *mut kubeboot_engine = 0x10 as *mut _;
+                let r = rc(feng::kubeboot_engine_new(&cfg, k, 1_796_208_640, 7, &mut e));
+                if r != OK {
+                    assert_eq!(e, 0x10 as *mut _, "*out written on error");
+                    assert_eq!(
+                        rc(feng::kubeboot_engine_poll(null_mut(), 0, null_mut())),
+                        NULL_PARAMETER
+                    );
+                    continue;
+                }
+                assert!(!n.bad() && !c.bad() && !k.is_null());
+                // SAFETY: plain data.
+                let mut act: kubeboot_action = unsafe { std::mem::zeroed() };
+                for step in 0..4 {
+                    let r = rc(feng::kubeboot_engine_poll(e, 1_796_208_640 + step, &mut act));
+                    assert_eq!(r, OK);
+                    assert!(act.kind <= feng::KUBEBOOT_ACTION_FAILED);
+                    let r = rc(feng::kubeboot_engine_on_response(
+                        e,
+                        1_796_208_640 + step,
+                        *status,
+                        b.ptr(),
+                        b.len,
+                    ));
+                    if b.bad() {
+                        assert_ne!(r, OK);
+                    }
+                    let _ =
+                        rc(feng::kubeboot_engine_on_stream_data(e, 1_796_208_640, b.ptr(), b.len));
+                    let _ = rc(feng::kubeboot_engine_on_stream_end(e, 1_796_208_640));
+                    let _ = rc(feng::kubeboot_engine_on_transport_error(e, 1_796_208_640));
+                }
+                out_call(out, false, &mut |p, l, ol| {
+                    feng::kubeboot_engine_failure_message(e, p.cast(), l, ol)
+                });
+                out_call(out, false, &mut |p, l, ol| {
+                    feng::kubeboot_engine_csr_name(e, p.cast(), l, ol)
+                });
+                let _ = feng::kubeboot_engine_request_outstanding(e);
+                let _ = feng::kubeboot_engine_deadline(e);
+                feng::kubeboot_engine_free(e);
+            }
+        }
+    }
+    for t in hs.tokens {
+        ftok::kubeboot_token_free(t);
+    }
+    for k in hs.keys {
+        fkey::kubeboot_key_free(k);
+    }
+    for k in hs.kcs {
+        fkc::kubeboot_kubeconfig_free(k);
+    }
+    ftok::kubeboot_token_free(null_mut());
+    fkey::kubeboot_key_free(null_mut());
+    fkc::kubeboot_kubeconfig_free(null_mut());
+    feng::kubeboot_engine_free(null_mut());
+});
