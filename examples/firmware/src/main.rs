@@ -66,16 +66,17 @@ static __INTERRUPTS: [unsafe extern "C" fn(); 1] = [DefaultHandler];
 // ---------------------------------------------------------------------------------------------
 // Output: semihosting SYS_WRITE of bytes to the host's ":tt" (stdout); no formatting machinery.
 
-/// The host file handle of ":tt", opened on first use (`usize::MAX`: not yet opened).
-static STDOUT: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// The host file handle of ":tt" plus one, opened on first use (0: not yet opened; zero-initialised
+/// so it lives in .bss, not in flash-backed .data).
+static STDOUT: AtomicUsize = AtomicUsize::new(0);
 
 /// Write bytes to the host's stdout (errors are ignored: there is nowhere to report them).
 fn put(bytes: &[u8]) {
-    let mut fd = STDOUT.load(Ordering::Relaxed);
+    let mut fd = STDOUT.load(Ordering::Relaxed).wrapping_sub(1);
     if fd == usize::MAX {
         // SAFETY: SYS_OPEN of the NUL-terminated ":tt" in mode 4 ("w"), as hio::hstdout does.
         fd = unsafe { syscall!(OPEN, c":tt".as_ptr(), 4, 3) };
-        STDOUT.store(fd, Ordering::Relaxed);
+        STDOUT.store(fd.wrapping_add(1), Ordering::Relaxed);
     }
     // SAFETY: SYS_WRITE reads `bytes.len()` bytes from `bytes`; partial writes are not retried.
     unsafe { syscall!(WRITE, fd, bytes.as_ptr(), bytes.len()) };
