@@ -174,25 +174,17 @@
 // Most `auth-extra-groups` entries [`kubeboot_token_secret_manifest`] accepts.
 #define KUBEBOOT_TOKEN_MAX_EXTRA_GROUPS 64
 
-#if defined(KUBEBOOT_STD)
 // Capacity of [`kubeboot_verified::ca_subject`].
 #define KUBEBOOT_CA_SUBJECT_CAP 256
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Length of a pin's text `sha256:<64 hex>`.
 #define KUBEBOOT_PIN_TEXT_LEN 71
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Most pins [`kubeboot_ca_pin_check`] accepts.
 #define KUBEBOOT_MAX_PINS 64
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Largest PEM input of the functions here (certificates, CA bundles).
 #define KUBEBOOT_MAX_PEM_LEN (1 << 20)
-#endif
 
 // Result of every fallible kubeboot function. Numbers are stable and shared with
 // `kubeboot::Error::code()`: 0–99 ABI-level, 100s tokens, 200s keys, 300s CSRs, 400s
@@ -586,7 +578,6 @@ typedef struct kubeboot_kubeconfig_view {
 } kubeboot_kubeconfig_view;
 #endif
 
-#if defined(KUBEBOOT_STD)
 // What [`kubeboot_verify_issued`] found.
 typedef struct kubeboot_verified {
   // The leaf's notBefore (unix seconds).
@@ -602,16 +593,13 @@ typedef struct kubeboot_verified {
   // Bytes used in `ca_subject`.
   size_t ca_subject_len;
 } kubeboot_verified;
-#endif
 
-#if defined(KUBEBOOT_STD)
 // A CA public-key pin: SHA-256 of the CA certificate's SubjectPublicKeyInfo (kubeadm's
 // `--discovery-token-ca-cert-hash`).
 typedef struct kubeboot_ca_pin {
   // The digest.
   uint8_t sha256[32];
 } kubeboot_ca_pin;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -1100,6 +1088,8 @@ kubeboot_result kubeboot_token_secret_manifest(const struct kubeboot_token *toke
 //
 // Returns the named reason on failure (`KUBEBOOT_RESULT_VERIFY_EXPIRED`, `_UNTRUSTED`,
 // `_KEY_MISMATCH`, ... 400–409; see `kubeboot_result_name`); `*out` is written only on success.
+// The decoded certificates live in a heap buffer (`std` builds); without `std` use
+// [`kubeboot_verify_issued_scratch`].
 kubeboot_result kubeboot_verify_issued(const uint8_t *cert_pem,
                                        size_t cert_pem_len,
                                        const uint8_t *ca_pem,
@@ -1117,11 +1107,41 @@ kubeboot_result kubeboot_verify_issued(const uint8_t *cert_pem,
                                        struct kubeboot_verified *out);
 #endif
 
-#if defined(KUBEBOOT_STD)
+// How many bytes of scratch [`kubeboot_verify_issued_scratch`] needs for these inputs (a little
+// over ¾ of the PEM text of their `CERTIFICATE` blocks), written to `*out_len`.
+kubeboot_result kubeboot_verify_scratch_len(const uint8_t *cert_pem,
+                                            size_t cert_pem_len,
+                                            const uint8_t *ca_pem,
+                                            size_t ca_pem_len,
+                                            size_t *out_len);
+
+// [`kubeboot_verify_issued`] with the decoded certificates in the caller's `scratch`
+// (`scratch_len` bytes; no heap, also in builds without `std`). A short scratch returns
+// `KUBEBOOT_RESULT_INSUFFICIENT_SIZE` and writes the size needed to `*scratch_needed` (which may
+// be NULL; [`kubeboot_verify_scratch_len`] gives it up front); `*out` is written only on
+// success. The scratch holds certificate DER, no secret; its content afterwards is unspecified.
+kubeboot_result kubeboot_verify_issued_scratch(const uint8_t *cert_pem,
+                                               size_t cert_pem_len,
+                                               const uint8_t *ca_pem,
+                                               size_t ca_pem_len,
+                                               const char *node_name,
+                                               size_t node_name_len,
+                                               const uint8_t *spki,
+                                               size_t spki_len,
+                                               uint32_t profile,
+                                               const struct kubeboot_str *dns_names,
+                                               size_t dns_count,
+                                               const struct kubeboot_str *ip_addresses,
+                                               size_t ip_count,
+                                               int64_t now,
+                                               uint8_t *scratch,
+                                               size_t scratch_len,
+                                               size_t *scratch_needed,
+                                               struct kubeboot_verified *out);
+
 // Parse a pin `sha256:<64 hex digits>` (case-insensitive hex, as kubeadm) into `*out`.
 // `KUBEBOOT_RESULT_INVALID_PIN` otherwise.
 kubeboot_result kubeboot_ca_pin_parse(const char *text, size_t len, struct kubeboot_ca_pin *out);
-#endif
 
 #if defined(KUBEBOOT_STD)
 // Succeed when the public key of any `CERTIFICATE` in `ca_pem` matches one of the `pin_count`

@@ -48,8 +48,7 @@ pub mod rotation;
 #[cfg(feature = "std")]
 pub mod store;
 pub mod token;
-// Validation and CA pins use heap scratch sized to the input: std builds only for now.
-#[cfg(feature = "std")]
+// Validation: everywhere with caller scratch; heap-sized scratch and the pin checks need std.
 pub mod verify;
 
 #[cfg(test)]

@@ -1,5 +1,10 @@
 //! Issued-certificate validation and `sha256:` CA pins.
+//!
+//! Without `std` (bare metal): [`kubeboot_verify_issued_scratch`] with a caller buffer (size it
+//! with [`kubeboot_verify_scratch_len`]) and [`kubeboot_ca_pin_parse`]; the functions that size
+//! their own scratch on the heap ([`kubeboot_verify_issued`], the pin checks) need `std`.
 
+#[cfg(feature = "std")]
 use alloc::vec;
 use core::ffi::c_char;
 use core::net::IpAddr;
@@ -10,6 +15,7 @@ use kb::verify::{self, Expected};
 
 use crate::csr::{KUBEBOOT_PROFILE_CLIENT, KUBEBOOT_PROFILE_SERVING, kubeboot_str};
 use crate::error::kubeboot_result;
+#[cfg(feature = "std")]
 use crate::macros::write_with;
 
 /// Capacity of [`kubeboot_verified::ca_subject`].
@@ -64,6 +70,87 @@ fn text_list<'a>(
     Ok(())
 }
 
+/// The arguments of the verify functions after the NULL/UTF-8/profile checks.
+struct Args<'a> {
+    cert: &'a [u8],
+    ca: &'a [u8],
+    node: &'a str,
+    spki: &'a [u8],
+    dns: heapless::Vec<&'a str, { csr::MAX_SANS }>,
+    ips: heapless::Vec<IpAddr, { csr::MAX_SANS }>,
+    serving: bool,
+}
+
+/// Check and borrow the C arguments shared by [`kubeboot_verify_issued`] and
+/// [`kubeboot_verify_issued_scratch`].
+#[allow(clippy::too_many_arguments)]
+fn args<'a>(
+    cert: &'a [u8],
+    ca: &'a [u8],
+    node: &'a str,
+    spki: &'a [u8],
+    profile: u32,
+    dns_names: &'a [kubeboot_str],
+    ip_addresses: &'a [kubeboot_str],
+) -> Result<Args<'a>, kubeboot_result> {
+    if cert.len() > KUBEBOOT_MAX_PEM_LEN || ca.len() > KUBEBOOT_MAX_PEM_LEN {
+        return Err(kubeboot_result::InvalidParameter);
+    }
+    let mut a = Args {
+        cert,
+        ca,
+        node,
+        spki,
+        dns: heapless::Vec::new(),
+        ips: heapless::Vec::new(),
+        serving: false,
+    };
+    match profile {
+        KUBEBOOT_PROFILE_CLIENT => {}
+        KUBEBOOT_PROFILE_SERVING => {
+            let mut ip_text = heapless::Vec::new();
+            text_list(dns_names, &mut a.dns)?;
+            text_list(ip_addresses, &mut ip_text)?;
+            for s in &ip_text {
+                let ip = csr::parse_ip(s).map_err(kubeboot_result::from)?;
+                a.ips.push(ip).map_err(|_| kubeboot_result::TooManySans)?;
+            }
+            a.serving = true;
+        }
+        _ => return Err(kubeboot_result::InvalidParameter),
+    }
+    Ok(a)
+}
+
+/// Validate `a` with `scratch` and write the result to `out`; a short scratch is
+/// `Err(BufferTooSmall)` (core's error, mapped by the callers).
+fn verify_into(
+    a: &Args<'_>,
+    now: i64,
+    scratch: &mut [u8],
+    out: &mut kubeboot_verified,
+) -> Result<(), kb::Error> {
+    let profile =
+        if a.serving { Profile::Serving { dns: &a.dns, ips: &a.ips } } else { Profile::Client };
+    let expected = Expected { node_name: a.node, public_key: a.spki, profile };
+    let v = verify::verify_issued(a.cert, a.ca, &expected, now, scratch)?;
+    let mut subject = [0u8; KUBEBOOT_CA_SUBJECT_CAP];
+    let s = v.ca_subject.as_bytes();
+    let n = s.len().min(KUBEBOOT_CA_SUBJECT_CAP);
+    if let (Some(dst), Some(src)) = (subject.get_mut(..n), s.get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    *out = kubeboot_verified {
+        not_before: v.not_before,
+        not_after: v.not_after,
+        ca_index: v.ca_index,
+        intermediates_used: v.intermediates_used,
+        ca_subject: subject,
+        ca_subject_len: n,
+    };
+    Ok(())
+}
+
 /// Validate an issued certificate before using it: `cert_pem` (the signer's answer: leaf first,
 /// intermediates may follow) must chain to a CA of `ca_pem`, be valid at `now`, carry our public
 /// key (`spki`, SubjectPublicKeyInfo DER, e.g. from `kubeboot_key_public_spki_der`), subject
@@ -73,6 +160,9 @@ fn text_list<'a>(
 ///
 /// Returns the named reason on failure (`KUBEBOOT_RESULT_VERIFY_EXPIRED`, `_UNTRUSTED`,
 /// `_KEY_MISMATCH`, ... 400–409; see `kubeboot_result_name`); `*out` is written only on success.
+/// The decoded certificates live in a heap buffer (`std` builds); without `std` use
+/// [`kubeboot_verify_issued_scratch`].
+#[cfg(feature = "std")]
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn kubeboot_verify_issued(
@@ -94,57 +184,103 @@ pub extern "C" fn kubeboot_verify_issued(
 ) -> kubeboot_result {
     ffi_panic_boundary! {{
         let out = try_mut!(out);
+        let a = match args(
+            try_slice!(cert_pem, cert_pem_len),
+            try_slice!(ca_pem, ca_pem_len),
+            try_str!(node_name, node_name_len),
+            try_slice!(spki, spki_len),
+            profile,
+            if profile == KUBEBOOT_PROFILE_SERVING { try_slice!(dns_names, dns_count) } else { &[] },
+            if profile == KUBEBOOT_PROFILE_SERVING { try_slice!(ip_addresses, ip_count) } else { &[] },
+        ) {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let mut scratch = vec![0u8; verify::scratch_len(a.cert, a.ca)];
+        match verify_into(&a, now, &mut scratch, out) {
+            Ok(()) => kubeboot_result::Ok,
+            // The scratch is sized by `scratch_len`; a short one would be a bug, not the caller's.
+            Err(kb::Error::BufferTooSmall { .. }) => kubeboot_result::Panic,
+            Err(e) => e.into(),
+        }
+    }}
+}
+
+/// How many bytes of scratch [`kubeboot_verify_issued_scratch`] needs for these inputs (a little
+/// over ¾ of the PEM text of their `CERTIFICATE` blocks), written to `*out_len`.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_verify_scratch_len(
+    cert_pem: *const u8,
+    cert_pem_len: usize,
+    ca_pem: *const u8,
+    ca_pem_len: usize,
+    out_len: *mut usize,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let out_len = try_mut!(out_len);
         let cert = try_slice!(cert_pem, cert_pem_len);
         let ca = try_slice!(ca_pem, ca_pem_len);
-        let node = try_str!(node_name, node_name_len);
-        let spki = try_slice!(spki, spki_len);
         if cert.len() > KUBEBOOT_MAX_PEM_LEN || ca.len() > KUBEBOOT_MAX_PEM_LEN {
             return kubeboot_result::InvalidParameter;
         }
-        let mut dns = heapless::Vec::new();
-        let mut ip_text = heapless::Vec::new();
-        let mut ips: heapless::Vec<IpAddr, { csr::MAX_SANS }> = heapless::Vec::new();
-        let profile = match profile {
-            KUBEBOOT_PROFILE_CLIENT => Profile::Client,
-            KUBEBOOT_PROFILE_SERVING => {
-                if let Err(e) = text_list(try_slice!(dns_names, dns_count), &mut dns) {
-                    return e;
-                }
-                if let Err(e) = text_list(try_slice!(ip_addresses, ip_count), &mut ip_text) {
-                    return e;
-                }
-                for s in &ip_text {
-                    if ips.push(try_kb!(csr::parse_ip(s))).is_err() {
-                        return kubeboot_result::TooManySans;
-                    }
-                }
-                Profile::Serving { dns: &dns, ips: &ips }
-            }
-            _ => return kubeboot_result::InvalidParameter,
-        };
-        let expected = Expected { node_name: node, public_key: spki, profile };
-        let mut scratch = vec![0u8; verify::scratch_len(cert, ca)];
-        let v = match verify::verify_issued(cert, ca, &expected, now, &mut scratch) {
-            Ok(v) => v,
-            // The scratch is sized by `scratch_len`; a short one would be a bug, not the caller's.
-            Err(kb::Error::BufferTooSmall { .. }) => return kubeboot_result::Panic,
-            Err(e) => return e.into(),
-        };
-        let mut subject = [0u8; KUBEBOOT_CA_SUBJECT_CAP];
-        let s = v.ca_subject.as_bytes();
-        let n = s.len().min(KUBEBOOT_CA_SUBJECT_CAP);
-        if let (Some(dst), Some(src)) = (subject.get_mut(..n), s.get(..n)) {
-            dst.copy_from_slice(src);
-        }
-        *out = kubeboot_verified {
-            not_before: v.not_before,
-            not_after: v.not_after,
-            ca_index: v.ca_index,
-            intermediates_used: v.intermediates_used,
-            ca_subject: subject,
-            ca_subject_len: n,
-        };
+        *out_len = verify::scratch_len(cert, ca);
         kubeboot_result::Ok
+    }}
+}
+
+/// [`kubeboot_verify_issued`] with the decoded certificates in the caller's `scratch`
+/// (`scratch_len` bytes; no heap, also in builds without `std`). A short scratch returns
+/// `KUBEBOOT_RESULT_INSUFFICIENT_SIZE` and writes the size needed to `*scratch_needed` (which may
+/// be NULL; [`kubeboot_verify_scratch_len`] gives it up front); `*out` is written only on
+/// success. The scratch holds certificate DER, no secret; its content afterwards is unspecified.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn kubeboot_verify_issued_scratch(
+    cert_pem: *const u8,
+    cert_pem_len: usize,
+    ca_pem: *const u8,
+    ca_pem_len: usize,
+    node_name: *const c_char,
+    node_name_len: usize,
+    spki: *const u8,
+    spki_len: usize,
+    profile: u32,
+    dns_names: *const kubeboot_str,
+    dns_count: usize,
+    ip_addresses: *const kubeboot_str,
+    ip_count: usize,
+    now: i64,
+    scratch: *mut u8,
+    scratch_len: usize,
+    scratch_needed: *mut usize,
+    out: *mut kubeboot_verified,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let out = try_mut!(out);
+        let scratch = try_out_buf!(scratch, scratch_len);
+        let a = match args(
+            try_slice!(cert_pem, cert_pem_len),
+            try_slice!(ca_pem, ca_pem_len),
+            try_str!(node_name, node_name_len),
+            try_slice!(spki, spki_len),
+            profile,
+            if profile == KUBEBOOT_PROFILE_SERVING { try_slice!(dns_names, dns_count) } else { &[] },
+            if profile == KUBEBOOT_PROFILE_SERVING { try_slice!(ip_addresses, ip_count) } else { &[] },
+        ) {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        match verify_into(&a, now, scratch, out) {
+            Ok(()) => kubeboot_result::Ok,
+            Err(kb::Error::BufferTooSmall { needed }) => {
+                // SAFETY: a non-NULL `scratch_needed` points to a writable `size_t` (contract).
+                if let Some(n) = unsafe { scratch_needed.as_mut() } {
+                    *n = needed;
+                }
+                kubeboot_result::InsufficientSize
+            }
+            Err(e) => e.into(),
+        }
     }}
 }
 
@@ -172,6 +308,7 @@ pub extern "C" fn kubeboot_ca_pin_parse(
 /// pins (kubeadm's `CheckAny`): `KUBEBOOT_RESULT_PIN_MISMATCH` otherwise (also for no pins),
 /// `KUBEBOOT_RESULT_MALFORMED` for a bundle without a readable certificate. At most
 /// [`KUBEBOOT_MAX_PINS`] pins.
+#[cfg(feature = "std")]
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_ca_pin_check(
     pins: *const kubeboot_ca_pin,
@@ -207,6 +344,7 @@ pub extern "C" fn kubeboot_ca_pin_check(
 /// Write the pin of every `CERTIFICATE` in `ca_pem`, one `sha256:<hex>\n` line each (72 bytes per
 /// certificate), into `buf` (`kubeboot ca-hash`). `KUBEBOOT_RESULT_MALFORMED` for a bundle
 /// without certificates or with one that does not parse.
+#[cfg(feature = "std")]
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_ca_pins_of_pem(
     ca_pem: *const u8,
@@ -240,4 +378,196 @@ pub extern "C" fn kubeboot_ca_pins_of_pem(
             None => Err(kb::Error::BufferTooSmall { needed: text.len() }),
         })
     }}
+}
+
+#[cfg(test)]
+mod tests {
+    use core::ptr::{null, null_mut};
+
+    use super::*;
+    use crate::key::{kubeboot_key_free, kubeboot_key_from_pem, kubeboot_key_public_spki_der};
+
+    const K1_PEM: &[u8] = include_bytes!("../../core/tests/data/p256.key");
+    const EC_CA: &[u8] = include_bytes!("../../core/tests/data/ec-ca.crt");
+    const EC_LEAF: &[u8] = include_bytes!("../../core/tests/data/ec-leaf.crt");
+    const NOW: i64 = 1_811_808_000;
+
+    fn k1_spki() -> [u8; 91] {
+        let mut k = null_mut();
+        assert_eq!(
+            kubeboot_key_from_pem(K1_PEM.as_ptr(), K1_PEM.len(), &mut k),
+            kubeboot_result::Ok
+        );
+        let mut spki = [0u8; 91];
+        let mut n = 0;
+        assert_eq!(
+            kubeboot_key_public_spki_der(k, spki.as_mut_ptr(), 91, &mut n),
+            kubeboot_result::Ok
+        );
+        assert_eq!(n, 91);
+        kubeboot_key_free(k);
+        spki
+    }
+
+    fn run(
+        node: &str,
+        spki: &[u8],
+        ca: &[u8],
+        now: i64,
+        scratch: &mut [u8],
+        needed: &mut usize,
+        out: &mut kubeboot_verified,
+    ) -> kubeboot_result {
+        let ptr = if scratch.is_empty() { null_mut() } else { scratch.as_mut_ptr() };
+        kubeboot_verify_issued_scratch(
+            EC_LEAF.as_ptr(),
+            EC_LEAF.len(),
+            ca.as_ptr(),
+            ca.len(),
+            node.as_ptr().cast(),
+            node.len(),
+            spki.as_ptr(),
+            spki.len(),
+            KUBEBOOT_PROFILE_CLIENT,
+            null(),
+            0,
+            null(),
+            0,
+            now,
+            ptr,
+            scratch.len(),
+            needed,
+            out,
+        )
+    }
+
+    fn empty() -> kubeboot_verified {
+        kubeboot_verified {
+            not_before: 0,
+            not_after: 0,
+            ca_index: 99,
+            intermediates_used: 99,
+            ca_subject: [0; KUBEBOOT_CA_SUBJECT_CAP],
+            ca_subject_len: 0,
+        }
+    }
+
+    #[test]
+    fn scratch_variant_matches_heap_variant() {
+        let spki = k1_spki();
+        let mut need = 0;
+        let r = kubeboot_verify_scratch_len(
+            EC_LEAF.as_ptr(),
+            EC_LEAF.len(),
+            EC_CA.as_ptr(),
+            EC_CA.len(),
+            &mut need,
+        );
+        assert_eq!(r, kubeboot_result::Ok);
+        assert_eq!(need, verify::scratch_len(EC_LEAF, EC_CA));
+        assert!(need > 0);
+
+        let mut scratch = vec![0u8; need];
+        let (mut a, mut b) = (empty(), empty());
+        let mut unused = 12345;
+        assert_eq!(
+            run("node-1", &spki, EC_CA, NOW, &mut scratch, &mut unused, &mut a),
+            kubeboot_result::Ok
+        );
+        assert_eq!(unused, 12345);
+        let r = kubeboot_verify_issued(
+            EC_LEAF.as_ptr(),
+            EC_LEAF.len(),
+            EC_CA.as_ptr(),
+            EC_CA.len(),
+            "node-1".as_ptr().cast(),
+            6,
+            spki.as_ptr(),
+            spki.len(),
+            KUBEBOOT_PROFILE_CLIENT,
+            null(),
+            0,
+            null(),
+            0,
+            NOW,
+            &mut b,
+        );
+        assert_eq!(r, kubeboot_result::Ok);
+        assert_eq!(
+            (a.not_before, a.not_after, a.ca_index),
+            (b.not_before, b.not_after, b.ca_index)
+        );
+        assert_eq!(&a.ca_subject[..a.ca_subject_len], b"CN=kubernetes-ec");
+        assert_eq!(a.ca_subject[..], b.ca_subject[..]);
+
+        // Refusals write nothing to `out`.
+        let mut out = empty();
+        let r = run("node-2", &spki, EC_CA, NOW, &mut scratch, &mut unused, &mut out);
+        assert_eq!(r, kubeboot_result::VerifySubjectMismatch);
+        let r = run("node-1", &spki, EC_CA, 2_208_988_800, &mut scratch, &mut unused, &mut out);
+        assert_eq!(r, kubeboot_result::VerifyExpired);
+        assert_eq!(out.ca_index, 99);
+    }
+
+    #[test]
+    fn short_scratch_reports_the_size() {
+        let spki = k1_spki();
+        let need = verify::scratch_len(EC_LEAF, EC_CA);
+        let mut out = empty();
+        for len in [0, 1, need - 1] {
+            let mut scratch = vec![0u8; len];
+            let mut got = 0;
+            let r = run("node-1", &spki, EC_CA, NOW, &mut scratch, &mut got, &mut out);
+            assert_eq!(r, kubeboot_result::InsufficientSize, "len {len}");
+            assert_eq!(got, need);
+        }
+        // NULL `scratch_needed` is allowed; NULL `out` or a NULL scratch with a length is not.
+        let mut scratch = vec![0u8; 8];
+        let r = kubeboot_verify_issued_scratch(
+            EC_LEAF.as_ptr(),
+            EC_LEAF.len(),
+            EC_CA.as_ptr(),
+            EC_CA.len(),
+            "node-1".as_ptr().cast(),
+            6,
+            spki.as_ptr(),
+            spki.len(),
+            KUBEBOOT_PROFILE_CLIENT,
+            null(),
+            0,
+            null(),
+            0,
+            NOW,
+            scratch.as_mut_ptr(),
+            8,
+            null_mut(),
+            &mut out,
+        );
+        assert_eq!(r, kubeboot_result::InsufficientSize);
+        let r = kubeboot_verify_issued_scratch(
+            EC_LEAF.as_ptr(),
+            EC_LEAF.len(),
+            EC_CA.as_ptr(),
+            EC_CA.len(),
+            "node-1".as_ptr().cast(),
+            6,
+            spki.as_ptr(),
+            spki.len(),
+            KUBEBOOT_PROFILE_CLIENT,
+            null(),
+            0,
+            null(),
+            0,
+            NOW,
+            null_mut(),
+            8,
+            null_mut(),
+            &mut out,
+        );
+        assert_eq!(r, kubeboot_result::NullParameter);
+        let mut n = 0;
+        let r = kubeboot_verify_scratch_len(null(), 3, EC_CA.as_ptr(), EC_CA.len(), &mut n);
+        assert_eq!(r, kubeboot_result::NullParameter);
+        assert_eq!(out.ca_index, 99);
+    }
 }

@@ -1,8 +1,9 @@
 /* kubeboot through its C ABI (include/kubeboot.h) on a Cortex-M4 (QEMU mps2-an386), linked
  * against libkubeboot.a built without std: no allocator (handles live in static pools), no OS
  * RNG. Parses a token, derives a node key from fixed entropy, builds the client CSR and its
- * object, computes the rotation deadline, refuses malformed input, and reports its footprint.
- * Issued-certificate verification is not part of the C ABI yet. */
+ * object, verifies an issued certificate (core/tests/data/ec-leaf.crt by ec-ca.crt, scratch from
+ * the caller), computes the rotation deadline, refuses malformed input, and reports its
+ * footprint. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -87,6 +88,29 @@ static const uint8_t ENTROPY[32] = {
 static uint8_t csr[KUBEBOOT_CSR_MAX_LEN];
 static size_t csr_len;
 
+/* The EC fixtures, embedded by the assembler (the run script passes -Wa,-I core/tests/data). */
+#define INCBIN(sym, file)                                                                      \
+    __asm__(".section .rodata." #sym ",\"a\"\n.global " #sym "\n.balign 4\n" #sym ":\n"         \
+            ".incbin \"" file "\"\n.global " #sym "_end\n" #sym "_end:\n.previous\n")
+INCBIN(ec_ca, "ec-ca.crt");
+INCBIN(ec_leaf, "ec-leaf.crt");
+extern const uint8_t ec_ca[], ec_ca_end[], ec_leaf[], ec_leaf_end[];
+#define EC_CA ec_ca, (size_t)(ec_ca_end - ec_ca)
+#define EC_LEAF ec_leaf, (size_t)(ec_leaf_end - ec_leaf)
+
+/* Decoded DER of the leaf and the CA (kubeboot_verify_scratch_len: 1.2 KiB for the fixtures). */
+static uint8_t scratch[2048];
+static struct kubeboot_verified verified;
+
+static kubeboot_result verify_as(const char *node, const uint8_t *spki, size_t spki_len,
+                                 const uint8_t *cert, size_t cert_len, const uint8_t *ca,
+                                 size_t ca_len, int64_t now, size_t scratch_len, size_t *needed)
+{
+    return kubeboot_verify_issued_scratch(cert, cert_len, ca, ca_len, node, slen(node), spki,
+                                          spki_len, KUBEBOOT_PROFILE_CLIENT, NULL, 0, NULL, 0, now,
+                                          scratch, scratch_len, needed, &verified);
+}
+
 static __attribute__((noinline)) void step_token(void)
 {
     struct kubeboot_token *t = NULL;
@@ -133,6 +157,67 @@ static __attribute__((noinline)) void step_object(const struct kubeboot_key *key
                                        json, sizeof json, &json_len) == KUBEBOOT_RESULT_OK &&
               prefix(json, json_len, "{\"apiVersion\":\"certificates.k8s.io/v1\"");
     check(ok, "object");
+}
+
+static __attribute__((noinline)) void step_verify(const struct kubeboot_key *key)
+{
+    uint8_t spki[KUBEBOOT_KEY_SPKI_LEN];
+    size_t n = 0, need = 0;
+    bool ok = kubeboot_key_public_spki_der(key, spki, sizeof spki, &n) == KUBEBOOT_RESULT_OK &&
+              kubeboot_verify_scratch_len(EC_LEAF, EC_CA, &need) == KUBEBOOT_RESULT_OK &&
+              need > 0 && need <= sizeof scratch &&
+              verify_as(NODE, spki, n, EC_LEAF, EC_CA, NOW, need, NULL) == KUBEBOOT_RESULT_OK &&
+              verified.not_before == NOT_BEFORE && verified.not_after == NOT_AFTER &&
+              verified.ca_index == 0 && verified.intermediates_used == 0 &&
+              same(verified.ca_subject, verified.ca_subject_len, "CN=kubernetes-ec");
+    check(ok, "verify");
+}
+
+static bool refused_cert;
+
+static void cert_case(bool good, const char *what)
+{
+    if (!good) {
+        refused_cert = false;
+        sh_puts("  cert case ");
+        sh_puts(what);
+        sh_puts(" not refused as expected\n");
+    }
+}
+
+static __attribute__((noinline)) void refuse_cert(const struct kubeboot_key *key)
+{
+    uint8_t spki[KUBEBOOT_KEY_SPKI_LEN];
+    size_t n = 0, need = 0, need2 = 0;
+    struct kubeboot_verified before = verified;
+    refused_cert = kubeboot_key_public_spki_der(key, spki, sizeof spki, &n) == KUBEBOOT_RESULT_OK &&
+                   kubeboot_verify_scratch_len(EC_LEAF, EC_CA, &need) == KUBEBOOT_RESULT_OK;
+    verified.ca_index = 77;
+    cert_case(verify_as("node-2", spki, n, EC_LEAF, EC_CA, NOW, need, NULL) ==
+                  KUBEBOOT_RESULT_VERIFY_SUBJECT_MISMATCH,
+              "other node");
+    cert_case(verify_as(NODE, spki, n, EC_LEAF, EC_LEAF, NOW, sizeof scratch, NULL) ==
+                  KUBEBOOT_RESULT_VERIFY_UNTRUSTED,
+              "self-anchored");
+    cert_case(verify_as(NODE, spki, n, EC_LEAF, EC_CA, 2208988800LL, need, NULL) ==
+                  KUBEBOOT_RESULT_VERIFY_EXPIRED,
+              "expired (2040)");
+    cert_case(verify_as(NODE, spki, n, EC_LEAF, EC_CA, NOW, 100, &need2) ==
+                      KUBEBOOT_RESULT_INSUFFICIENT_SIZE &&
+                  need2 == need,
+              "short scratch");
+    cert_case(verify_as(NODE, NULL, 5, EC_LEAF, EC_CA, NOW, need, NULL) ==
+                  KUBEBOOT_RESULT_NULL_PARAMETER,
+              "NULL key");
+    /* Another key: the last byte of the SPKI (the point's Y) changed. */
+    spki[n - 1] ^= 1;
+    cert_case(verify_as(NODE, spki, n, EC_LEAF, EC_CA, NOW, need, NULL) ==
+                  KUBEBOOT_RESULT_VERIFY_KEY_MISMATCH,
+              "other key");
+    /* Nothing was written on failure. */
+    cert_case(verified.ca_index == 77, "untouched output");
+    verified = before;
+    check(refused_cert, "refuse certificate");
 }
 
 static __attribute__((noinline)) void step_rotation(void)
@@ -218,9 +303,10 @@ int main(void)
     if (!key) return 1;
     STEP("csr", step_csr(key));
     STEP("object", step_object(key));
-    sh_puts("verify: not in the C ABI (skipped)\n");
+    STEP("verify", step_verify(key));
     STEP("rotation", step_rotation());
     STEP("refuse-token", refuse_token());
+    STEP("refuse-cert", refuse_cert(key));
     STEP("refuse-key", refuse_key(key));
     kubeboot_key_free(key);
     sh_puts("footprint: flash=");

@@ -1,28 +1,35 @@
 //! kubeboot on a Cortex-M4 (QEMU `mps2-an386`): parse a bootstrap token, derive a node key,
-//! build the client CSR and its CertificateSigningRequest object, verify an issued certificate,
-//! compute the rotation deadline, refuse malformed inputs, and report the footprint (flash and
-//! static RAM from the linker symbols, peak stack measured by painting the stack).
+//! build the client CSR, verify an issued certificate (the flash-gated image), and with feature
+//! `full` also build the CertificateSigningRequest object and compute the rotation deadline; with
+//! `refusals` refuse malformed inputs. Reports the footprint (flash and static RAM from the linker
+//! symbols, peak stack measured by painting the stack).
 //!
-//! No allocator is linked. Output goes through semihosting; the exit status tells QEMU whether
-//! every check passed.
+//! No allocator is linked and nothing formats: output is plain semihosting writes of strings and
+//! decimal integers (no `core::fmt`), so the flash figures are kubeboot's, not the printer's. The
+//! exit status tells QEMU whether every check passed.
 #![no_std]
 #![no_main]
 
 use core::panic::PanicInfo;
 use core::ptr::{addr_of, read_volatile, write_volatile};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, hprintln};
+use cortex_m_semihosting::{debug, syscall};
 
 #[cfg(feature = "refusals")]
 use kubeboot::Error;
-use kubeboot::api::{CsrObject, ObjectName, SIGNER_CLIENT, USAGES_CLIENT_EC};
+#[cfg(feature = "csr-name")]
+use kubeboot::api::USAGES_CLIENT_EC;
+#[cfg(feature = "full")]
+use kubeboot::api::{CsrObject, ObjectName, SIGNER_CLIENT};
 use kubeboot::csr::CsrBuilder;
 #[cfg(feature = "refusals")]
 use kubeboot::error::Reason;
 use kubeboot::key::NodeKey;
 #[cfg(feature = "m4")]
 use kubeboot::key::P256Signer;
+#[cfg(feature = "full")]
 use kubeboot::rotation::{needs_rotation, rotation_deadline};
 use kubeboot::token::BootstrapToken;
 use kubeboot::verify::{Expected, Profile, verify_issued};
@@ -43,6 +50,65 @@ const ENTROPY: [u8; 32] = [
     0x3e, 0xc8, 0x91, 0x81, 0xec, 0x50, 0xf1, 0x2d, 0x26, 0x10, 0xcd, 0x43, 0xa7, 0x4a, 0x8f, 0xbc,
 ];
 const NODE: &str = "node-1";
+
+// ---------------------------------------------------------------------------------------------
+// Interrupt vectors: none is enabled, so one entry (the table must extend past the 16 exception
+// vectors) instead of cortex-m-rt's generic 240.
+
+unsafe extern "C" {
+    fn DefaultHandler();
+}
+
+#[unsafe(link_section = ".vector_table.interrupts")]
+#[unsafe(no_mangle)]
+static __INTERRUPTS: [unsafe extern "C" fn(); 1] = [DefaultHandler];
+
+// ---------------------------------------------------------------------------------------------
+// Output: semihosting SYS_WRITE of bytes to the host's ":tt" (stdout); no formatting machinery.
+
+/// The host file handle of ":tt" plus one, opened on first use (0: not yet opened; zero-initialised
+/// so it lives in .bss, not in flash-backed .data).
+static STDOUT: AtomicUsize = AtomicUsize::new(0);
+
+/// Write bytes to the host's stdout (errors are ignored: there is nowhere to report them).
+fn put(bytes: &[u8]) {
+    let mut fd = STDOUT.load(Ordering::Relaxed).wrapping_sub(1);
+    if fd == usize::MAX {
+        // SAFETY: SYS_OPEN of the NUL-terminated ":tt" in mode 4 ("w"), as hio::hstdout does.
+        fd = unsafe { syscall!(OPEN, c":tt".as_ptr(), 4, 3) };
+        STDOUT.store(fd.wrapping_add(1), Ordering::Relaxed);
+    }
+    // SAFETY: SYS_WRITE reads `bytes.len()` bytes from `bytes`; partial writes are not retried.
+    unsafe { syscall!(WRITE, fd, bytes.as_ptr(), bytes.len()) };
+}
+
+/// Write an unsigned integer in decimal (u32: division by a constant, no division routine).
+fn put_u32(mut n: u32) {
+    let mut buf = [0u8; 10];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        if let Some(slot) = buf.get_mut(i) {
+            *slot = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || i == 0 {
+            break;
+        }
+    }
+    put(buf.get(i..).unwrap_or(b"?"));
+}
+
+/// One output line: the parts (strings), then an optional number, then a newline.
+fn line(parts: &[&str], n: Option<u32>) {
+    for p in parts {
+        put(p.as_bytes());
+    }
+    if let Some(n) = n {
+        put_u32(n);
+    }
+    put(b"\n");
+}
 
 // ---------------------------------------------------------------------------------------------
 // Stack painting
@@ -103,7 +169,7 @@ fn stack_peak() -> usize {
 
 const TIMER0: usize = 0x4000_0000;
 /// Instructions per timer tick under `-icount shift=0` (1 ns per instruction, 25 MHz).
-const INSNS_PER_TICK: u64 = 40;
+const INSNS_PER_TICK: u32 = 40;
 
 fn timer_start() {
     // SAFETY: the CMSDK APB timer 0 registers (CTRL, VALUE, RELOAD) of the mps2-an386 board.
@@ -119,12 +185,13 @@ fn ticks() -> u32 {
     u32::MAX - unsafe { read_volatile((TIMER0 + 4) as *const u32) }
 }
 
-/// Run `f` and return its result and how many instructions it took (timer ticks × 40).
-fn timed<R>(f: impl FnOnce() -> R) -> (R, u64) {
+/// Run `f` and return its result and how many instructions it took (timer ticks × 40, saturating
+/// at `u32::MAX`, 4.3e9 instructions).
+fn timed<R>(f: impl FnOnce() -> R) -> (R, u32) {
     let t0 = ticks();
     let r = f();
     let t1 = ticks();
-    (r, u64::from(t1.wrapping_sub(t0)) * INSNS_PER_TICK)
+    (r, t1.wrapping_sub(t0).saturating_mul(INSNS_PER_TICK))
 }
 
 fn dwt_probe(mut cp: cortex_m::Peripherals) -> u32 {
@@ -145,12 +212,8 @@ struct Report {
 
 impl Report {
     fn check(&mut self, ok: bool, what: &str) {
-        if ok {
-            hprintln!("{} ok", what);
-        } else {
-            self.failed = true;
-            hprintln!("{} FAILED", what);
-        }
+        self.failed |= !ok;
+        line(&[what, if ok { " ok" } else { " FAILED" }], None);
     }
 
     /// Paint the stack, run one step, and record its peak stack.
@@ -158,7 +221,7 @@ impl Report {
         paint_stack();
         let r = f(self);
         let peak = stack_peak();
-        hprintln!("stack: {}={}", what, peak);
+        line(&["stack: ", what, "="], Some(peak as u32));
         self.stack = self.stack.max(peak);
         r
     }
@@ -174,41 +237,56 @@ fn main() -> ! {
     paint_stack();
     let mut rep = Report { failed: false, stack: 0 };
     if let Some(cp) = cortex_m::Peripherals::take() {
-        hprintln!("dwt: cyccnt delta over 10000 cycles = {}", dwt_probe(cp));
+        line(&["dwt: cyccnt delta over 10000 cycles = "], Some(dwt_probe(cp)));
     }
     timer_start();
     let (_, n) = timed(|| cortex_m::asm::delay(1_000_000));
     // cortex_m::asm::delay(n) runs n + 1 iterations of `subs; bne`: 2 000 002 instructions.
-    hprintln!("calibration: delay(1000000)={} instructions", n);
+    put(b"calibration: delay(1000000)=");
+    put_u32(n);
+    put(b" instructions\n");
 
-    rep.step("token", |rep| step_token(rep));
-    let key = rep.step("key", |rep| step_key(rep));
+    rep.step("token", step_token);
+    let key = rep.step("key", step_key);
     let Some(key) = key else { fail() };
     let mut csr = [0u8; 512];
     let csr_len = rep.step("csr", |rep| step_csr(rep, &key, &mut csr));
     let csr_pem = csr.get(..csr_len).unwrap_or(&[]);
     #[cfg(feature = "m4")]
     rep.step("m4", |rep| m4_csr(rep, &key, csr_pem));
-    rep.step("object", |rep| step_object(rep, &key, csr_pem));
+    #[cfg(feature = "csr-name")]
+    rep.step("name", |rep| step_name(rep, &key));
+    #[cfg(feature = "full")]
+    rep.step("object", |rep| step_object(rep, csr_pem));
+    #[cfg(not(feature = "full"))]
+    let _ = csr_pem;
     let spki = key.public_key_spki();
     rep.step("verify", |rep| step_verify(rep, &spki));
     #[cfg(feature = "refusals")]
     {
-        rep.step("refuse-token", |rep| refuse_tokens(rep));
+        rep.step("refuse-token", refuse_tokens);
         rep.step("refuse-cert", |rep| refuse_certs(rep, &spki));
-        rep.step("refuse-key", |rep| refuse_keys(rep));
+        rep.step("refuse-key", refuse_keys);
     }
     let flash =
         addr_of!(__sidata) as usize + (addr_of!(__edata) as usize - addr_of!(__sdata) as usize);
     let ram = addr_of!(__sheap) as usize - 0x2000_0000;
-    hprintln!("footprint: flash={} ram={} stack={}", flash, ram, rep.stack);
+    put(b"footprint: flash=");
+    put_u32(flash as u32);
+    put(b" ram=");
+    put_u32(ram as u32);
+    line(&[" stack="], Some(rep.stack as u32));
     debug::exit(if rep.failed { debug::EXIT_FAILURE } else { debug::EXIT_SUCCESS });
-    loop {}
+    loop {
+        cortex_m::asm::wfi();
+    }
 }
 
 fn fail() -> ! {
     debug::exit(debug::EXIT_FAILURE);
-    loop {}
+    loop {
+        cortex_m::asm::wfi();
+    }
 }
 
 /// 1. Parse the bootstrap token.
@@ -227,7 +305,7 @@ fn step_token(rep: &mut Report) {
 #[inline(never)]
 fn step_key(rep: &mut Report) -> Option<NodeKey> {
     let (key, n) = timed(|| NodeKey::from_entropy(&ENTROPY));
-    hprintln!("instructions: keygen={}", n);
+    line(&["instructions: keygen="], Some(n));
     let ok = matches!(&key, Ok(k) if k.public_key_spki().starts_with(&[0x30, 0x59]));
     rep.check(ok, "key");
     key.ok()
@@ -237,7 +315,7 @@ fn step_key(rep: &mut Report) -> Option<NodeKey> {
 #[inline(never)]
 fn step_csr(rep: &mut Report, key: &NodeKey, csr: &mut [u8]) -> usize {
     let (r, n) = timed(|| CsrBuilder::client(NODE).and_then(|b| b.write_pem(key, csr)));
-    hprintln!("instructions: csr={}", n);
+    line(&["instructions: csr="], Some(n));
     let len = r.unwrap_or(0);
     let ok =
         csr.get(..len).is_some_and(|p| p.starts_with(b"-----BEGIN CERTIFICATE REQUEST-----\n"));
@@ -245,46 +323,52 @@ fn step_csr(rep: &mut Report, key: &NodeKey, csr: &mut [u8]) -> usize {
     len
 }
 
-/// 4. The CertificateSigningRequest object (named `node-csr-<digest>` with the digest feature).
+/// The `node-csr-<digest>` object name (SHA-512/256 of the key and the request's attributes).
+#[cfg(feature = "csr-name")]
 #[inline(never)]
-fn step_object(rep: &mut Report, key: &NodeKey, csr_pem: &[u8]) {
-    #[cfg(feature = "csr-name")]
+fn step_name(rep: &mut Report, key: &NodeKey) {
     let name = kubeboot::api::node_csr_name(
         &key.public_key_spki(),
         "system:node:node-1",
         &[kubeboot::csr::NODES_GROUP],
         &USAGES_CLIENT_EC,
     );
-    #[cfg(feature = "csr-name")]
-    let object_name = ObjectName::Fixed(name.as_str());
-    #[cfg(not(feature = "csr-name"))]
-    let object_name = ObjectName::Generate;
-    let _ = key;
+    let ok = name.as_str().starts_with("node-csr-") && name.as_str().len() == 52;
+    line(&["name: ", name.as_str()], None);
+    rep.check(ok, "name");
+}
+
+/// 4. The CertificateSigningRequest object (`generateName`; the digest name has its own step).
+#[cfg(feature = "full")]
+#[inline(never)]
+fn step_object(rep: &mut Report, csr_pem: &[u8]) {
     let mut json = [0u8; 1024];
-    let r = CsrObject::new(object_name, csr_pem, SIGNER_CLIENT, &USAGES_CLIENT_EC, Some(86_400))
+    let usages = &kubeboot::api::USAGES_CLIENT_EC;
+    let r = CsrObject::new(ObjectName::Generate, csr_pem, SIGNER_CLIENT, usages, Some(86_400))
         .and_then(|o| o.write_json(&mut json));
     let body = json.get(..r.unwrap_or(0)).unwrap_or(&[]);
     let ok =
         body.starts_with(b"{\"apiVersion\":\"certificates.k8s.io/v1\"") && body.ends_with(b"}");
-    #[cfg(feature = "csr-name")]
-    let ok = ok && name.as_str().starts_with("node-csr-") && name.as_str().len() == 52;
     rep.check(ok, "object");
-    #[cfg(feature = "csr-name")]
-    hprintln!("name: {}", name.as_str());
 }
 
-/// 5. Verify the issued certificate, 6. compute its rotation deadline.
+/// 5. Verify the issued certificate; with `full`, 6. compute its rotation deadline.
 #[inline(never)]
 fn step_verify(rep: &mut Report, spki: &[u8]) {
     let expected = Expected { node_name: NODE, public_key: spki, profile: Profile::Client };
     let mut scratch = [0u8; 1024];
     let (v, n) = timed(|| verify_issued(EC_LEAF, EC_CA, &expected, NOW, &mut scratch));
-    hprintln!("instructions: verify={}", n);
+    line(&["instructions: verify="], Some(n));
     let ok = matches!(&v, Ok(v) if v.ca_subject.as_str() == "CN=kubernetes-ec");
     rep.check(ok, "verify");
+    #[cfg(feature = "full")]
+    step_rotation(rep, &v);
+}
 
-    // Between 70 % and 90 % of the lifetime; not due at NOW, due at notAfter.
-    let ok = match &v {
+/// 6. The rotation deadline: between 70 % and 90 % of the lifetime; not due at NOW, due at notAfter.
+#[cfg(feature = "full")]
+fn step_rotation(rep: &mut Report, v: &Result<kubeboot::verify::Verified, kubeboot::Error>) {
+    let ok = match v {
         Ok(v) => {
             let life = v.not_after - v.not_before;
             let d = rotation_deadline(v.not_before, v.not_after, 0x8000_0000);
@@ -309,12 +393,12 @@ fn m4_csr(rep: &mut Report, key: &NodeKey, csr_p256: &[u8]) {
         return;
     };
     rep.check(m4.public_point() == key.public_point(), "m4 key");
-    hprintln!("instructions: m4 keygen={}", t_key);
+    line(&["instructions: m4 keygen="], Some(t_key));
     let mut csr = [0u8; 1024];
     let (r, t_csr) = timed(|| CsrBuilder::client(NODE).and_then(|b| b.write_pem(&m4, &mut csr)));
     let ok = matches!(r, Ok(n) if csr.get(..n) == Some(csr_p256));
     rep.check(ok, "m4 csr");
-    hprintln!("instructions: m4 csr={}", t_csr);
+    line(&["instructions: m4 csr="], Some(t_csr));
 }
 
 #[cfg(feature = "refusals")]
@@ -333,7 +417,7 @@ fn refuse_tokens(rep: &mut Report) {
         let got = BootstrapToken::parse(input).err();
         if got != Some(want) {
             ok = false;
-            hprintln!("  token case {} not refused as expected", input.len());
+            line(&["  token case of length "], Some(input.len() as u32));
         }
     }
     rep.check(ok, "refuse token");
@@ -348,7 +432,7 @@ fn refuse_certs(rep: &mut Report, spki: &[u8]) {
     let mut case = |good: bool, what: &str| {
         if !good {
             ok = false;
-            hprintln!("  cert case {} not refused as expected", what);
+            line(&["  cert case ", what, " not refused as expected"], None);
         }
     };
     // Truncated PEM.
@@ -410,7 +494,7 @@ fn refuse_keys(rep: &mut Report) {
     let mut case = |good: bool, what: &str| {
         if !good {
             ok = false;
-            hprintln!("  key/csr case {} not refused as expected", what);
+            line(&["  key/csr case ", what, " not refused as expected"], None);
         }
     };
     case(
@@ -434,14 +518,17 @@ fn refuse_keys(rep: &mut Report) {
             "short buffer",
         );
     }
-    let r = CsrObject::new(ObjectName::Generate, b"x", SIGNER_CLIENT, &USAGES_CLIENT_EC, Some(60));
+    let usages = &kubeboot::api::USAGES_CLIENT_EC;
+    let r = CsrObject::new(ObjectName::Generate, b"x", SIGNER_CLIENT, usages, Some(60));
     case(r.err() == Some(Error::InvalidExpirationSeconds), "short expiration");
     rep.check(ok, "refuse key/csr");
 }
 
 #[panic_handler]
 fn panic(_: &PanicInfo) -> ! {
-    hprintln!("panic");
+    put(b"panic\n");
     debug::exit(debug::EXIT_FAILURE);
-    loop {}
+    loop {
+        cortex_m::asm::wfi();
+    }
 }
