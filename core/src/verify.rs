@@ -48,7 +48,7 @@ use core::fmt::{self, Write as _};
 use core::net::IpAddr;
 
 use der::asn1::{AnyRef, BitStringRef, ObjectIdentifier, UintRef};
-use der::{Decode, Reader, SliceReader, Tag, Tagged};
+use der::{SliceReader, Tag, Tagged};
 
 use crate::backend::{RsaHash, SignatureVerifier, Software, Verdict};
 use crate::error::{Detail, Error, Reason, VerifyError};
@@ -592,15 +592,7 @@ fn check_signature(
 
 /// Parse an ECDSA-Sig-Value into `r || s`, each left-padded to `n` bytes, in `out`.
 fn ecdsa_raw<'o>(sig: &[u8], n: usize, out: &'o mut [u8; 96]) -> Option<&'o [u8]> {
-    let mut r = SliceReader::new(sig).ok()?;
-    let (a, b) = r
-        .sequence(|s| {
-            let a = UintRef::decode(s)?;
-            let b = UintRef::decode(s)?;
-            Ok::<_, der::Error>((a, b))
-        })
-        .ok()?;
-    r.finish().ok()?;
+    let (a, b) = two_uints(sig)?;
     let raw = out.get_mut(..2 * n)?;
     for (k, v) in [a, b].iter().enumerate() {
         let bytes = v.as_bytes();
@@ -611,6 +603,17 @@ fn ecdsa_raw<'o>(sig: &[u8], n: usize, out: &'o mut [u8; 96]) -> Option<&'o [u8]
         raw.get_mut(start..(k + 1) * n)?.copy_from_slice(bytes);
     }
     Some(raw)
+}
+
+/// `SEQUENCE { INTEGER, INTEGER }` with non-negative integers (ECDSA-Sig-Value, RSAPublicKey),
+/// nothing after it.
+fn two_uints(der: &[u8]) -> Option<(UintRef<'_>, UintRef<'_>)> {
+    let seq = single(der, Tag::Sequence).ok()?;
+    let mut r = Der(seq.value());
+    let a = UintRef::try_from(next(&mut r).ok()?.0).ok()?;
+    let b = UintRef::try_from(next(&mut r).ok()?.0).ok()?;
+    r.finish().ok()?;
+    Some((a, b))
 }
 
 /// Parse the RSAPublicKey, enforce the 2048–4096-bit range (else unsupported), then let the
@@ -632,18 +635,7 @@ fn verify_rsa(
         return Verdict::Unsupported;
     }
     // RSAPublicKey ::= SEQUENCE { modulus INTEGER, publicExponent INTEGER }
-    let parsed = SliceReader::new(key).ok().and_then(|mut r| {
-        let v = r
-            .sequence(|s| {
-                let n = UintRef::decode(s)?;
-                let e = UintRef::decode(s)?;
-                Ok::<_, der::Error>((n, e))
-            })
-            .ok()?;
-        r.finish().ok()?;
-        Some(v)
-    });
-    let Some((n, e)) = parsed else {
+    let Some((n, e)) = two_uints(key) else {
         return Verdict::Invalid;
     };
     let n = n.as_bytes();
@@ -962,6 +954,16 @@ fn for_each_attribute<'a>(
     Ok(())
 }
 
+/// The extensions [`parse_extensions`] reads (a static: not copied per extension).
+static KNOWN_EXTENSIONS: [ObjectIdentifier; 6] = [
+    OID_BASIC_CONSTRAINTS,
+    OID_KEY_USAGE,
+    OID_EXT_KEY_USAGE,
+    OID_SUBJECT_ALT_NAME,
+    OID_SUBJECT_KEY_ID,
+    OID_AUTHORITY_KEY_ID,
+];
+
 #[inline(never)] // keep its locals out of the caller's frame during the path search
 fn parse_extensions(explicit: &[u8]) -> Result<Extensions<'_>, VerifyError> {
     let mut wrapper = reader(explicit)?;
@@ -992,15 +994,7 @@ fn parse_extensions(explicit: &[u8]) -> Result<Extensions<'_>, VerifyError> {
         r.finish()?;
         let value = item.value();
 
-        let known = [
-            OID_BASIC_CONSTRAINTS,
-            OID_KEY_USAGE,
-            OID_EXT_KEY_USAGE,
-            OID_SUBJECT_ALT_NAME,
-            OID_SUBJECT_KEY_ID,
-            OID_AUTHORITY_KEY_ID,
-        ];
-        let Some(k) = known.iter().position(|o| is_oid(&id, o)) else {
+        let Some(k) = KNOWN_EXTENSIONS.iter().position(|o| is_oid(&id, o)) else {
             // Duplicates of unknown extensions are not detected (no heap to remember them).
             ext.unknown_critical |= critical;
             continue;
@@ -1278,6 +1272,11 @@ struct Capped<'s, const N: usize> {
 
 impl<const N: usize> fmt::Write for Capped<'_, N> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
+        // Whole when it fits (the usual case), else char by char up to the cap.
+        if !self.full && self.out.len() + s.len() <= N.saturating_sub(3) {
+            let _ = self.out.push_str(s);
+            return Ok(());
+        }
         for ch in s.chars() {
             if self.full || self.out.len() + ch.len_utf8() > N.saturating_sub(3) {
                 if !self.full {
@@ -1352,10 +1351,17 @@ fn write_attribute(w: &mut impl fmt::Write, ty: &AnyRef<'_>, value: &AnyRef<'_>)
         return Ok(());
     };
     let last = text.chars().count().saturating_sub(1);
-    for (i, ch) in text.chars().enumerate() {
+    // Runs of characters that need no escape are written as one slice.
+    let mut run = 0;
+    for (i, (at, ch)) in text.char_indices().enumerate() {
         let escape = matches!(ch, ',' | '+' | '"' | '\\' | '<' | '>' | ';')
             || (i == 0 && (ch == '#' || ch == ' '))
             || (i == last && ch == ' ');
+        if !escape && !ch.is_control() {
+            continue;
+        }
+        w.write_str(text.get(run..at).unwrap_or(""))?;
+        run = at + ch.len_utf8();
         if escape {
             w.write_char('\\')?;
         }
@@ -1365,7 +1371,7 @@ fn write_attribute(w: &mut impl fmt::Write, ty: &AnyRef<'_>, value: &AnyRef<'_>)
             w.write_char(ch)?;
         }
     }
-    Ok(())
+    w.write_str(text.get(run..).unwrap_or(""))
 }
 
 /// Render a Name DER (already validated) RFC 4514 style: RDNs last-first, `,` between RDNs, `+`
