@@ -1,5 +1,6 @@
 //! kubeboot next to its peers, each group in the same run: CSR build (key given, keygen
-//! included), issued-certificate validation (P-256 CA, RSA-2048 CA) and token parsing. Every
+//! included), issued-certificate validation (P-256 CA, RSA-2048 CA), token parsing and kubeconfig
+//! parsing (vs serde_yaml / serde_json into equivalent structs). Every
 //! group also has the bare signature operation of each backend, so the encoding / checking
 //! overhead is visible. Driven by `bench/run`, which writes BENCHMARKS.md.
 //!
@@ -290,6 +291,123 @@ fn token(c: &mut Criterion) {
     g.finish();
 }
 
+/// The kubeconfig fields kubeboot reads, as serde structs (owned strings, like client-go's
+/// `api.Config`; serde_yaml cannot borrow).
+mod kc {
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    pub struct Config {
+        #[serde(default)]
+        pub clusters: Vec<NamedCluster>,
+        #[serde(default)]
+        pub users: Vec<NamedUser>,
+        #[serde(default)]
+        pub contexts: Vec<NamedContext>,
+        #[serde(rename = "current-context")]
+        pub current_context: Option<String>,
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    pub struct NamedCluster {
+        pub name: String,
+        pub cluster: Cluster,
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    pub struct Cluster {
+        pub server: Option<String>,
+        #[serde(rename = "certificate-authority")]
+        pub certificate_authority: Option<String>,
+        #[serde(rename = "certificate-authority-data")]
+        pub certificate_authority_data: Option<String>,
+        #[serde(rename = "insecure-skip-tls-verify", default)]
+        pub insecure_skip_tls_verify: bool,
+        #[serde(rename = "tls-server-name")]
+        pub tls_server_name: Option<String>,
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    pub struct NamedUser {
+        pub name: String,
+        pub user: User,
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    pub struct User {
+        pub token: Option<String>,
+        #[serde(rename = "tokenFile")]
+        pub token_file: Option<String>,
+        #[serde(rename = "client-certificate")]
+        pub client_certificate: Option<String>,
+        #[serde(rename = "client-certificate-data")]
+        pub client_certificate_data: Option<String>,
+        #[serde(rename = "client-key")]
+        pub client_key: Option<String>,
+        #[serde(rename = "client-key-data")]
+        pub client_key_data: Option<String>,
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    pub struct NamedContext {
+        pub name: String,
+        pub context: Context,
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    pub struct Context {
+        pub cluster: Option<String>,
+        pub user: Option<String>,
+        pub namespace: Option<String>,
+    }
+}
+
+/// A kubectl-written kubeconfig with an embedded CA and a token user, in YAML and (kubectl
+/// `config view --raw -o json`) JSON.
+fn kubeconfig(c: &mut Criterion) {
+    use kubeboot::kubeconfig::Kubeconfig;
+    const YAML: &[u8] = include_bytes!("../tests/data/kubeconfig/embedded-ca.yaml");
+    const JSON: &[u8] = include_bytes!("../tests/data/kubeconfig/embedded-ca.json");
+    // All three read the same thing before timing starts.
+    let ours = Kubeconfig::parse(YAML).unwrap();
+    let yaml: kc::Config = serde_yaml::from_slice(YAML).unwrap();
+    let json: kc::Config = serde_json::from_slice(JSON).unwrap();
+    let ca = ours.clusters()[0].value.certificate_authority_data.unwrap();
+    assert!(ca.eq_str(yaml.clusters[0].cluster.certificate_authority_data.as_deref().unwrap()));
+    assert!(ca.eq_str(json.clusters[0].cluster.certificate_authority_data.as_deref().unwrap()));
+    assert_eq!(ours.users().len(), yaml.users.len());
+
+    for (group, input) in [("kubeconfig_yaml", YAML), ("kubeconfig_json", JSON)] {
+        let mut g = c.benchmark_group(group);
+        g.bench_function("kubeboot", |b| {
+            b.iter(|| black_box(Kubeconfig::parse(black_box(input)).unwrap().clusters().len()))
+        });
+        if group == "kubeconfig_yaml" {
+            g.bench_function("serde_yaml", |b| {
+                b.iter(|| {
+                    let k: kc::Config = serde_yaml::from_slice(black_box(input)).unwrap();
+                    black_box(k.clusters.len())
+                })
+            });
+        } else {
+            g.bench_function("serde_json", |b| {
+                b.iter(|| {
+                    let k: kc::Config = serde_json::from_slice(black_box(input)).unwrap();
+                    black_box(k.clusters.len())
+                })
+            });
+        }
+        g.finish();
+    }
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(30)
@@ -297,5 +415,5 @@ fn config() -> Criterion {
         .measurement_time(Duration::from_secs(2))
 }
 
-criterion_group! { name = benches; config = config(); targets = csr, validation, token }
+criterion_group! { name = benches; config = config(); targets = csr, validation, token, kubeconfig }
 criterion_main!(benches);

@@ -14,7 +14,6 @@ use core::net::IpAddr;
 
 use crate::error::{Error, PolicyViolation, Result};
 use crate::key::{P256_SPKI_LEN, P256Signer, der_signature};
-use crate::out::{Counter, Sink, write_measured};
 use crate::pem;
 
 /// The kubelet's certificate subject organization.
@@ -169,14 +168,14 @@ impl<'a> CsrBuilder<'a> {
 
     /// Exact length of the to-be-signed `CertificationRequestInfo`.
     pub fn tbs_len(&self) -> usize {
-        let mut c = Counter::default();
-        self.emit_tbs(&mut c, &[0u8; P256_SPKI_LEN]);
-        c.0
+        let mut w = Rev::counter();
+        self.emit_tbs(&mut w, &[0u8; P256_SPKI_LEN]);
+        w.len
     }
 
     /// Upper bound of the CSR DER length (ECDSA signatures vary by a few bytes).
     pub fn max_der_len(&self) -> usize {
-        tlv_len(self.tbs_len() + ALG_ECDSA_SHA256.len() + tlv_len(1 + MAX_ECDSA_DER_SIG))
+        max_der_len_for(self.tbs_len())
     }
 
     /// Upper bound of the CSR PEM length.
@@ -185,28 +184,31 @@ impl<'a> CsrBuilder<'a> {
     }
 
     /// Write the DER `CertificationRequestInfo` for the public key `spki` (to be signed by an
-    /// external signer; finish with [`assemble`]).
+    /// external signer; finish with [`assemble`]). A short buffer is [`Error::BufferTooSmall`]
+    /// with the exact size, and nothing is written.
     pub fn write_tbs(&self, spki: &[u8; P256_SPKI_LEN], buf: &mut [u8]) -> Result<usize> {
-        write_measured(buf, |s| {
-            self.emit_tbs(s, spki);
-            Ok(())
-        })
+        let needed = self.tbs_len();
+        let dst = buf.get_mut(..needed).ok_or(Error::BufferTooSmall { needed })?;
+        let mut w = Rev::new(dst);
+        self.emit_tbs(&mut w, spki);
+        Ok(w.len)
     }
 
     /// Build and sign the CSR, writing DER into `buf`. A short buffer is
-    /// [`Error::BufferTooSmall`] carrying [`max_der_len`](Self::max_der_len), which always suffices.
+    /// [`Error::BufferTooSmall`] carrying [`max_der_len`](Self::max_der_len), which always
+    /// suffices, and nothing is written.
     pub fn write_der(&self, signer: &(impl P256Signer + ?Sized), buf: &mut [u8]) -> Result<usize> {
-        let needed = self.max_der_len();
+        let tbs_len = self.tbs_len();
+        let needed = max_der_len_for(tbs_len);
         if buf.len() < needed {
             return Err(Error::BufferTooSmall { needed });
         }
         let spki = signer.public_key_spki();
-        // Leave room for the outer header (at most 4 bytes below 64 KiB), sign the TBS in place.
-        let tbs_len = {
-            let tail = buf.get_mut(4..).ok_or(Error::BufferTooSmall { needed })?;
-            self.write_tbs(&spki, tail)?
-        };
-        let rs = signer.sign_p256_sha256(buf.get(4..4 + tbs_len).unwrap_or(&[]))?;
+        // Write the TBS once, back to front, where the finished CSR will hold it (after an outer
+        // header of at most 4 bytes below 64 KiB), and sign it in place.
+        let tbs = buf.get_mut(4..4 + tbs_len).ok_or(Error::BufferTooSmall { needed })?;
+        self.emit_tbs(&mut Rev::new(&mut *tbs), &spki);
+        let rs = signer.sign_p256_sha256(tbs)?;
         finish_in_place(buf, tbs_len, &rs)
     }
 
@@ -222,56 +224,107 @@ impl<'a> CsrBuilder<'a> {
         pem::encode(LABEL_CSR, der.get(..n).unwrap_or(&[]), buf)
     }
 
-    fn emit_tbs(&self, s: &mut dyn Sink, spki: &[u8; P256_SPKI_LEN]) {
-        tlv(s, TAG_SEQUENCE, &mut |s| {
-            s.put(&[0x02, 0x01, 0x00]); // version 0
-            self.emit_subject(s);
-            s.put(spki);
-            tlv(s, TAG_ATTRIBUTES, &mut |s| self.emit_attributes(s));
+    // The emitters write back to front (see [`Rev`]): the last field of a structure first.
+
+    fn emit_tbs(&self, w: &mut Rev<'_>, spki: &[u8; P256_SPKI_LEN]) {
+        w.tlv(TAG_SEQUENCE, |w| {
+            w.tlv(TAG_ATTRIBUTES, |w| self.emit_attributes(w));
+            w.put(spki);
+            self.emit_subject(w);
+            w.put(&[0x02, 0x01, 0x00]); // version 0
         });
     }
 
-    fn emit_subject(&self, s: &mut dyn Sink) {
-        tlv(s, TAG_SEQUENCE, &mut |s| {
-            rdn(s, &OID_O, &mut |s| s.put(NODES_GROUP.as_bytes()));
-            rdn(s, &OID_CN, &mut |s| {
-                s.put(NODE_USER_PREFIX.as_bytes());
-                s.put(self.node_name.as_bytes());
+    fn emit_subject(&self, w: &mut Rev<'_>) {
+        w.tlv(TAG_SEQUENCE, |w| {
+            rdn(w, &OID_CN, |w| {
+                w.put(self.node_name.as_bytes());
+                w.put(NODE_USER_PREFIX.as_bytes());
             });
+            rdn(w, &OID_O, |w| w.put(NODES_GROUP.as_bytes()));
         });
     }
 
-    fn emit_attributes(&self, s: &mut dyn Sink) {
+    fn emit_attributes(&self, w: &mut Rev<'_>) {
         let Profile::Serving { dns, ips } = self.profile else {
             return;
         };
-        tlv(s, TAG_SEQUENCE, &mut |s| {
-            oid(s, &OID_EXTENSION_REQUEST);
-            tlv(s, TAG_SET, &mut |s| {
-                tlv(s, TAG_SEQUENCE, &mut |s| {
+        w.tlv(TAG_SEQUENCE, |w| {
+            w.tlv(TAG_SET, |w| {
+                w.tlv(TAG_SEQUENCE, |w| {
                     // Extensions ::= SEQUENCE OF Extension; one subjectAltName extension.
-                    tlv(s, TAG_SEQUENCE, &mut |s| {
-                        oid(s, &OID_SAN);
-                        tlv(s, TAG_OCTET_STRING, &mut |s| {
-                            tlv(s, TAG_SEQUENCE, &mut |s| emit_general_names(s, dns, ips));
+                    w.tlv(TAG_SEQUENCE, |w| {
+                        w.tlv(TAG_OCTET_STRING, |w| {
+                            w.tlv(TAG_SEQUENCE, |w| emit_general_names(w, dns, ips));
                         });
+                        w.oid(&OID_SAN);
                     });
                 });
             });
+            w.oid(&OID_EXTENSION_REQUEST);
         });
     }
 }
 
-fn emit_general_names(s: &mut dyn Sink, dns: &[&str], ips: &[IpAddr]) {
-    for d in dns {
-        tlv(s, TAG_SAN_DNS, &mut |s| s.put(d.as_bytes()));
+/// DER writer that fills a slice from its end: a TLV's content is written before its header, so
+/// every length is known when its header is written and nothing is measured twice. With an empty
+/// slice it only counts (bytes that do not fit are counted, not written).
+struct Rev<'b> {
+    buf: &'b mut [u8],
+    /// Bytes written so far; they end `buf`.
+    len: usize,
+}
+
+impl<'b> Rev<'b> {
+    fn new(buf: &'b mut [u8]) -> Self {
+        Rev { buf, len: 0 }
     }
-    for ip in ips {
+
+    fn counter() -> Rev<'static> {
+        Rev { buf: &mut [], len: 0 }
+    }
+
+    /// Prepend `bytes`.
+    fn put(&mut self, bytes: &[u8]) {
+        let len = self.len.saturating_add(bytes.len());
+        if let Some(start) = self.buf.len().checked_sub(len) {
+            if let Some(dst) = self.buf.get_mut(start..start + bytes.len()) {
+                dst.copy_from_slice(bytes);
+            }
+        }
+        self.len = len;
+    }
+
+    /// Prepend a TLV whose content `content` prepends.
+    fn tlv(&mut self, tag: u8, content: impl FnOnce(&mut Self)) {
+        let end = self.len;
+        content(self);
+        let mut h = [0u8; 4];
+        let hl = encode_header(tag, self.len - end, &mut h);
+        self.put(h.get(..hl).unwrap_or(&[]));
+    }
+
+    fn oid(&mut self, arcs: &[u8]) {
+        self.tlv(TAG_OID, |w| w.put(arcs));
+    }
+}
+
+/// The DNS names, then the IP addresses (Go's order), written back to front.
+fn emit_general_names(w: &mut Rev<'_>, dns: &[&str], ips: &[IpAddr]) {
+    for ip in ips.iter().rev() {
         match ip {
-            IpAddr::V4(v4) => tlv(s, TAG_SAN_IP, &mut |s| s.put(&v4.octets())),
-            IpAddr::V6(v6) => tlv(s, TAG_SAN_IP, &mut |s| s.put(&v6.octets())),
+            IpAddr::V4(v4) => w.tlv(TAG_SAN_IP, |w| w.put(&v4.octets())),
+            IpAddr::V6(v6) => w.tlv(TAG_SAN_IP, |w| w.put(&v6.octets())),
         }
     }
+    for d in dns.iter().rev() {
+        w.tlv(TAG_SAN_DNS, |w| w.put(d.as_bytes()));
+    }
+}
+
+/// Upper bound of the CSR DER for a TBS of `tbs_len` bytes.
+fn max_der_len_for(tbs_len: usize) -> usize {
+    tlv_len(tbs_len + ALG_ECDSA_SHA256.len() + tlv_len(1 + MAX_ECDSA_DER_SIG))
 }
 
 /// Longest DER `ECDSA-Sig-Value` for P-256.
@@ -282,17 +335,18 @@ const MAX_ECDSA_DER_SIG: usize = 72;
 pub fn assemble(tbs: &[u8], rs: &[u8; 64], buf: &mut [u8]) -> Result<usize> {
     let sig = der_signature(rs)?;
     let sig = sig.as_bytes();
-    write_measured(buf, |s| {
-        tlv(s, TAG_SEQUENCE, &mut |s| {
-            s.put(tbs);
-            s.put(&ALG_ECDSA_SHA256);
-            tlv(s, TAG_BIT_STRING, &mut |s| {
-                s.put(&[0]);
-                s.put(sig);
-            });
+    let needed = tlv_len(tbs.len() + ALG_ECDSA_SHA256.len() + tlv_len(1 + sig.len()));
+    let out = buf.get_mut(..needed).ok_or(Error::BufferTooSmall { needed })?;
+    let mut w = Rev::new(out);
+    w.tlv(TAG_SEQUENCE, |w| {
+        w.tlv(TAG_BIT_STRING, |w| {
+            w.put(sig);
+            w.put(&[0]);
         });
-        Ok(())
-    })
+        w.put(&ALG_ECDSA_SHA256);
+        w.put(tbs);
+    });
+    Ok(w.len)
 }
 
 /// `buf[4..4+tbs_len]` holds the TBS; write the final CSR at `buf[0..]`.
@@ -363,26 +417,12 @@ fn encode_header(tag: u8, n: usize, out: &mut [u8; 4]) -> usize {
     }
 }
 
-/// Emit a TLV whose content is produced by `content` (measured first).
-fn tlv(s: &mut dyn Sink, tag: u8, content: &mut dyn FnMut(&mut dyn Sink)) {
-    let mut c = Counter::default();
-    content(&mut c);
-    let mut h = [0u8; 4];
-    let hl = encode_header(tag, c.0, &mut h);
-    s.put(h.get(..hl).unwrap_or(&[]));
-    content(s);
-}
-
-fn oid(s: &mut dyn Sink, arcs: &[u8]) {
-    tlv(s, TAG_OID, &mut |s| s.put(arcs));
-}
-
-/// `SET { SEQUENCE { oid, PrintableString value } }`
-fn rdn(s: &mut dyn Sink, attr: &[u8], value: &mut dyn FnMut(&mut dyn Sink)) {
-    tlv(s, TAG_SET, &mut |s| {
-        tlv(s, TAG_SEQUENCE, &mut |s| {
-            oid(s, attr);
-            tlv(s, TAG_PRINTABLE, value);
+/// `SET { SEQUENCE { oid, PrintableString value } }`, back to front.
+fn rdn(w: &mut Rev<'_>, attr: &[u8], value: impl FnOnce(&mut Rev<'_>)) {
+    w.tlv(TAG_SET, |w| {
+        w.tlv(TAG_SEQUENCE, |w| {
+            w.tlv(TAG_PRINTABLE, value);
+            w.oid(attr);
         });
     });
 }

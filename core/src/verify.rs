@@ -48,7 +48,7 @@ use core::fmt::{self, Write as _};
 use core::net::IpAddr;
 
 use der::asn1::{AnyRef, BitStringRef, ObjectIdentifier, UintRef};
-use der::{Decode, Reader, SliceReader, Tag, Tagged};
+use der::{SliceReader, Tag, Tagged};
 
 use crate::backend::{RsaHash, SignatureVerifier, Software, Verdict};
 use crate::error::{Detail, Error, Reason, VerifyError};
@@ -161,11 +161,8 @@ pub fn verify_issued_der_with(
         return Err(malformed());
     }
     let leaf = Cert::parse(leaf)?;
-    for der in intermediates.iter().chain(cas.iter()) {
-        Cert::parse(der)?;
-    }
 
-    // 2. Path and signatures (time of the issuers included).
+    // 1. (the other certificates) and 2. Path and signatures (time of the issuers included).
     let (ca_index, depth, ca_subject_der) = find_path(verifier, &leaf, intermediates, cas, now)?;
 
     // 3.–7. The leaf itself.
@@ -182,7 +179,8 @@ pub fn verify_issued_der_with(
     })
 }
 
-/// The search of step 2, out of line so its state is not in the caller's frame afterwards.
+/// Step 1 for the intermediates and CAs, then the search of step 2; out of line so its state is
+/// not in the caller's frame afterwards.
 #[inline(never)]
 fn find_path<'s>(
     verifier: &'s dyn SignatureVerifier,
@@ -191,10 +189,20 @@ fn find_path<'s>(
     cas: &'s [&'s [u8]],
     now: i64,
 ) -> Result<(usize, usize, &'s [u8]), VerifyError> {
+    for der in intermediates {
+        Cert::parse(der)?;
+    }
+    // The first CA's parse is kept for the search (usually the only CA: parsed once, not twice).
+    let mut first_ca = None;
+    for der in cas {
+        let ca = Cert::parse(der)?;
+        first_ca.get_or_insert(ca);
+    }
     let mut search = Search {
         verifier,
         intermediates,
         cas,
+        first_ca,
         now,
         budget: MAX_SIGNATURE_CHECKS,
         ca_subject: &[],
@@ -348,6 +356,8 @@ struct Search<'s> {
     verifier: &'s dyn SignatureVerifier,
     intermediates: &'s [&'s [u8]],
     cas: &'s [&'s [u8]],
+    /// `cas[0]`, parsed.
+    first_ca: Option<Cert<'s>>,
     now: i64,
     budget: usize,
     /// Subject DER of the CA the path ended at.
@@ -414,7 +424,10 @@ impl Search<'_> {
     #[inline(never)]
     fn find_ca(&mut self, child: &Cert<'_>, depth: usize) -> Result<Option<usize>, VerifyError> {
         for (i, der) in self.cas.iter().enumerate() {
-            let ca = Cert::parse(der)?;
+            let ca = match self.first_ca {
+                Some(ca) if i == 0 => ca,
+                _ => Cert::parse(der)?,
+            };
             if ca.subject != child.issuer {
                 continue;
             }
@@ -443,7 +456,7 @@ impl Search<'_> {
             return false;
         }
         self.budget -= 1;
-        match check_signature(self.verifier, issuer.spki, child.sig_alg, child.tbs, child.signature)
+        match check_signature(self.verifier, issuer.key, child.sig_alg, child.tbs, child.signature)
         {
             SigCheck::Valid => true,
             SigCheck::Invalid => {
@@ -485,6 +498,7 @@ enum SigAlg {
     Other,
 }
 
+#[derive(Clone, Copy)]
 enum IssuerKey<'a> {
     P256(&'a [u8]),
     P384(&'a [u8]),
@@ -492,10 +506,7 @@ enum IssuerKey<'a> {
     Other,
 }
 
-fn issuer_key(spki_der: &[u8]) -> IssuerKey<'_> {
-    let Ok(spki) = Spki::parse(spki_der) else {
-        return IssuerKey::Other;
-    };
+fn issuer_key<'a>(spki: &Spki<'a>) -> IssuerKey<'a> {
     if is_oid(&spki.algorithm, &OID_EC_PUBLIC_KEY) {
         match spki.parameters {
             Some(curve) if is_oid(&curve, &OID_P256) => IssuerKey::P256(spki.key),
@@ -525,13 +536,13 @@ impl<'a> Spki<'a> {
         let mut r = reader(seq.value())?;
         let (alg, _) = next(&mut r)?;
         let (bits, _) = next(&mut r)?;
-        r.finish().map_err(|_| malformed())?;
+        r.finish()?;
         expect_tag(&alg, Tag::Sequence)?;
         let mut a = reader(alg.value())?;
         let (algorithm, _) = next(&mut a)?;
         expect_tag(&algorithm, Tag::ObjectIdentifier)?;
         let parameters = if a.is_finished() { None } else { Some(next(&mut a)?.0) };
-        a.finish().map_err(|_| malformed())?;
+        a.finish()?;
         expect_tag(&bits, Tag::BitString)?;
         let key =
             BitStringRef::try_from(bits).ok().and_then(|b| b.as_bytes()).ok_or_else(malformed)?;
@@ -542,12 +553,12 @@ impl<'a> Spki<'a> {
 #[inline(never)] // keep its locals out of the caller's frame during the path search
 fn check_signature(
     verifier: &dyn SignatureVerifier,
-    issuer_spki: &[u8],
+    issuer_key: IssuerKey<'_>,
     alg: SigAlg,
     tbs: &[u8],
     sig: &[u8],
 ) -> SigCheck {
-    let verdict = match (issuer_key(issuer_spki), alg) {
+    let verdict = match (issuer_key, alg) {
         (IssuerKey::P256(point), SigAlg::EcdsaSha256) => {
             let mut buf = [0u8; 96];
             match ecdsa_raw(sig, 32, &mut buf).and_then(|raw| <&[u8; 64]>::try_from(raw).ok()) {
@@ -581,15 +592,7 @@ fn check_signature(
 
 /// Parse an ECDSA-Sig-Value into `r || s`, each left-padded to `n` bytes, in `out`.
 fn ecdsa_raw<'o>(sig: &[u8], n: usize, out: &'o mut [u8; 96]) -> Option<&'o [u8]> {
-    let mut r = SliceReader::new(sig).ok()?;
-    let (a, b) = r
-        .sequence(|s| {
-            let a = UintRef::decode(s)?;
-            let b = UintRef::decode(s)?;
-            Ok::<_, der::Error>((a, b))
-        })
-        .ok()?;
-    r.finish().ok()?;
+    let (a, b) = two_uints(sig)?;
     let raw = out.get_mut(..2 * n)?;
     for (k, v) in [a, b].iter().enumerate() {
         let bytes = v.as_bytes();
@@ -600,6 +603,17 @@ fn ecdsa_raw<'o>(sig: &[u8], n: usize, out: &'o mut [u8; 96]) -> Option<&'o [u8]
         raw.get_mut(start..(k + 1) * n)?.copy_from_slice(bytes);
     }
     Some(raw)
+}
+
+/// `SEQUENCE { INTEGER, INTEGER }` with non-negative integers (ECDSA-Sig-Value, RSAPublicKey),
+/// nothing after it.
+fn two_uints(der: &[u8]) -> Option<(UintRef<'_>, UintRef<'_>)> {
+    let seq = single(der, Tag::Sequence).ok()?;
+    let mut r = Der(seq.value());
+    let a = UintRef::try_from(next(&mut r).ok()?.0).ok()?;
+    let b = UintRef::try_from(next(&mut r).ok()?.0).ok()?;
+    r.finish().ok()?;
+    Some((a, b))
 }
 
 /// Parse the RSAPublicKey, enforce the 2048–4096-bit range (else unsupported), then let the
@@ -621,18 +635,7 @@ fn verify_rsa(
         return Verdict::Unsupported;
     }
     // RSAPublicKey ::= SEQUENCE { modulus INTEGER, publicExponent INTEGER }
-    let parsed = SliceReader::new(key).ok().and_then(|mut r| {
-        let v = r
-            .sequence(|s| {
-                let n = UintRef::decode(s)?;
-                let e = UintRef::decode(s)?;
-                Ok::<_, der::Error>((n, e))
-            })
-            .ok()?;
-        r.finish().ok()?;
-        Some(v)
-    });
-    let Some((n, e)) = parsed else {
+    let Some((n, e)) = two_uints(key) else {
         return Verdict::Invalid;
     };
     let n = n.as_bytes();
@@ -650,21 +653,82 @@ fn malformed() -> VerifyError {
     VerifyError::new(Reason::Malformed)
 }
 
-fn reader(input: &[u8]) -> Result<SliceReader<'_>, VerifyError> {
-    SliceReader::new(input).map_err(|_| malformed())
+/// A cursor over the contents of a DER structure.
+struct Der<'a>(&'a [u8]);
+
+impl Der<'_> {
+    fn is_finished(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Nothing may follow the last element.
+    fn finish(self) -> Result<(), VerifyError> {
+        if self.is_finished() { Ok(()) } else { Err(malformed()) }
+    }
 }
 
-/// Read the next element as (parsed, whole TLV bytes). The header is decoded once (this is the
-/// hot loop of certificate parsing: `tlv_bytes` + `AnyRef::from_der` decoded it three times).
-fn next<'a>(r: &mut SliceReader<'a>) -> Result<(AnyRef<'a>, &'a [u8]), VerifyError> {
-    let header = der::Header::peek(r).map_err(|_| malformed())?;
-    let header_len = der::Encode::encoded_len(&header).map_err(|_| malformed())?;
-    let total = (header_len + header.length()).map_err(|_| malformed())?;
-    let tlv = r.read_slice(total).map_err(|_| malformed())?;
-    let start = usize::try_from(header_len).map_err(|_| malformed())?;
-    let value = tlv.get(start..).ok_or_else(malformed)?;
-    let any = AnyRef::new(header.tag(), value).map_err(|_| malformed())?;
+fn reader(input: &[u8]) -> Result<Der<'_>, VerifyError> {
+    Ok(Der(input))
+}
+
+/// Read the next element as (parsed, whole TLV bytes). This is the hot loop of certificate
+/// parsing: the headers certificates are made of (one-byte tags, lengths below 64 KiB) are
+/// decoded here by hand, anything else by the `der` crate, which sets the rules: both accept
+/// and reject the same headers.
+fn next<'a>(r: &mut Der<'a>) -> Result<(AnyRef<'a>, &'a [u8]), VerifyError> {
+    let input = r.0;
+    let (tag, header_len, len) = match common_header(input) {
+        Some(h) => h,
+        None => {
+            let header = der::Header::peek(&SliceReader::new(input).map_err(|_| malformed())?)
+                .map_err(|_| malformed())?;
+            let header_len = der::Encode::encoded_len(&header).map_err(|_| malformed())?;
+            let header_len = usize::try_from(header_len).map_err(|_| malformed())?;
+            let len = usize::try_from(header.length()).map_err(|_| malformed())?;
+            (header.tag(), header_len, len)
+        }
+    };
+    let total = header_len.checked_add(len).ok_or_else(malformed)?;
+    let (tlv, rest) = input.split_at_checked(total).ok_or_else(malformed)?;
+    let value = tlv.get(header_len..).ok_or_else(malformed)?;
+    r.0 = rest;
+    let any = AnyRef::new(tag, value).map_err(|_| malformed())?;
     Ok((any, tlv))
+}
+
+/// (tag, header length, content length) of a header in its common form, the way `der` decodes
+/// it; `None` for anything else (rare or invalid: `der` decides).
+#[inline]
+fn common_header(input: &[u8]) -> Option<(Tag, usize, usize)> {
+    let (&t, rest) = input.split_first()?;
+    let tag = match t {
+        0x01 => Tag::Boolean,
+        0x02 => Tag::Integer,
+        0x03 => Tag::BitString,
+        0x04 => Tag::OctetString,
+        0x05 => Tag::Null,
+        0x06 => Tag::ObjectIdentifier,
+        0x0c => Tag::Utf8String,
+        0x13 => Tag::PrintableString,
+        0x14 => Tag::TeletexString,
+        0x16 => Tag::Ia5String,
+        0x17 => Tag::UtcTime,
+        0x18 => Tag::GeneralizedTime,
+        0x30 => Tag::Sequence,
+        0x31 => Tag::Set,
+        0x80..=0xbf if t & 0x1f != 0x1f => Tag::ContextSpecific {
+            constructed: t & 0x20 != 0,
+            number: der::TagNumber(u32::from(t & 0x1f)),
+        },
+        _ => return None,
+    };
+    match *rest {
+        [l @ 0..=0x7f, ..] => Some((tag, 2, usize::from(l))),
+        // Shortest form only, as DER (and `der`) require.
+        [0x81, l @ 0x80..=0xff, ..] => Some((tag, 3, usize::from(l))),
+        [0x82, hi @ 0x01..=0xff, lo, ..] => Some((tag, 4, usize::from(hi) << 8 | usize::from(lo))),
+        _ => None,
+    }
 }
 
 fn expect_tag(any: &AnyRef<'_>, tag: Tag) -> Result<(), VerifyError> {
@@ -697,6 +761,7 @@ struct Extensions<'a> {
 }
 
 /// A parsed, borrowed X.509 certificate.
+#[derive(Clone, Copy)]
 struct Cert<'a> {
     tbs: &'a [u8],
     sig_alg: SigAlg,
@@ -706,6 +771,8 @@ struct Cert<'a> {
     not_before: i64,
     not_after: i64,
     spki: &'a [u8],
+    /// The public key in `spki`, as an issuer's key.
+    key: IssuerKey<'a>,
     ext: Extensions<'a>,
 }
 
@@ -717,7 +784,7 @@ pub(crate) fn cert_spki(der: &[u8]) -> Result<&[u8], VerifyError> {
     }
     let mut outer = reader(der)?;
     let (cert, _) = next(&mut outer)?;
-    outer.finish().map_err(|_| malformed())?;
+    outer.finish()?;
     expect_tag(&cert, Tag::Sequence)?;
     let mut c = reader(cert.value())?;
     let (tbs, _) = next(&mut c)?;
@@ -743,7 +810,7 @@ impl<'a> Cert<'a> {
         }
         let mut outer = reader(der)?;
         let (cert, _) = next(&mut outer)?;
-        outer.finish().map_err(|_| malformed())?;
+        outer.finish()?;
         expect_tag(&cert, Tag::Sequence)?;
 
         let mut c = reader(cert.value())?;
@@ -751,7 +818,7 @@ impl<'a> Cert<'a> {
         expect_tag(&tbs_any, Tag::Sequence)?;
         let (alg_any, alg_tlv) = next(&mut c)?;
         let (sig_any, _) = next(&mut c)?;
-        c.finish().map_err(|_| malformed())?;
+        c.finish()?;
         let sig_alg = parse_sig_alg(&alg_any)?;
         expect_tag(&sig_any, Tag::BitString)?;
         let sig_bits = BitStringRef::try_from(sig_any).map_err(|_| malformed())?;
@@ -763,7 +830,7 @@ impl<'a> Cert<'a> {
             // version [0] EXPLICIT INTEGER
             let mut v = reader(item.value())?;
             let (version, _) = next(&mut v)?;
-            v.finish().map_err(|_| malformed())?;
+            v.finish()?;
             expect_tag(&version, Tag::Integer)?;
             item = next(&mut t)?.0;
         }
@@ -779,12 +846,14 @@ impl<'a> Cert<'a> {
         let mut v = reader(validity.value())?;
         let not_before = parse_time(&next(&mut v)?.0)?;
         let not_after = parse_time(&next(&mut v)?.0)?;
-        v.finish().map_err(|_| malformed())?;
+        v.finish()?;
         let (subject_any, subject) = next(&mut t)?;
-        check_name(&subject_any)?;
+        if subject != issuer {
+            check_name(&subject_any)?; // (a self-signed CA's was just checked)
+        }
         let (spki_any, spki) = next(&mut t)?;
         expect_tag(&spki_any, Tag::Sequence)?;
-        Spki::parse(spki)?;
+        let key = issuer_key(&Spki::parse(spki)?);
 
         let mut ext = Extensions::default();
         let mut last = 0u32;
@@ -800,7 +869,7 @@ impl<'a> Cert<'a> {
                 ext = parse_extensions(item.value())?;
             }
         }
-        Ok(Cert { tbs, sig_alg, signature, issuer, subject, not_before, not_after, spki, ext })
+        Ok(Cert { tbs, sig_alg, signature, issuer, subject, not_before, not_after, spki, key, ext })
     }
 
     fn check_time(&self, now: i64) -> Result<(), VerifyError> {
@@ -837,7 +906,7 @@ fn parse_sig_alg(any: &AnyRef<'_>) -> Result<SigAlg, VerifyError> {
     let (id, _) = next(&mut r)?;
     expect_tag(&id, Tag::ObjectIdentifier)?;
     let params = if r.is_finished() { None } else { Some(next(&mut r)?.0) };
-    r.finish().map_err(|_| malformed())?;
+    r.finish()?;
     let rsa_params_ok = params.is_none_or(|p| p.is_null());
     Ok(if is_oid(&id, &OID_ECDSA_SHA256) && params.is_none() {
         SigAlg::EcdsaSha256
@@ -880,18 +949,28 @@ fn for_each_attribute<'a>(
             let (ty, _) = next(&mut a)?;
             expect_tag(&ty, Tag::ObjectIdentifier)?;
             let (value, _) = next(&mut a)?;
-            a.finish().map_err(|_| malformed())?;
+            a.finish()?;
             f(ty, value)?;
         }
     }
     Ok(())
 }
 
+/// The extensions [`parse_extensions`] reads (a static: not copied per extension).
+static KNOWN_EXTENSIONS: [ObjectIdentifier; 6] = [
+    OID_BASIC_CONSTRAINTS,
+    OID_KEY_USAGE,
+    OID_EXT_KEY_USAGE,
+    OID_SUBJECT_ALT_NAME,
+    OID_SUBJECT_KEY_ID,
+    OID_AUTHORITY_KEY_ID,
+];
+
 #[inline(never)] // keep its locals out of the caller's frame during the path search
 fn parse_extensions(explicit: &[u8]) -> Result<Extensions<'_>, VerifyError> {
     let mut wrapper = reader(explicit)?;
     let (seq, _) = next(&mut wrapper)?;
-    wrapper.finish().map_err(|_| malformed())?;
+    wrapper.finish()?;
     expect_tag(&seq, Tag::Sequence)?;
     let mut list = reader(seq.value())?;
     let mut ext = Extensions::default();
@@ -914,18 +993,10 @@ fn parse_extensions(explicit: &[u8]) -> Result<Extensions<'_>, VerifyError> {
             item = next(&mut r)?.0;
         }
         expect_tag(&item, Tag::OctetString)?;
-        r.finish().map_err(|_| malformed())?;
+        r.finish()?;
         let value = item.value();
 
-        let known = [
-            OID_BASIC_CONSTRAINTS,
-            OID_KEY_USAGE,
-            OID_EXT_KEY_USAGE,
-            OID_SUBJECT_ALT_NAME,
-            OID_SUBJECT_KEY_ID,
-            OID_AUTHORITY_KEY_ID,
-        ];
-        let Some(k) = known.iter().position(|o| is_oid(&id, o)) else {
+        let Some(k) = KNOWN_EXTENSIONS.iter().position(|o| is_oid(&id, o)) else {
             // Duplicates of unknown extensions are not detected (no heap to remember them).
             ext.unknown_critical |= critical;
             continue;
@@ -949,7 +1020,7 @@ fn parse_extensions(explicit: &[u8]) -> Result<Extensions<'_>, VerifyError> {
 fn single<'a>(value: &'a [u8], tag: Tag) -> Result<AnyRef<'a>, VerifyError> {
     let mut r = reader(value)?;
     let (any, _) = next(&mut r)?;
-    r.finish().map_err(|_| malformed())?;
+    r.finish()?;
     expect_tag(&any, tag)?;
     Ok(any)
 }
@@ -977,7 +1048,7 @@ fn parse_basic_constraints(value: &[u8], ext: &mut Extensions<'_>) -> Result<(),
         v = v.saturating_mul(256).saturating_add(u32::from(*b));
     }
     ext.path_len = Some(v);
-    r.finish().map_err(|_| malformed())
+    r.finish()
 }
 
 /// KeyUsage ::= BIT STRING; bit i (RFC 5280 numbering) → bit i of the result.
@@ -1203,6 +1274,11 @@ struct Capped<'s, const N: usize> {
 
 impl<const N: usize> fmt::Write for Capped<'_, N> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
+        // Whole when it fits (the usual case), else char by char up to the cap.
+        if !self.full && self.out.len() + s.len() <= N.saturating_sub(3) {
+            let _ = self.out.push_str(s);
+            return Ok(());
+        }
         for ch in s.chars() {
             if self.full || self.out.len() + ch.len_utf8() > N.saturating_sub(3) {
                 if !self.full {
@@ -1277,10 +1353,17 @@ fn write_attribute(w: &mut impl fmt::Write, ty: &AnyRef<'_>, value: &AnyRef<'_>)
         return Ok(());
     };
     let last = text.chars().count().saturating_sub(1);
-    for (i, ch) in text.chars().enumerate() {
+    // Runs of characters that need no escape are written as one slice.
+    let mut run = 0;
+    for (i, (at, ch)) in text.char_indices().enumerate() {
         let escape = matches!(ch, ',' | '+' | '"' | '\\' | '<' | '>' | ';')
             || (i == 0 && (ch == '#' || ch == ' '))
             || (i == last && ch == ' ');
+        if !escape && !ch.is_control() {
+            continue;
+        }
+        w.write_str(text.get(run..at).unwrap_or(""))?;
+        run = at + ch.len_utf8();
         if escape {
             w.write_char('\\')?;
         }
@@ -1290,7 +1373,7 @@ fn write_attribute(w: &mut impl fmt::Write, ty: &AnyRef<'_>, value: &AnyRef<'_>)
             w.write_char(ch)?;
         }
     }
-    Ok(())
+    w.write_str(text.get(run..).unwrap_or(""))
 }
 
 /// Render a Name DER (already validated) RFC 4514 style: RDNs last-first, `,` between RDNs, `+`
