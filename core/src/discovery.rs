@@ -774,7 +774,10 @@ mod tests {
         for (i, b) in content.iter_mut().enumerate() {
             *b = (i * 37 + 11) as u8;
         }
-        for len in 0..content.len() {
+        // Under Miri (an interpreter: each HMAC is seconds) only the lengths next to the chunk
+        // boundaries, where a bug would be; natively every length.
+        let near_boundary = |len: usize| (0..=3).any(|k| len.abs_diff(k * CHUNK) <= 2);
+        for len in (0..content.len()).filter(|&len| !cfg!(miri) || near_boundary(len)) {
             let c = &content[..len];
             let mut enc = [0u8; 4 * (3 * CHUNK + 5) / 3 + 4];
             let e = Base64UrlUnpadded::encode(c, &mut enc).unwrap();

@@ -938,7 +938,8 @@ impl<F: Fs> CertStore<F> {
     }
 
     fn load_files(&self, source: Source, cert: &Path, key: &Path) -> StoreResult<Credentials> {
-        let cert_bytes = self.fs.read(cert).map_err(|e| StoreError::io(cert, &e))?;
+        // `-current.pem` holds the key too: both buffers are wiped when dropped.
+        let cert_bytes = Zeroizing::new(self.fs.read(cert).map_err(|e| StoreError::io(cert, &e))?);
         let key_bytes = Zeroizing::new(self.fs.read(key).map_err(|e| StoreError::io(key, &e))?);
         let pair = load_pair(&cert_bytes, &key_bytes).map_err(|k| {
             let at = if matches!(

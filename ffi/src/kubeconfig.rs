@@ -131,7 +131,8 @@ impl Drop for kubeboot_kubeconfig {
 }
 
 fn text(s: Scalar<'_>) -> Result<String, kb::Error> {
-    let mut buf = vec![0u8; s.decoded_len()];
+    // The decoded text may be the user's token: wipe the scratch copy before it is freed.
+    let mut buf = zeroize::Zeroizing::new(vec![0u8; s.decoded_len()]);
     let t = s.decode_into(&mut buf)?;
     Ok(String::from(t))
 }

@@ -201,6 +201,23 @@ pub(crate) fn box_out<T: Handle>(out: &mut *mut T, value: T) -> kubeboot_result 
     }
 }
 
+/// Overwrites the `size_of::<T>()` bytes at `ptr` with zeros through volatile writes.
+///
+/// # Safety
+/// `ptr` is valid for writes of `size_of::<T>()` bytes and holds no live `T` (it was dropped).
+pub(crate) unsafe fn wipe_bytes<T>(ptr: *mut T) {
+    use zeroize::Zeroize;
+    // SAFETY: per the contract the bytes are writable and hold no value; `MaybeUninit<u8>` has
+    // no validity requirements.
+    unsafe {
+        core::slice::from_raw_parts_mut(
+            ptr.cast::<core::mem::MaybeUninit<u8>>(),
+            core::mem::size_of::<T>(),
+        )
+    }
+    .zeroize();
+}
+
 /// Drop a handle created by [`box_out`]; NULL is a no-op.
 ///
 /// # Safety
@@ -210,8 +227,16 @@ pub(crate) unsafe fn free_box<T: Handle>(ptr: *mut T) {
     if !ptr.is_null() {
         #[cfg(feature = "std")]
         // SAFETY: per the contract, `ptr` came from `Box::into_raw` of a `Box<T>` and is freed
-        // exactly once.
-        drop(unsafe { alloc::boxed::Box::from_raw(ptr) });
+        // exactly once. After `drop_in_place` the memory is plain bytes: it is wiped as a
+        // `MaybeUninit` slice (volatile writes, so they are not elided before the free) and freed
+        // as a `Box<MaybeUninit<T>>`, which has the layout of `Box<T>`. The wipe covers bytes no
+        // field owns (padding, spare capacity of fixed buffers) that the move onto the heap may
+        // have copied from a stack that held a private key.
+        unsafe {
+            ptr.drop_in_place();
+            wipe_bytes(ptr);
+            drop(alloc::boxed::Box::from_raw(ptr.cast::<core::mem::MaybeUninit<T>>()));
+        }
         #[cfg(not(feature = "std"))]
         // SAFETY: per the contract, `ptr` came from `T::pool().put` and is freed exactly once.
         unsafe {
@@ -272,7 +297,10 @@ pub(crate) mod pool {
             for (flag, slot) in self.used.iter().zip(self.slots.iter()) {
                 if core::ptr::eq(slot.get().cast::<T>(), ptr) {
                     // SAFETY: per the contract the slot holds a live `T` owned by the caller.
-                    unsafe { ptr.drop_in_place() };
+                    unsafe {
+                        ptr.drop_in_place();
+                        super::wipe_bytes(ptr);
+                    }
                     flag.store(false, Ordering::Release);
                     return;
                 }

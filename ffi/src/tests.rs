@@ -503,7 +503,6 @@ mod wiped_before_free {
     /// wipes only its bearer header (through a `mem::take` copy). Fix: wipe the whole handle
     /// allocation after dropping it (e.g. `free_box` zeroizing `size_of::<T>()` bytes).
     #[test]
-    #[ignore = "known gap: the freed kubeboot_engine box holds stale private-scalar bytes"]
     fn engine_free_wipes_its_token_and_key_copies() {
         let ca = std::fs::read(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -618,7 +617,6 @@ mod wiped_before_free {
     /// without wiping after copying it into the handle's `String` (the handle's own copy is
     /// wiped by its `Drop`).
     #[test]
-    #[ignore = "known gap: kubeboot_kubeconfig_load frees an unwiped decode buffer with the token"]
     fn kubeconfig_free_wipes_token() {
         let mut input = [0u8; 2048];
         let len = kubeconfig(&mut input);
