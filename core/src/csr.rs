@@ -204,12 +204,23 @@ impl<'a> CsrBuilder<'a> {
             return Err(Error::BufferTooSmall { needed });
         }
         let spki = signer.public_key_spki();
-        // Write the TBS once, back to front, where the finished CSR will hold it (after an outer
-        // header of at most 4 bytes below 64 KiB), and sign it in place.
-        let tbs = buf.get_mut(4..4 + tbs_len).ok_or(Error::BufferTooSmall { needed })?;
+        // Write the TBS back to front where the finished CSR will hold it: after the outer
+        // header, whose length is known for the longest signature (nearly always the real one).
+        let hlen = header_len(content_len(tbs_len, MAX_ECDSA_DER_SIG));
+        let tbs = buf.get_mut(hlen..hlen + tbs_len).ok_or(Error::BufferTooSmall { needed })?;
         self.emit_tbs(&mut Rev::new(&mut *tbs), &spki);
         let rs = signer.sign_p256_sha256(tbs)?;
-        finish_in_place(buf, tbs_len, &rs)
+        let sig = der_signature(&rs)?;
+        let sig = sig.as_bytes();
+        let content = content_len(tbs_len, sig.len());
+        if header_len(content) != hlen {
+            // A shorter signature moved the content length across a DER length boundary: write
+            // the (deterministic) TBS again at its final offset instead of moving it (no memmove).
+            let at = header_len(content);
+            let tbs = buf.get_mut(at..at + tbs_len).ok_or(Error::BufferTooSmall { needed })?;
+            self.emit_tbs(&mut Rev::new(tbs), &spki);
+        }
+        finish_in_place(buf, tbs_len, content, sig)
     }
 
     /// Build and sign the CSR, writing a `CERTIFICATE REQUEST` PEM block into `buf`
@@ -349,19 +360,26 @@ pub fn assemble(tbs: &[u8], rs: &[u8; 64], buf: &mut [u8]) -> Result<usize> {
     Ok(w.len)
 }
 
-/// `buf[4..4+tbs_len]` holds the TBS; write the final CSR at `buf[0..]`.
-fn finish_in_place(buf: &mut [u8], tbs_len: usize, rs: &[u8; 64]) -> Result<usize> {
-    let sig = der_signature(rs)?;
-    let sig = sig.as_bytes();
-    let bit_string = tlv_len(1 + sig.len());
-    let content = tbs_len + ALG_ECDSA_SHA256.len() + bit_string;
+/// Content length of the outer CSR `SEQUENCE` for a TBS of `tbs_len` bytes and a DER signature
+/// of `sig_len` bytes.
+fn content_len(tbs_len: usize, sig_len: usize) -> usize {
+    tbs_len + ALG_ECDSA_SHA256.len() + tlv_len(1 + sig_len)
+}
+
+/// Length of a DER `SEQUENCE` header for `content` bytes.
+fn header_len(content: usize) -> usize {
+    1 + len_len(content)
+}
+
+/// The TBS is at `buf[header_len(content)..][..tbs_len]`; write the outer header before it and
+/// the algorithm and signature after it, making the final CSR at `buf[0..]`.
+fn finish_in_place(buf: &mut [u8], tbs_len: usize, content: usize, sig: &[u8]) -> Result<usize> {
     let total = tlv_len(content);
     let mut header = [0u8; 4];
     let hlen = encode_header(TAG_SEQUENCE, content, &mut header);
     if buf.len() < total {
         return Err(Error::BufferTooSmall { needed: total });
     }
-    buf.copy_within(4..4 + tbs_len, hlen);
     buf.get_mut(..hlen)
         .ok_or(Error::BufferTooSmall { needed: total })?
         .copy_from_slice(header.get(..hlen).unwrap_or(&[]));
@@ -496,6 +514,53 @@ mod tests {
         let mut d = [0u8; 1024];
         let nd = b.write_der(&key, &mut d).unwrap();
         assert_eq!(&a[..na], &d[..nd]);
+    }
+
+    /// K1's public key with a fixed, possibly short, signature (the TBS is not really signed).
+    struct FixedSig([u8; 64]);
+
+    impl P256Signer for FixedSig {
+        fn public_point(&self) -> [u8; 65] {
+            k1().public_point()
+        }
+        fn sign_p256_sha256(&self, _message: &[u8]) -> Result<[u8; 64]> {
+            Ok(self.0)
+        }
+    }
+
+    #[test]
+    fn write_der_matches_assemble_across_length_boundaries() {
+        // Node names of every length from 1 to 200 move the outer length across 0x7f/0x80 and
+        // 0xff/0x100; an 8-byte signature (r = s = 1) and a full one (high bits set, 72 bytes)
+        // make the real header shorter than, or as long as, the one assumed before signing.
+        let mut short = [0u8; 64];
+        short[31] = 1;
+        short[63] = 1;
+        let mut long = [0u8; 64];
+        long[0] = 0x80;
+        long[32] = 0x80;
+        long[63] = 1;
+        let mut crossings = 0;
+        for len in 1..=200 {
+            let name_bytes = [b'a'; 200];
+            let name = core::str::from_utf8(&name_bytes[..len]).unwrap();
+            let b = CsrBuilder::client(name).unwrap();
+            for sig in [short, long] {
+                let signer = FixedSig(sig);
+                let mut tbs = [0u8; 512];
+                let t = b.write_tbs(&signer.public_key_spki(), &mut tbs).unwrap();
+                let mut a = [0u8; 1024];
+                let na = assemble(&tbs[..t], &sig, &mut a).unwrap();
+                let mut d = [0xeeu8; 1024];
+                let nd = b.write_der(&signer, &mut d).unwrap();
+                assert_eq!(&a[..na], &d[..nd], "name length {len}");
+                let max_header = header_len(content_len(t, MAX_ECDSA_DER_SIG));
+                if header_len(content_len(t, 8)) != max_header && sig == short {
+                    crossings += 1;
+                }
+            }
+        }
+        assert!(crossings >= 2, "the re-emission path was exercised {crossings} times");
     }
 
     #[test]

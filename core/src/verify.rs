@@ -1104,19 +1104,21 @@ fn parse_san(value: &[u8]) -> Result<&[u8], VerifyError> {
 // ---------------------------------------------------------------------------------------------
 // Time
 
-fn digits(bytes: &[u8]) -> Option<i64> {
-    let mut v = 0i64;
+/// At most 4 ASCII digits (callers pass 2 or 4) as a number.
+fn digits(bytes: &[u8]) -> Option<i32> {
+    let mut v = 0i32;
     for b in bytes {
         if !b.is_ascii_digit() {
             return None;
         }
-        v = v * 10 + i64::from(b - b'0');
+        v = v * 10 + i32::from(b - b'0');
     }
     Some(v)
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+/// Days since 1970-01-01 of a proleptic Gregorian date (years 0..=9999: fits an `i32`, and 32-bit
+/// arithmetic needs no 64-bit division routine on 32-bit targets).
+fn days_from_civil(y: i32, m: i32, d: i32) -> i32 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -1126,7 +1128,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-fn days_in_month(y: i64, m: i64) -> i64 {
+fn days_in_month(y: i32, m: i32) -> i32 {
     match m {
         2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
         2 => 28,
@@ -1161,7 +1163,7 @@ fn parse_time(any: &AnyRef<'_>) -> Result<i64, VerifyError> {
     {
         return Err(malformed());
     }
-    Ok(days_from_civil(year, mo, d) * 86_400 + h * 3600 + mi * 60 + s)
+    Ok(i64::from(days_from_civil(year, mo, d)) * 86_400 + i64::from(h * 3600 + mi * 60 + s))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1306,6 +1308,40 @@ const SHORT_NAMES: [(ObjectIdentifier, &str); 10] = [
     (oid("0.9.2342.19200300.100.1.1"), "UID"),
 ];
 
+/// `n` in decimal. No `write!` (that links `core::fmt`'s integer formatting) and no 64-bit
+/// division (a runtime routine on 32-bit targets): each digit is split off with 32-bit divisions by
+/// 10 over 16-bit pieces, exact for every `u64`.
+fn write_decimal(w: &mut impl fmt::Write, mut n: u64) -> fmt::Result {
+    let mut buf = [0u8; 20]; // u64::MAX has 20 digits
+    let mut start = buf.len();
+    for slot in buf.iter_mut().rev() {
+        // n = hi * 2^32 + lo; divide hi, then the remainder with each 16-bit half of lo (every
+        // partial dividend is below 10 * 2^16).
+        let (hi, lo) = ((n >> 32) as u32, n as u32);
+        let mid = (hi % 10) << 16 | lo >> 16;
+        let low = (mid % 10) << 16 | (lo & 0xffff);
+        *slot = b'0' + (low % 10) as u8;
+        n = u64::from(hi / 10) << 32 | u64::from(mid / 10) << 16 | u64::from(low / 10);
+        start -= 1;
+        if n == 0 {
+            break;
+        }
+    }
+    for &b in buf.get(start..).unwrap_or(&[]) {
+        w.write_char(char::from(b))?;
+    }
+    Ok(())
+}
+
+/// Lowercase hex of one byte (two characters).
+fn write_hex(w: &mut impl fmt::Write, b: u8) -> fmt::Result {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for nibble in [b >> 4, b & 0x0f] {
+        w.write_char(char::from(HEX.get(usize::from(nibble)).copied().unwrap_or(b'0')))?;
+    }
+    Ok(())
+}
+
 fn write_oid(w: &mut impl fmt::Write, body: &[u8]) -> fmt::Result {
     let mut arc: u64 = 0;
     let mut first = true;
@@ -1322,10 +1358,13 @@ fn write_oid(w: &mut impl fmt::Write, body: &[u8]) -> fmt::Result {
             } else {
                 (2, arc - 80)
             };
-            write!(w, "{x}.{y}")?;
+            write_decimal(w, x)?;
+            w.write_char('.')?;
+            write_decimal(w, y)?;
             first = false;
         } else {
-            write!(w, ".{arc}")?;
+            w.write_char('.')?;
+            write_decimal(w, arc)?;
         }
         arc = 0;
     }
@@ -1347,8 +1386,8 @@ fn write_attribute(w: &mut impl fmt::Write, ty: &AnyRef<'_>, value: &AnyRef<'_>)
     };
     let Some(text) = text else {
         w.write_char('#')?;
-        for b in value.value() {
-            write!(w, "{b:02x}")?;
+        for &b in value.value() {
+            write_hex(w, b)?;
         }
         return Ok(());
     };
@@ -1368,7 +1407,9 @@ fn write_attribute(w: &mut impl fmt::Write, ty: &AnyRef<'_>, value: &AnyRef<'_>)
             w.write_char('\\')?;
         }
         if ch.is_control() {
-            write!(w, "\\{:02x}", ch as u32)?;
+            // Control characters are C0 (< 0x20), DEL or C1 (0x80..=0x9f): one byte of hex.
+            w.write_char('\\')?;
+            write_hex(w, ch as u8)?;
         } else {
             w.write_char(ch)?;
         }
@@ -1477,6 +1518,56 @@ mod tests {
         let mut s: heapless::String<64> = heapless::String::new();
         write_oid(&mut s, OID_P256.as_bytes()).unwrap();
         assert_eq!(s.as_str(), "1.2.840.10045.3.1.7");
+    }
+
+    #[test]
+    fn decimal_without_64_bit_division_matches_core_fmt() {
+        let check = |v: u64| {
+            let (mut got, mut want) =
+                (heapless::String::<32>::new(), heapless::String::<32>::new());
+            write_decimal(&mut got, v).unwrap();
+            write!(want, "{v}").unwrap();
+            assert_eq!(got, want, "{v}");
+        };
+        for v in [0, 1, 9, 10, 99, 100, 0xffff_ffff, 1 << 32, 42_949_672_959, 42_949_672_960] {
+            check(v);
+        }
+        for v in [9_999_999_999_999_999_999, 10_000_000_000_000_000_000, u64::MAX - 1, u64::MAX] {
+            check(v);
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..5000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            check(x >> (x % 64));
+        }
+    }
+
+    #[test]
+    fn large_oid_arcs_are_exact() {
+        // 2.999 (first octets 0x88 0x37), then arcs of 2^32, 2^63 and a saturated one (> u64).
+        let body = [
+            0x88, 0x37, 0x90, 0x80, 0x80, 0x80, 0x00, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+            0x80, 0x80, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+        ];
+        let mut s: heapless::String<128> = heapless::String::new();
+        write_oid(&mut s, &body).unwrap();
+        assert_eq!(s.as_str(), "2.999.4294967296.9223372036854775808.18446744073709551615");
+    }
+
+    #[test]
+    fn attribute_hex_and_control_escapes() {
+        let mut s: heapless::String<128> = heapless::String::new();
+        let ty = AnyRef::new(Tag::ObjectIdentifier, OID_P256.as_bytes()).unwrap();
+        let value = AnyRef::new(Tag::OctetString, &[0x00, 0x0f, 0xa5, 0xff]).unwrap();
+        write_attribute(&mut s, &ty, &value).unwrap();
+        assert_eq!(s.as_str(), "1.2.840.10045.3.1.7=#000fa5ff");
+        s.clear();
+        let cn = AnyRef::new(Tag::ObjectIdentifier, OID_CN.as_bytes()).unwrap();
+        let value = AnyRef::new(Tag::Utf8String, " a\x01,\u{7f}\u{9f} ".as_bytes()).unwrap();
+        write_attribute(&mut s, &cn, &value).unwrap();
+        assert_eq!(s.as_str(), "CN=\\ a\\01\\,\\7f\\9f\\ ");
     }
 
     #[test]
