@@ -613,13 +613,20 @@ impl Search<'_> {
             CaSet::Parsed(cas) => cas.len(),
         };
         for i in 0..count {
-            let ca = match (self.cas, self.first_ca) {
-                (CaSet::Parsed(cas), _) => match cas.get(i) {
-                    Some(anchor) => anchor.cert,
+            let parsed;
+            // Anchors are borrowed, not copied.
+            let ca: &Cert<'_> = match self.cas {
+                CaSet::Parsed(cas) => match cas.get(i) {
+                    Some(anchor) => &anchor.cert,
                     None => break,
                 },
-                (CaSet::Der(_), Some(ca)) if i == 0 => ca,
-                (CaSet::Der(cas), _) => Cert::parse(cas.get(i).ok_or_else(malformed)?)?,
+                CaSet::Der(cas) => {
+                    parsed = match self.first_ca {
+                        Some(ca) if i == 0 => ca,
+                        _ => Cert::parse(cas.get(i).ok_or_else(malformed)?)?,
+                    };
+                    &parsed
+                }
             };
             if ca.subject != child.issuer {
                 continue;
@@ -628,7 +635,7 @@ impl Search<'_> {
                 self.constraint.get_or_insert("issuer.pathLenConstraint");
                 continue;
             }
-            if !self.check(&ca, child) {
+            if !self.check(ca, child) {
                 continue;
             }
             if let Err(e) = ca.check_time(self.now) {
