@@ -15,7 +15,9 @@ use kubeboot::backend::Software;
 use kubeboot::backend::ring::{Ring, RingSigner};
 use kubeboot::csr::CsrBuilder;
 use kubeboot::key::NodeKey;
-use kubeboot::verify::{Expected, Profile, verify_issued_der_with};
+use kubeboot::verify::{
+    Anchor, Expected, Profile, verify_issued_der_anchored, verify_issued_der_with,
+};
 
 const K1: &[u8] = include_bytes!("../tests/data/p256.key");
 const EC_CA: &[u8] = include_bytes!("../tests/data/ec-ca.crt");
@@ -233,6 +235,39 @@ fn validation(c: &mut Criterion) {
                 )
             })
         });
+        // kubeboot with the CA parsed once into an `Anchor` (what an agent keeps across
+        // rotations), leaf parsed per iteration: the like-for-like row for rustls-webpki below.
+        let anchor = [Anchor::from_der(&ca).unwrap()];
+        g.bench_function("kubeboot_p256_anchored", |b| {
+            b.iter(|| {
+                black_box(
+                    verify_issued_der_anchored(
+                        &Software,
+                        black_box(&leaf),
+                        &[],
+                        black_box(&anchor),
+                        &expected,
+                        NOW,
+                    )
+                    .unwrap(),
+                )
+            })
+        });
+        g.bench_function("kubeboot_ring_anchored", |b| {
+            b.iter(|| {
+                black_box(
+                    verify_issued_der_anchored(
+                        &Ring,
+                        black_box(&leaf),
+                        &[],
+                        black_box(&anchor),
+                        &expected,
+                        NOW,
+                    )
+                    .unwrap(),
+                )
+            })
+        });
         // rustls-webpki: trust anchor extracted once (like a CertPool), leaf parsed per iteration.
         let ca_der = CertificateDer::from(ca.clone());
         let anchors = [webpki::anchor_from_trusted_cert(&ca_der).unwrap().to_owned()];
@@ -243,7 +278,7 @@ fn validation(c: &mut Criterion) {
                 let ee = webpki::EndEntityCert::try_from(&leaf_der).unwrap();
                 ee.verify_for_usage(
                     webpki::ALL_VERIFICATION_ALGS,
-                    &anchors,
+                    black_box(&anchors),
                     &[],
                     time,
                     webpki::KeyUsage::client_auth(),

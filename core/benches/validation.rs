@@ -6,8 +6,11 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use der::{Decode, Encode};
 use std::hint::black_box;
 
+use kubeboot::backend::Software;
 use kubeboot::key::NodeKey;
-use kubeboot::verify::{Expected, Profile, verify_issued, verify_issued_der};
+use kubeboot::verify::{
+    Anchor, Expected, Profile, verify_issued, verify_issued_der, verify_issued_der_anchored,
+};
 
 const K1: &[u8] = include_bytes!("../tests/data/p256.key");
 const EC_CA: &[u8] = include_bytes!("../tests/data/ec-ca.crt");
@@ -55,6 +58,15 @@ fn validation(c: &mut Criterion) {
     let (leaf_der, ca_der) = (der_of(EC_LEAF), der_of(EC_CA));
     g.bench_function("kubeboot_verify_issued_der", |b| {
         b.iter(|| black_box(verify_issued_der(&leaf_der, &[], &[&ca_der], &expected, NOW).unwrap()))
+    });
+    let anchor = [Anchor::from_der(&ca_der).unwrap()];
+    g.bench_function("kubeboot_verify_issued_der_anchored", |b| {
+        b.iter(|| {
+            black_box(
+                verify_issued_der_anchored(&Software, &leaf_der, &[], &anchor, &expected, NOW)
+                    .unwrap(),
+            )
+        })
     });
     g.bench_function("kubeboot_verify_issued_pem", |b| {
         let mut scratch = [0u8; 4096];

@@ -72,6 +72,7 @@ const fn oid(s: &str) -> ObjectIdentifier {
 
 const OID_ECDSA_SHA256: ObjectIdentifier = oid("1.2.840.10045.4.3.2");
 const OID_ECDSA_SHA384: ObjectIdentifier = oid("1.2.840.10045.4.3.3");
+const OID_ECDSA_SHA512: ObjectIdentifier = oid("1.2.840.10045.4.3.4");
 const OID_RSA_SHA256: ObjectIdentifier = oid("1.2.840.113549.1.1.11");
 const OID_RSA_SHA384: ObjectIdentifier = oid("1.2.840.113549.1.1.12");
 const OID_RSA_SHA512: ObjectIdentifier = oid("1.2.840.113549.1.1.13");
@@ -148,6 +149,10 @@ pub fn verify_issued_der(
 /// [`verify_issued_der`] with the signature checks done by `verifier` (for example
 /// [`crate::backend::ring::Ring`]). Every other step is the same code; a conforming backend gives
 /// the same result on every input.
+///
+/// The CAs are parsed on every call; an agent that validates every renewal against the same
+/// bundle can parse it once into [`Anchor`]s and call [`verify_issued_der_anchored`] (same
+/// search, same verdicts).
 pub fn verify_issued_der_with(
     verifier: &dyn SignatureVerifier,
     leaf: &[u8],
@@ -156,8 +161,42 @@ pub fn verify_issued_der_with(
     expected: &Expected<'_>,
     now: i64,
 ) -> Result<Verified, VerifyError> {
+    if cas.len() > MAX_CAS {
+        return Err(malformed());
+    }
+    verify_leaf(verifier, leaf, intermediates, CaSet::Der(cas), expected, now)
+}
+
+/// [`verify_issued_der_with`] against CAs parsed beforehand (with [`Anchor::from_der`] or
+/// [`TrustedCas`]): the CA bundle is not parsed again, so a renewal costs the leaf's parse, the
+/// signature check and the leaf checks only — what webpki does with its `TrustAnchor`s. Gives the
+/// same result as [`verify_issued_der_with`] on the CAs' DER for every input. An empty `cas` is
+/// [`Reason::Untrusted`], more than [`MAX_CAS`] is [`Reason::Malformed`].
+pub fn verify_issued_der_anchored(
+    verifier: &dyn SignatureVerifier,
+    leaf: &[u8],
+    intermediates: &[&[u8]],
+    cas: &[Anchor<'_>],
+    expected: &Expected<'_>,
+    now: i64,
+) -> Result<Verified, VerifyError> {
+    if cas.len() > MAX_CAS {
+        return Err(malformed());
+    }
+    verify_leaf(verifier, leaf, intermediates, CaSet::Parsed(cas), expected, now)
+}
+
+/// The common body of the DER entry points.
+fn verify_leaf(
+    verifier: &dyn SignatureVerifier,
+    leaf: &[u8],
+    intermediates: &[&[u8]],
+    cas: CaSet<'_>,
+    expected: &Expected<'_>,
+    now: i64,
+) -> Result<Verified, VerifyError> {
     // 1. Parse everything.
-    if intermediates.len() > MAX_INTERMEDIATES || cas.len() > MAX_CAS {
+    if intermediates.len() > MAX_INTERMEDIATES {
         return Err(malformed());
     }
     let leaf = Cert::parse(leaf)?;
@@ -179,6 +218,122 @@ pub fn verify_issued_der_with(
     })
 }
 
+/// One CA certificate of the trust bundle, parsed once and checked for well-formedness (step 1
+/// of the [module docs](self)), for [`verify_issued_der_anchored`] / [`verify_issued_anchored`].
+/// It borrows the DER it was parsed from and allocates nothing; keep it as long as the CA bundle
+/// does not change (the same CA validates every rotation). The CA's validity period and
+/// constraints are still checked at each validation, against that call's `now`.
+#[derive(Clone, Copy)]
+pub struct Anchor<'a> {
+    cert: Cert<'a>,
+    der: &'a [u8],
+}
+
+impl<'a> Anchor<'a> {
+    /// Parse one CA certificate (DER). Errors are [`Reason::Malformed`], exactly when
+    /// [`verify_issued_der`] would reject the same bytes as a CA.
+    pub fn from_der(der: &'a [u8]) -> Result<Self, VerifyError> {
+        Ok(Anchor { cert: Cert::parse(der)?, der })
+    }
+
+    /// The DER this anchor was parsed from.
+    pub fn der(&self) -> &'a [u8] {
+        self.der
+    }
+
+    /// The CA's notBefore (unix seconds).
+    pub fn not_before(&self) -> i64 {
+        self.cert.not_before
+    }
+
+    /// The CA's notAfter (unix seconds).
+    pub fn not_after(&self) -> i64 {
+        self.cert.not_after
+    }
+}
+
+impl fmt::Debug for Anchor<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut subject = heapless::String::<CA_SUBJECT_CAP>::new();
+        render_name(self.cert.subject, &mut subject);
+        f.debug_struct("Anchor")
+            .field("subject", &subject.as_str())
+            .field("not_before", &self.cert.not_before)
+            .field("not_after", &self.cert.not_after)
+            .finish()
+    }
+}
+
+/// A CA bundle parsed once: up to `N` (at most [`MAX_CAS`]) [`Anchor`]s in a fixed-capacity
+/// array (no heap; about 170 bytes per anchor on 64-bit targets, so pick `N` to fit the bundle on
+/// small stacks). Dereferences to `[Anchor]` for [`verify_issued_der_anchored`] and
+/// [`verify_issued_anchored`].
+pub struct TrustedCas<'a, const N: usize = MAX_CAS> {
+    anchors: heapless::Vec<Anchor<'a>, N>,
+}
+
+impl<'a, const N: usize> TrustedCas<'a, N> {
+    /// Parse every CA of a bundle given as DER. More than `N` or [`MAX_CAS`] CAs, or a CA that
+    /// does not parse, is [`Reason::Malformed`]. An empty bundle is accepted here and makes every
+    /// validation [`Reason::Untrusted`], as with [`verify_issued_der`].
+    pub fn from_der(cas: &[&'a [u8]]) -> Result<Self, VerifyError> {
+        if cas.len() > MAX_CAS {
+            return Err(malformed());
+        }
+        let mut anchors = heapless::Vec::new();
+        for der in cas {
+            anchors.push(Anchor::from_der(der)?).map_err(|_| malformed())?;
+        }
+        Ok(TrustedCas { anchors })
+    }
+
+    /// Parse every `CERTIFICATE` block of a PEM CA bundle (other blocks are ignored), decoding
+    /// the DER into `scratch`, which the anchors then borrow ([`scratch_len`]`(b"", ca_pem)` bytes
+    /// are enough). No certificate, PEM that does not decode, a CA that does not parse or more
+    /// than `N` / [`MAX_CAS`] CAs is [`Error::Verify`] with [`Reason::Malformed`]; a short
+    /// `scratch` is [`Error::BufferTooSmall`].
+    pub fn from_pem(ca_pem: &[u8], scratch: &'a mut [u8]) -> Result<Self, Error> {
+        let needed = scratch_len(b"", ca_pem);
+        if scratch.len() < needed {
+            return Err(Error::BufferTooSmall { needed });
+        }
+        let mut ders: [&[u8]; MAX_CAS] = [&[]; MAX_CAS];
+        let (n, _) = decode_all(ca_pem, scratch, &mut ders)?;
+        let ders = ders.get(..n).unwrap_or(&[]);
+        if ders.is_empty() {
+            return Err(malformed().into());
+        }
+        Ok(Self::from_der(ders)?)
+    }
+
+    /// The anchors, in bundle order ([`Verified::ca_index`] indexes this slice).
+    pub fn anchors(&self) -> &[Anchor<'a>] {
+        &self.anchors
+    }
+}
+
+impl<'a, const N: usize> core::ops::Deref for TrustedCas<'a, N> {
+    type Target = [Anchor<'a>];
+    fn deref(&self) -> &[Anchor<'a>] {
+        &self.anchors
+    }
+}
+
+impl<const N: usize> fmt::Debug for TrustedCas<'_, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.anchors.iter()).finish()
+    }
+}
+
+/// Where the search finds its CAs.
+#[derive(Clone, Copy)]
+enum CaSet<'s> {
+    /// DER, parsed in [`find_path`] (the first one's parse is kept for the search).
+    Der(&'s [&'s [u8]]),
+    /// Parsed beforehand.
+    Parsed(&'s [Anchor<'s>]),
+}
+
 /// Step 1 for the intermediates and CAs, then the search of step 2; out of line so its state is
 /// not in the caller's frame afterwards.
 #[inline(never)]
@@ -186,7 +341,7 @@ fn find_path<'s>(
     verifier: &'s dyn SignatureVerifier,
     leaf: &Cert<'_>,
     intermediates: &'s [&'s [u8]],
-    cas: &'s [&'s [u8]],
+    cas: CaSet<'s>,
     now: i64,
 ) -> Result<(usize, usize, &'s [u8]), VerifyError> {
     for der in intermediates {
@@ -194,9 +349,11 @@ fn find_path<'s>(
     }
     // The first CA's parse is kept for the search (usually the only CA: parsed once, not twice).
     let mut first_ca = None;
-    for der in cas {
-        let ca = Cert::parse(der)?;
-        first_ca.get_or_insert(ca);
+    if let CaSet::Der(cas) = cas {
+        for der in cas {
+            let ca = Cert::parse(der)?;
+            first_ca.get_or_insert(ca);
+        }
     }
     let mut search = Search {
         verifier,
@@ -321,6 +478,34 @@ pub fn verify_issued_with(
     Ok(verify_issued_der_with(verifier, leaf, inter, cas, expected, now)?)
 }
 
+/// [`verify_issued_with`] against CAs parsed beforehand ([`TrustedCas::from_pem`]): `cert_pem`
+/// is decoded into `scratch` ([`scratch_len`]`(cert_pem, b"")` bytes), the CAs are not parsed
+/// again. Same result as [`verify_issued_with`] with the bundle's PEM, except that a short
+/// `scratch` reports only what `cert_pem` needs.
+pub fn verify_issued_anchored(
+    verifier: &dyn SignatureVerifier,
+    cert_pem: &[u8],
+    cas: &[Anchor<'_>],
+    expected: &Expected<'_>,
+    now: i64,
+    scratch: &mut [u8],
+) -> Result<Verified, Error> {
+    let needed = scratch_len(cert_pem, b"");
+    if scratch.len() < needed {
+        return Err(Error::BufferTooSmall { needed });
+    }
+    let mut chain: [&[u8]; MAX_INTERMEDIATES + 1] = [&[]; MAX_INTERMEDIATES + 1];
+    let (chain_n, _) = decode_all(cert_pem, scratch, &mut chain)?;
+    let (leaf, inter) = match chain.get(..chain_n) {
+        Some([leaf, inter @ ..]) => (*leaf, inter),
+        _ => return Err(malformed().into()),
+    };
+    if cas.is_empty() {
+        return Err(malformed().into());
+    }
+    Ok(verify_issued_der_anchored(verifier, leaf, inter, cas, expected, now)?)
+}
+
 /// Decode every CERTIFICATE block of `input` into consecutive pieces of `scratch`.
 fn decode_all<'s>(
     input: &[u8],
@@ -355,8 +540,8 @@ fn decode_all<'s>(
 struct Search<'s> {
     verifier: &'s dyn SignatureVerifier,
     intermediates: &'s [&'s [u8]],
-    cas: &'s [&'s [u8]],
-    /// `cas[0]`, parsed.
+    cas: CaSet<'s>,
+    /// With [`CaSet::Der`]: the first CA, parsed.
     first_ca: Option<Cert<'s>>,
     now: i64,
     budget: usize,
@@ -423,10 +608,25 @@ impl Search<'_> {
     /// valid now. Kept out of line so the CA's parse does not sit in every recursion frame.
     #[inline(never)]
     fn find_ca(&mut self, child: &Cert<'_>, depth: usize) -> Result<Option<usize>, VerifyError> {
-        for (i, der) in self.cas.iter().enumerate() {
-            let ca = match self.first_ca {
-                Some(ca) if i == 0 => ca,
-                _ => Cert::parse(der)?,
+        let count = match self.cas {
+            CaSet::Der(cas) => cas.len(),
+            CaSet::Parsed(cas) => cas.len(),
+        };
+        for i in 0..count {
+            let parsed;
+            // Anchors are borrowed, not copied.
+            let ca: &Cert<'_> = match self.cas {
+                CaSet::Parsed(cas) => match cas.get(i) {
+                    Some(anchor) => &anchor.cert,
+                    None => break,
+                },
+                CaSet::Der(cas) => {
+                    parsed = match self.first_ca {
+                        Some(ca) if i == 0 => ca,
+                        _ => Cert::parse(cas.get(i).ok_or_else(malformed)?)?,
+                    };
+                    &parsed
+                }
             };
             if ca.subject != child.issuer {
                 continue;
@@ -435,7 +635,7 @@ impl Search<'_> {
                 self.constraint.get_or_insert("issuer.pathLenConstraint");
                 continue;
             }
-            if !self.check(&ca, child) {
+            if !self.check(ca, child) {
                 continue;
             }
             if let Err(e) = ca.check_time(self.now) {
@@ -492,6 +692,7 @@ impl Search<'_> {
 enum SigAlg {
     EcdsaSha256,
     EcdsaSha384,
+    EcdsaSha512,
     RsaSha256,
     RsaSha384,
     RsaSha512,
@@ -566,9 +767,17 @@ fn check_signature(
                 None => Verdict::Invalid,
             }
         }
+        // The other digests with either curve, as Go's crypto/x509 and OpenSSL accept them
+        // (e.g. openssl signs with SHA-256 by default whatever the key): the digest is computed
+        // here and checked with the software backend's prehash verification.
+        (IssuerKey::P256(point), SigAlg::EcdsaSha384 | SigAlg::EcdsaSha512) => {
+            p256_prehashed(point, alg, tbs, sig)
+        }
         // Without the features the algorithm is unsupported whatever the backend (as before
         // backends existed: no parse, no `BadSignature`).
-        (IssuerKey::P384(_), SigAlg::EcdsaSha384) if !cfg!(feature = "p384") => {
+        (IssuerKey::P384(_), SigAlg::EcdsaSha256 | SigAlg::EcdsaSha384 | SigAlg::EcdsaSha512)
+            if !cfg!(feature = "p384") =>
+        {
             Verdict::Unsupported
         }
         (IssuerKey::P384(point), SigAlg::EcdsaSha384) => {
@@ -577,6 +786,9 @@ fn check_signature(
                 Some(rs) => verifier.p384_sha384(point, tbs, rs),
                 None => Verdict::Invalid,
             }
+        }
+        (IssuerKey::P384(point), SigAlg::EcdsaSha256 | SigAlg::EcdsaSha512) => {
+            p384_prehashed(point, alg, tbs, sig)
         }
         (IssuerKey::Rsa(key), SigAlg::RsaSha256 | SigAlg::RsaSha384 | SigAlg::RsaSha512) => {
             verify_rsa(verifier, key, alg, tbs, sig)
@@ -588,6 +800,84 @@ fn check_signature(
         Verdict::Invalid => SigCheck::Invalid,
         Verdict::Unsupported => SigCheck::Unsupported,
     }
+}
+
+/// Which digests ECDSA P-256 is checked with besides SHA-256: SHA-384 and SHA-512 need SHA-512's
+/// compression function (about 10.8 KiB of flash on a Cortex-M4), so they are accepted only in
+/// builds that link it anyway (features `csr-name` — on by default — or `p384`); otherwise such
+/// a certificate stays [`Reason::UnsupportedAlgorithm`].
+#[cfg(any(feature = "csr-name", feature = "p384"))]
+fn p256_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> Verdict {
+    use p256::ecdsa::signature::hazmat::PrehashVerifier;
+    use sha2::Digest;
+    let mut buf = [0u8; 96];
+    let Some(rs) = ecdsa_raw(sig, 32, &mut buf) else {
+        return Verdict::Invalid;
+    };
+    let (Some(key), Ok(sig)) = (p256_key(point), p256::ecdsa::Signature::from_slice(rs)) else {
+        return Verdict::Invalid;
+    };
+    let ok = match alg {
+        SigAlg::EcdsaSha384 => key.verify_prehash(&sha2::Sha384::digest(tbs), &sig).is_ok(),
+        SigAlg::EcdsaSha512 => key.verify_prehash(&sha2::Sha512::digest(tbs), &sig).is_ok(),
+        _ => return Verdict::Unsupported,
+    };
+    if ok { Verdict::Valid } else { Verdict::Invalid }
+}
+
+#[cfg(not(any(feature = "csr-name", feature = "p384")))]
+fn p256_prehashed(_point: &[u8], _alg: SigAlg, _tbs: &[u8], _sig: &[u8]) -> Verdict {
+    Verdict::Unsupported
+}
+
+/// A P-256 public key from SEC1, accepted exactly as the software backend accepts it:
+/// uncompressed always, compressed only with feature `sec1-compressed`.
+#[cfg(any(feature = "csr-name", feature = "p384"))]
+fn p256_key(point: &[u8]) -> Option<p256::ecdsa::VerifyingKey> {
+    #[cfg(feature = "sec1-compressed")]
+    {
+        p256::ecdsa::VerifyingKey::from_sec1_bytes(point).ok()
+    }
+    #[cfg(not(feature = "sec1-compressed"))]
+    {
+        use p256::elliptic_curve::point::AffineCoordinates;
+        let (Some((&0x04, xy)), 65) = (point.split_first(), point.len()) else {
+            return None;
+        };
+        let (x, y) = xy.split_at_checked(32)?;
+        let x = p256::FieldBytes::try_from(x).ok()?;
+        let y = p256::FieldBytes::try_from(y).ok()?;
+        let affine =
+            Option::<p256::AffinePoint>::from(p256::AffinePoint::from_coordinates(&x, &y))?;
+        p256::ecdsa::VerifyingKey::from_affine(affine).ok()
+    }
+}
+
+/// ECDSA P-384 with SHA-256 or SHA-512 (feature `p384`).
+#[cfg(feature = "p384")]
+fn p384_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> Verdict {
+    use p384::ecdsa::signature::hazmat::PrehashVerifier;
+    use sha2::Digest;
+    let mut buf = [0u8; 96];
+    let Some(rs) = ecdsa_raw(sig, 48, &mut buf) else {
+        return Verdict::Invalid;
+    };
+    let (Ok(key), Ok(sig)) =
+        (p384::ecdsa::VerifyingKey::from_sec1_bytes(point), p384::ecdsa::Signature::from_slice(rs))
+    else {
+        return Verdict::Invalid;
+    };
+    let ok = match alg {
+        SigAlg::EcdsaSha256 => key.verify_prehash(&sha2::Sha256::digest(tbs), &sig).is_ok(),
+        SigAlg::EcdsaSha512 => key.verify_prehash(&sha2::Sha512::digest(tbs), &sig).is_ok(),
+        _ => return Verdict::Unsupported,
+    };
+    if ok { Verdict::Valid } else { Verdict::Invalid }
+}
+
+#[cfg(not(feature = "p384"))]
+fn p384_prehashed(_point: &[u8], _alg: SigAlg, _tbs: &[u8], _sig: &[u8]) -> Verdict {
+    Verdict::Unsupported
 }
 
 /// Parse an ECDSA-Sig-Value into `r || s`, each left-padded to `n` bytes, in `out`.
@@ -912,6 +1202,8 @@ fn parse_sig_alg(any: &AnyRef<'_>) -> Result<SigAlg, VerifyError> {
         SigAlg::EcdsaSha256
     } else if is_oid(&id, &OID_ECDSA_SHA384) && params.is_none() {
         SigAlg::EcdsaSha384
+    } else if is_oid(&id, &OID_ECDSA_SHA512) && params.is_none() {
+        SigAlg::EcdsaSha512
     } else if is_oid(&id, &OID_RSA_SHA256) && rsa_params_ok {
         SigAlg::RsaSha256
     } else if is_oid(&id, &OID_RSA_SHA384) && rsa_params_ok {

@@ -7,6 +7,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use kubeboot::Error;
+use kubeboot::backend::Software;
 use kubeboot::error::{Detail, Reason, VerifyError};
 use kubeboot::pin::{self, CaPin};
 use kubeboot::verify::{self, Expected, Profile, Verified};
@@ -67,8 +68,78 @@ fn expected<'a>(profile: Profile<'a>) -> Expected<'a> {
 fn verify_pem(case: &str, ca: &str, profile: Profile<'_>) -> Result<Verified, Error> {
     let f = fixture();
     let (cert, ca) = (read(case), read(ca));
-    let mut scratch = vec![0u8; verify::scratch_len(&cert, &ca)];
-    verify::verify_issued(&cert, &ca, &expected(profile), f.now, &mut scratch)
+    pem_both(&cert, &ca, &expected(profile), f.now)
+}
+
+/// `verify_issued` (CAs parsed per call) and, with the same inputs, `TrustedCas::from_pem` +
+/// `verify_issued_anchored` (CAs parsed once), with the portable backend and (feature `ring`) the
+/// host backend: every test of the matrix checks that all of them agree. Returns the first.
+#[track_caller]
+fn pem_both(cert: &[u8], ca: &[u8], exp: &Expected<'_>, now: i64) -> Result<Verified, Error> {
+    let mut scratch = vec![0u8; verify::scratch_len(cert, ca)];
+    let old = verify::verify_issued(cert, ca, exp, now, &mut scratch);
+    let mut ca_scratch = vec![0u8; verify::scratch_len(b"", ca)];
+    let mut cert_scratch = vec![0u8; verify::scratch_len(cert, b"")];
+    let new =
+        verify::TrustedCas::<{ verify::MAX_CAS }>::from_pem(ca, &mut ca_scratch).and_then(|cas| {
+            verify::verify_issued_anchored(&Software, cert, &cas, exp, now, &mut cert_scratch)
+        });
+    assert_eq!(old, new, "verify_issued vs TrustedCas + verify_issued_anchored");
+    #[cfg(feature = "ring")]
+    {
+        use kubeboot::backend::ring::Ring;
+        let mut scratch = vec![0u8; verify::scratch_len(cert, ca)];
+        let ring = verify::verify_issued_with(&Ring, cert, ca, exp, now, &mut scratch);
+        assert_eq!(old, ring, "Software vs Ring");
+        let mut ca_scratch = vec![0u8; verify::scratch_len(b"", ca)];
+        let cas = verify::TrustedCas::<2>::from_pem(ca, &mut ca_scratch);
+        let ring_new = cas.and_then(|cas| {
+            verify::verify_issued_anchored(&Ring, cert, &cas, exp, now, &mut cert_scratch)
+        });
+        // A smaller TrustedCas: only bundles of more than 2 CAs may differ (Malformed).
+        if cert_blocks(ca) <= 2 {
+            assert_eq!(old, ring_new, "Software vs Ring, anchored");
+        }
+    }
+    old
+}
+
+#[cfg(feature = "ring")]
+fn cert_blocks(pem: &[u8]) -> usize {
+    kubeboot::pem::blocks(pem).filter(|b| matches!(b, Ok(b) if b.label == "CERTIFICATE")).count()
+}
+
+/// `verify_issued_der` and `Anchor::from_der` + `verify_issued_der_anchored` (and, with feature
+/// `ring`, both with the host backend) agree; returns the first.
+#[track_caller]
+fn der_both(
+    leaf: &[u8],
+    inter: &[&[u8]],
+    cas: &[&[u8]],
+    exp: &Expected<'_>,
+    now: i64,
+) -> Result<Verified, VerifyError> {
+    let old = verify::verify_issued_der(leaf, inter, cas, exp, now);
+    let anchored = |v: &dyn kubeboot::backend::SignatureVerifier| {
+        let cas = verify::TrustedCas::<{ verify::MAX_CAS }>::from_der(cas)?;
+        verify::verify_issued_der_anchored(v, leaf, inter, &cas, exp, now)
+    };
+    assert_eq!(old, anchored(&Software), "verify_issued_der vs verify_issued_der_anchored");
+    // The same through a caller-owned slice of anchors.
+    let anchors: Result<Vec<verify::Anchor<'_>>, _> =
+        cas.iter().map(|d| verify::Anchor::from_der(d)).collect();
+    let sliced = anchors
+        .and_then(|a| verify::verify_issued_der_anchored(&Software, leaf, inter, &a, exp, now));
+    if cas.len() <= verify::MAX_CAS {
+        assert_eq!(old, sliced, "verify_issued_der vs &[Anchor]");
+    }
+    #[cfg(feature = "ring")]
+    {
+        use kubeboot::backend::ring::Ring;
+        assert_eq!(old, verify::verify_issued_der_with(&Ring, leaf, inter, cas, exp, now));
+        assert_eq!(old, anchored(&Ring), "Software vs Ring, anchored");
+    }
+    old
 }
 
 fn client(case: &str, ca: &str) -> Result<Verified, Error> {
@@ -146,7 +217,7 @@ fn rsa_issuers() {
     let der = read("case_tampered_rsa.der");
     let ca = pem_der(&read("ca_rsa2048.pem"));
     let exp = expected(Profile::Client);
-    let err = verify::verify_issued_der(&der, &[], &[&ca], &exp, fixture().now).unwrap_err();
+    let err = der_both(&der, &[], &[&ca], &exp, fixture().now).unwrap_err();
     assert_eq!(err.reason, Reason::BadSignature);
 }
 
@@ -173,9 +244,164 @@ fn p384_issuer_needs_the_feature() {
     assert_eq!(reason(client("case_ok_p384.pem", "ca_p384.pem")), Reason::UnsupportedAlgorithm);
 }
 
+#[cfg(any(feature = "csr-name", feature = "p384"))]
 #[test]
-fn p256_with_sha384_is_unsupported() {
+fn p256_with_sha384_is_accepted() {
+    client("case_p256_sha384.pem", "ca_ec.pem").unwrap();
+}
+
+#[cfg(not(any(feature = "csr-name", feature = "p384")))]
+#[test]
+fn p256_with_sha384_needs_sha512_linked() {
     assert_eq!(reason(client("case_p256_sha384.pem", "ca_ec.pem")), Reason::UnsupportedAlgorithm);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Curve / digest pairings, chains made by the openssl CLI (as `openssl x509 -req` signs by
+// default), verdicts cross-checked with `openssl verify`.
+
+/// `openssl verify -CAfile ca leaf` succeeds.
+fn openssl_verifies(dir: &Path, ca: &str, leaf_pem: &[u8]) -> bool {
+    let path = dir.join("to-verify.pem");
+    std::fs::write(&path, leaf_pem).unwrap();
+    let out = Command::new("openssl")
+        .args(["verify", "-x509_strict", "-CAfile"])
+        .arg(dir.join(ca))
+        .arg(&path)
+        .output()
+        .unwrap();
+    out.status.success()
+}
+
+fn to_pem(der: &[u8]) -> Vec<u8> {
+    let mut buf = vec![0u8; kubeboot::pem::encoded_len("CERTIFICATE", der.len()).unwrap()];
+    let n = kubeboot::pem::encode("CERTIFICATE", der, &mut buf).unwrap();
+    buf.truncate(n);
+    buf
+}
+
+/// Replace every `ecdsa-with-SHAx` OID in `der` by `to` (the same length): the claimed digest
+/// changes, and with it the to-be-signed bytes.
+fn relabel(der: &[u8], to: u8) -> Vec<u8> {
+    const PREFIX: [u8; 9] = [0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03];
+    let mut out = der.to_vec();
+    let mut hits = 0;
+    for i in 0..out.len() - PREFIX.len() {
+        if out[i..i + PREFIX.len()] == PREFIX {
+            out[i + PREFIX.len()] = to;
+            hits += 1;
+        }
+    }
+    assert_eq!(hits, 2, "signatureAlgorithm appears twice");
+    out
+}
+
+#[test]
+fn ecdsa_curve_digest_pairings_match_openssl() {
+    let f = fixture();
+    let dir = f.dir.join("pairings");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("leaf.ext"),
+        "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n\
+         extendedKeyUsage=clientAuth\n",
+    )
+    .unwrap();
+    run(Command::new("openssl")
+        .args(["req", "-new", "-subj", "/O=system:nodes/CN=system:node:node-1", "-key"])
+        .arg(f.dir.join("leaf.key"))
+        .arg("-out")
+        .arg(dir.join("leaf.csr")));
+    for curve in ["P-256", "P-384"] {
+        let ca = format!("ca-{curve}.pem");
+        run(Command::new("openssl")
+            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+            .arg(format!("ec_paramgen_curve:{curve}"))
+            .args(["-nodes", "-days", "30", "-subj"])
+            .arg(format!("/CN={curve} CA"))
+            .args(["-addext", "basicConstraints=critical,CA:TRUE"])
+            .args(["-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+            .arg("-keyout")
+            .arg(dir.join(format!("ca-{curve}.key")))
+            .arg("-out")
+            .arg(dir.join(&ca)));
+    }
+    let mut checked = 0;
+    for (curve, digest) in [
+        ("P-256", "sha256"),
+        ("P-256", "sha384"),
+        ("P-256", "sha512"),
+        ("P-384", "sha256"),
+        ("P-384", "sha384"),
+        ("P-384", "sha512"),
+    ] {
+        let ca = format!("ca-{curve}.pem");
+        let leaf_path = dir.join(format!("leaf-{curve}-{digest}.pem"));
+        run(Command::new("openssl")
+            .args(["x509", "-req", "-days", "10", "-set_serial", "7", "-in"])
+            .arg(dir.join("leaf.csr"))
+            .arg("-CA")
+            .arg(dir.join(&ca))
+            .arg("-CAkey")
+            .arg(dir.join(format!("ca-{curve}.key")))
+            .arg(format!("-{digest}"))
+            .arg("-extfile")
+            .arg(dir.join("leaf.ext"))
+            .arg("-out")
+            .arg(&leaf_path));
+        let leaf_pem = std::fs::read(&leaf_path).unwrap();
+        let ca_pem = std::fs::read(dir.join(&ca)).unwrap();
+        let (leaf, ca_der) = (pem_der(&leaf_pem), pem_der(&ca_pem));
+        // openssl's notBefore is its own clock: validate a minute later.
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+                as i64
+                + 60;
+        let exp = expected(Profile::Client);
+        let supported = match curve {
+            "P-256" => digest == "sha256" || cfg!(any(feature = "csr-name", feature = "p384")),
+            _ => cfg!(feature = "p384"),
+        };
+        let case = format!("{curve} CA, ecdsa-with-{digest}");
+        // As issued.
+        assert!(openssl_verifies(&dir, &ca, &leaf_pem), "{case}: openssl");
+        let got = pem_both(&leaf_pem, &ca_pem, &exp, now);
+        if supported {
+            let v = got.unwrap_or_else(|e| panic!("{case}: {e:?}"));
+            assert_eq!(v.ca_subject.as_str(), format!("CN={curve} CA"));
+        } else {
+            assert_eq!(reason(got), Reason::UnsupportedAlgorithm, "{case}");
+        }
+        // Tampered: the last byte of the signature, and the digest relabelled (SHA-256 <->
+        // SHA-384 / SHA-512 -> SHA-256).
+        let mut flipped = leaf.clone();
+        *flipped.last_mut().unwrap() ^= 0x01;
+        let label = match digest {
+            "sha256" => 0x03,
+            _ => 0x02,
+        };
+        for (what, bad) in
+            [("signature bit", flipped), ("digest relabelled", relabel(&leaf, label))]
+        {
+            assert!(!openssl_verifies(&dir, &ca, &to_pem(&bad)), "{case}, {what}: openssl");
+            let err = der_both(&bad, &[], &[&ca_der], &exp, now).unwrap_err();
+            let relabelled_supported = if curve == "P-256" {
+                label == 0x02 || cfg!(any(feature = "csr-name", feature = "p384"))
+            } else {
+                cfg!(feature = "p384")
+            };
+            let want = if what == "signature bit" && supported
+                || what == "digest relabelled" && relabelled_supported
+            {
+                Reason::BadSignature
+            } else {
+                Reason::UnsupportedAlgorithm
+            };
+            assert_eq!(err.reason, want, "{case}, {what}");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 6);
 }
 
 #[test]
@@ -230,7 +456,7 @@ fn tampered() {
     let exp = expected(Profile::Client);
     for case in ["case_tampered.der", "case_tampered_tbs.der"] {
         let der = read(case);
-        let err = verify::verify_issued_der(&der, &[], &[&ca], &exp, f.now).unwrap_err();
+        let err = der_both(&der, &[], &[&ca], &exp, f.now).unwrap_err();
         assert_eq!(err.reason, Reason::BadSignature, "{case}");
     }
 }
@@ -266,14 +492,14 @@ fn validity() {
     // Boundaries: valid at exactly notBefore and notAfter.
     let (cert, ca) = (pem_der(&read("case_ok_ec.pem")), pem_der(&read("ca_ec.pem")));
     let exp = expected(Profile::Client);
-    let v = verify::verify_issued_der(&cert, &[], &[&ca], &exp, f.now).unwrap();
+    let v = der_both(&cert, &[], &[&ca], &exp, f.now).unwrap();
     for (now, ok) in [
         (v.not_before, true),
         (v.not_after, true),
         (v.not_before - 1, false),
         (v.not_after + 1, false),
     ] {
-        assert_eq!(verify::verify_issued_der(&cert, &[], &[&ca], &exp, now).is_ok(), ok, "{now}");
+        assert_eq!(der_both(&cert, &[], &[&ca], &exp, now).is_ok(), ok, "{now}");
     }
 }
 
@@ -293,8 +519,7 @@ fn subject() {
     let f = fixture();
     let (cert, ca) = (read("case_ok_ec.pem"), read("ca_ec.pem"));
     let exp = Expected { node_name: "node-2", public_key: &f.spki, profile: Profile::Client };
-    let mut scratch = vec![0u8; 8192];
-    let err = verify::verify_issued(&cert, &ca, &exp, f.now, &mut scratch).unwrap_err();
+    let err = pem_both(&cert, &ca, &exp, f.now).unwrap_err();
     assert_eq!(err, Error::Verify(VerifyError::field(Reason::SubjectMismatch, "subject.CN")));
 }
 
@@ -369,7 +594,7 @@ fn malformed_inputs() {
     let ca = pem_der(&ca_pem);
     let leaf_pem = read("case_ok_ec.pem");
     let leaf = pem_der(&leaf_pem);
-    let der = |d: &[u8]| verify::verify_issued_der(d, &[], &[&ca], &exp, f.now);
+    let der = |d: &[u8]| der_both(d, &[], &[&ca], &exp, f.now);
     // Truncated DER at many points, trailing data, garbage.
     for cut in (0..leaf.len()).step_by(7) {
         assert_eq!(der(&leaf[..cut]).unwrap_err().reason, Reason::Malformed, "cut {cut}");
@@ -379,19 +604,16 @@ fn malformed_inputs() {
     assert_eq!(der(&trailing).unwrap_err().reason, Reason::Malformed);
     assert_eq!(der(b"hello, world").unwrap_err().reason, Reason::Malformed);
     // A malformed CA or intermediate fails the same way.
-    let err = verify::verify_issued_der(&leaf, &[], &[&ca[..ca.len() - 1]], &exp, f.now);
+    let err = der_both(&leaf, &[], &[&ca[..ca.len() - 1]], &exp, f.now);
     assert_eq!(err.unwrap_err().reason, Reason::Malformed);
-    let err = verify::verify_issued_der(&leaf, &[b"\x30\x00"], &[&ca], &exp, f.now);
+    let err = der_both(&leaf, &[b"\x30\x00"], &[&ca], &exp, f.now);
     assert_eq!(err.unwrap_err().reason, Reason::Malformed);
     // Too many CAs.
     let many: Vec<&[u8]> = (0..verify::MAX_CAS + 1).map(|_| &ca[..]).collect();
-    let err = verify::verify_issued_der(&leaf, &[], &many, &exp, f.now);
+    let err = der_both(&leaf, &[], &many, &exp, f.now);
     assert_eq!(err.unwrap_err().reason, Reason::Malformed);
 
-    let pem = |cert: &[u8], ca: &[u8]| {
-        let mut scratch = vec![0u8; 16 * 1024];
-        verify::verify_issued(cert, ca, &exp, f.now, &mut scratch)
-    };
+    let pem = |cert: &[u8], ca: &[u8]| pem_both(cert, ca, &exp, f.now);
     let half = &leaf_pem[..leaf_pem.len() / 2];
     for (cert, ca) in [
         (half, &ca_pem[..]),
@@ -422,23 +644,23 @@ fn every_byte_corruption() {
     let leaf = pem_der(&read("case_ok_chain.pem"));
     let inter = pem_nth(&read("case_ok_chain.pem"), 1);
     let ca = pem_der(&read("ca_root.pem"));
-    verify::verify_issued_der(&leaf, &[&inter], &[&ca], &exp, f.now).unwrap();
+    der_both(&leaf, &[&inter], &[&ca], &exp, f.now).unwrap();
     for i in 0..leaf.len() {
         let mut bad = leaf.clone();
         bad[i] ^= 0x5a;
-        let r = verify::verify_issued_der(&bad, &[&inter], &[&ca], &exp, f.now);
+        let r = der_both(&bad, &[&inter], &[&ca], &exp, f.now);
         assert!(r.is_err(), "leaf byte {i}");
     }
     for i in 0..inter.len() {
         let mut bad = inter.clone();
         bad[i] ^= 0x81;
-        let r = verify::verify_issued_der(&leaf, &[&bad], &[&ca], &exp, f.now);
+        let r = der_both(&leaf, &[&bad], &[&ca], &exp, f.now);
         assert!(r.is_err(), "intermediate byte {i}");
     }
     for i in 0..ca.len() {
         let mut bad = ca.clone();
         bad[i] ^= 0x24;
-        let _ = verify::verify_issued_der(&leaf, &[&inter], &[&bad], &exp, f.now);
+        let _ = der_both(&leaf, &[&inter], &[&bad], &exp, f.now);
     }
 }
 
@@ -459,6 +681,63 @@ fn scratch_too_small() {
         verify::verify_issued(&cert, &ca, &exp, f.now, &mut scratch).unwrap_err(),
         Error::BufferTooSmall { needed }
     );
+    // Anchored: only the certificate's PEM goes through the caller's scratch.
+    let mut ca_scratch = vec![0u8; verify::scratch_len(b"", &ca)];
+    let short = verify::scratch_len(b"", &ca) - 1;
+    assert_eq!(
+        verify::TrustedCas::<2>::from_pem(&ca, &mut ca_scratch[..short]).unwrap_err(),
+        Error::BufferTooSmall { needed: short + 1 }
+    );
+    let cas = verify::TrustedCas::<2>::from_pem(&ca, &mut ca_scratch).unwrap();
+    let needed = verify::scratch_len(&cert, b"");
+    let mut scratch = vec![0u8; needed];
+    assert_eq!(
+        verify::verify_issued_anchored(
+            &Software,
+            &cert,
+            &cas,
+            &exp,
+            f.now,
+            &mut scratch[..needed - 1]
+        )
+        .unwrap_err(),
+        Error::BufferTooSmall { needed }
+    );
+    let v = verify::verify_issued_anchored(&Software, &cert, &cas, &exp, f.now, &mut scratch);
+    assert_eq!(v.unwrap().intermediates_used, 1);
+}
+
+#[test]
+fn trusted_cas_limits() {
+    let f = fixture();
+    let exp = expected(Profile::Client);
+    let ca = pem_der(&read("ca_ec.pem"));
+    let leaf = pem_der(&read("case_ok_ec.pem"));
+    // Capacity below the bundle, and MAX_CAS, are Malformed, like `verify_issued_der`'s limit.
+    let two: [&[u8]; 2] = [&ca, &ca];
+    assert_eq!(verify::TrustedCas::<1>::from_der(&two).unwrap_err().reason, Reason::Malformed);
+    let many: Vec<&[u8]> = (0..verify::MAX_CAS + 1).map(|_| &ca[..]).collect();
+    let err = verify::TrustedCas::<32>::from_der(&many).unwrap_err();
+    assert_eq!(err.reason, Reason::Malformed);
+    let anchors: Vec<verify::Anchor<'_>> =
+        many.iter().map(|d| verify::Anchor::from_der(d).unwrap()).collect();
+    let err = verify::verify_issued_der_anchored(&Software, &leaf, &[], &anchors, &exp, f.now);
+    assert_eq!(err.unwrap_err().reason, Reason::Malformed);
+    // An empty set of anchors: Untrusted (DER), Malformed (PEM), as the old entry points.
+    let err = verify::verify_issued_der_anchored(&Software, &leaf, &[], &[], &exp, f.now);
+    assert_eq!(err.unwrap_err().reason, Reason::Untrusted);
+    let mut scratch = [0u8; 4096];
+    let cert_pem = read("case_ok_ec.pem");
+    let err = verify::verify_issued_anchored(&Software, &cert_pem, &[], &exp, f.now, &mut scratch);
+    assert_eq!(reason(err), Reason::Malformed);
+    // One anchor reused across many validations (rotations), and its accessors.
+    let anchor = verify::Anchor::from_der(&ca).unwrap();
+    assert_eq!(anchor.der(), &ca[..]);
+    assert!(anchor.not_before() <= f.now && f.now <= anchor.not_after());
+    assert!(format!("{anchor:?}").contains("CN=kubernetes"));
+    for _ in 0..3 {
+        verify::verify_issued_der_anchored(&Software, &leaf, &[], &[anchor], &exp, f.now).unwrap();
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
