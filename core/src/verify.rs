@@ -814,7 +814,9 @@ fn p256_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> Verdict 
     let Some(rs) = ecdsa_raw(sig, 32, &mut buf) else {
         return Verdict::Invalid;
     };
-    let (Some(key), Ok(sig)) = (p256_key(point), p256::ecdsa::Signature::from_slice(rs)) else {
+    let (Some(key), Ok(sig)) =
+        (crate::backend::p256_point(point), p256::ecdsa::Signature::from_slice(rs))
+    else {
         return Verdict::Invalid;
     };
     let ok = match alg {
@@ -828,29 +830,6 @@ fn p256_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> Verdict 
 #[cfg(not(any(feature = "csr-name", feature = "p384")))]
 fn p256_prehashed(_point: &[u8], _alg: SigAlg, _tbs: &[u8], _sig: &[u8]) -> Verdict {
     Verdict::Unsupported
-}
-
-/// A P-256 public key from SEC1, accepted exactly as the software backend accepts it:
-/// uncompressed always, compressed only with feature `sec1-compressed`.
-#[cfg(any(feature = "csr-name", feature = "p384"))]
-fn p256_key(point: &[u8]) -> Option<p256::ecdsa::VerifyingKey> {
-    #[cfg(feature = "sec1-compressed")]
-    {
-        p256::ecdsa::VerifyingKey::from_sec1_bytes(point).ok()
-    }
-    #[cfg(not(feature = "sec1-compressed"))]
-    {
-        use p256::elliptic_curve::point::AffineCoordinates;
-        let (Some((&0x04, xy)), 65) = (point.split_first(), point.len()) else {
-            return None;
-        };
-        let (x, y) = xy.split_at_checked(32)?;
-        let x = p256::FieldBytes::try_from(x).ok()?;
-        let y = p256::FieldBytes::try_from(y).ok()?;
-        let affine =
-            Option::<p256::AffinePoint>::from(p256::AffinePoint::from_coordinates(&x, &y))?;
-        p256::ecdsa::VerifyingKey::from_affine(affine).ok()
-    }
 }
 
 /// ECDSA P-384 with SHA-256 or SHA-512 (feature `p384`).

@@ -64,8 +64,13 @@ pub trait SignatureVerifier {
 /// (`02`/`03 || X`) only with feature `sec1-compressed` (on with `std`). Without it the square
 /// root of point decompression is not linked (about 1.4 KiB of flash on a Cortex-M4); Go's
 /// `crypto/x509` does not accept compressed keys in certificates either.
-#[cfg(not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")))]
-fn p256_point(point: &[u8]) -> Option<p256::ecdsa::VerifyingKey> {
+/// Also used by `verify` for the P-256 curve/digest pairings it checks by prehash.
+#[cfg(any(
+    not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")),
+    feature = "csr-name",
+    feature = "p384"
+))]
+pub(crate) fn p256_point(point: &[u8]) -> Option<p256::ecdsa::VerifyingKey> {
     #[cfg(feature = "sec1-compressed")]
     {
         p256::ecdsa::VerifyingKey::from_sec1_bytes(point).ok()
