@@ -15,13 +15,14 @@ step() { printf '\n==> [%4ds] %s\n' "$(( $(date +%s) - t_start ))" "$*"; }
 # background at the lowest priority: it then overlaps the stages that leave a core idle (fuzzing,
 # Miri, QEMU, valgrind) instead of running alone at the end. The e2e stage waits for it.
 cp_pid=""
+fw_pid=""
 cp_log="${TMPDIR:-/tmp}/kubeboot-e2e-build.$$.log"
 if ! e2e/build.sh --print >/dev/null 2>&1; then
   step "control plane not cached: building it in the background (log: $cp_log)"
   NICE="nice -n 19" setsid e2e/build.sh >"$cp_log" 2>&1 &
   cp_pid=$!
-  trap '[ -n "$cp_pid" ] && kill -- "-$cp_pid" 2>/dev/null; true' EXIT
 fi
+trap '[ -n "$cp_pid" ] && kill -- "-$cp_pid" 2>/dev/null; true' EXIT
 
 step "rustfmt"
 cargo fmt --all -- --check
@@ -53,16 +54,30 @@ make -s -C examples/c-agent check-asan
 step "Go binding and agent over cgo (go test, cross-checks with crypto/x509)"
 make -s -C examples/go-agent test
 
-step "fuzzing: every target, short runs (fuzz/README.md has the long-run command)"
+# The fuzzing runs one target at a time (one core) and the firmware stage is mostly one core too
+# (LTO links, QEMU): run them side by side. The firmware's log is printed once both are done.
+step "fuzzing: every target, short runs (fuzz/README.md has the long-run command); beside it, the Cortex-M4 firmware"
+fw_log="${TMPDIR:-/tmp}/kubeboot-firmware.$$.log"
+FLASH_GATE_MODE=${FLASH_GATE_MODE:-report} setsid examples/firmware/run >"$fw_log" 2>&1 &
+fw_pid=$!
+trap '[ -n "$cp_pid" ] && kill -- "-$cp_pid" 2>/dev/null; [ -n "$fw_pid" ] && kill -- "-$fw_pid" 2>/dev/null; true' EXIT
 # A fixed seed and a fresh work corpus: CI explores the same inputs on every run (new findings come
 # from the long runs in fuzz/README.md, not from a coin toss in CI).
-FUZZ_SEED=${FUZZ_SEED:-1} KUBEBOOT_FUZZ_WORK=$(mktemp -d) fuzz/run-short.sh "${FUZZ_SECONDS:-20}"
+fuzz_rc=0
+FUZZ_SEED=${FUZZ_SEED:-1} KUBEBOOT_FUZZ_WORK=$(mktemp -d) fuzz/run-short.sh "${FUZZ_SECONDS:-20}" || fuzz_rc=$?
+fw_rc=0
+wait "$fw_pid" || fw_rc=$?
+fw_pid=""
+
+step "Cortex-M4 firmware in QEMU (Rust and C images, stack/heap/flash gates; ran beside the fuzzing)"
+cat "$fw_log"
+rm -f "$fw_log"
+[ "$fuzz_rc" -eq 0 ] || { echo "error: fuzzing failed (exit $fuzz_rc)" >&2; exit 1; }
+[ "$fw_rc" -eq 0 ] || { echo "error: the firmware stage failed (exit $fw_rc)" >&2; exit 1; }
 
 step "Miri over the core's unit tests"
-.ci/miri.sh
-
-step "Cortex-M4 firmware in QEMU (Rust and C images, stack/heap/flash gates)"
-FLASH_GATE_MODE=${FLASH_GATE_MODE:-report} examples/firmware/run
+# --report-time: each test's time on Miri's clock, for the shard weights in .ci/miri.sh.
+.ci/miri.sh -Z unstable-options --report-time
 
 step "end to end against a real control plane (upstream kube-apiserver, etcd, kube-controller-manager)"
 if [ -n "$cp_pid" ]; then
