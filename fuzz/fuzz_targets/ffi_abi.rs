@@ -2,8 +2,10 @@
 //! could: an `arbitrary` script of calls with arbitrary bytes and lengths, NULL pointers (also
 //! NULL with a non-zero length), zero lengths, short and exact output buffers, NULL or live
 //! handles, out-of-range enum values. (Lengths larger than the buffer are UB by contract and are
-//! never passed; every buffer is allocated at exactly its length so ASan sees overruns.) Not
-//! covered: `kubeboot_store_*` (file system) and the `*_generate` functions (OS RNG).
+//! never passed; every buffer is allocated at exactly its length so ASan sees overruns.) The
+//! `kubeboot_store_*` functions work in a fresh temporary directory per process (one of a few
+//! subdirectories, some missing); the `*_generate` functions use the OS RNG; the external-signer
+//! CSR functions get a callback that fails, writes arbitrary bytes, or signs with a live key.
 //!
 //! Properties:
 //! * no panic (libfuzzer-sys aborts on any panic, even one `catch_unwind` would catch), and every
@@ -16,10 +18,15 @@
 //! * out-parameters (`*out` handle, `kubeboot_verified`, `kubeboot_ca_pin`, points, signatures)
 //!   are written only on success; a NULL with a non-zero length never succeeds;
 //! * `kubeboot_key_sign` signatures verify with the p256 crate against `kubeboot_key_public_point`;
-//!   `kubeboot_result_name` is `"unknown"` exactly for codes the header does not declare.
+//!   `kubeboot_result_name` is `"unknown"` exactly for codes the header does not declare;
+//! * `kubeboot_verify_issued_scratch` gives the verdict of `kubeboot_verify_issued` whenever its
+//!   scratch holds `kubeboot_verify_scratch_len` bytes, and `INSUFFICIENT_SIZE` with that size
+//!   when it does not;
+//! * a store operation that fails changes no file of the certificate directory.
 #![no_main]
 
 use arbitrary::Arbitrary;
+use kubeboot_ffi::csr::kubeboot_signer;
 use kubeboot_ffi::csr::{self as fcsr, kubeboot_str};
 use kubeboot_ffi::engine::{
     self as feng, kubeboot_action, kubeboot_engine, kubeboot_engine_config,
@@ -28,10 +35,12 @@ use kubeboot_ffi::error::{self as ferr, kubeboot_result};
 use kubeboot_ffi::key::{self as fkey, kubeboot_key};
 use kubeboot_ffi::kubeconfig::{self as fkc, kubeboot_kubeconfig, kubeboot_kubeconfig_view};
 use kubeboot_ffi::rotation as frot;
+use kubeboot_ffi::store::{self as fstore, kubeboot_store};
 use kubeboot_ffi::token::{self as ftok, kubeboot_token};
 use kubeboot_ffi::verify::{self as fver, kubeboot_ca_pin, kubeboot_verified};
 use libfuzzer_sys::fuzz_target;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::ptr::{null, null_mut};
 use std::sync::OnceLock;
 
@@ -313,6 +322,67 @@ enum Call {
         attempt: u32,
         has_cert: bool,
     },
+    TokenGenerate {
+        null_out: bool,
+    },
+    KeyGenerate {
+        null_out: bool,
+    },
+    Version,
+    CsrWithSigner {
+        /// The signer's key (its public point goes in the signer); NULL: an arbitrary point.
+        h: H,
+        point: Vec<u8>,
+        null_signer: bool,
+        null_callback: bool,
+        behaviour: SignBehaviour,
+        serving: bool,
+        node: Bytes,
+        dns: Vec<Bytes>,
+        ips: Vec<Bytes>,
+        format: u32,
+        out: Out,
+    },
+    VerifyScratch {
+        cert: Bytes,
+        ca: Bytes,
+        node: Bytes,
+        h: H,
+        profile: u32,
+        dns: Vec<Bytes>,
+        ips: Vec<Bytes>,
+        now: i64,
+        /// Scratch bytes: the needed size plus or minus this (clamped at 0).
+        delta: i8,
+        null_scratch: bool,
+        null_needed: bool,
+    },
+    StoreOpen {
+        prefix: Bytes,
+        dir: u8,
+    },
+    StoreUpdate {
+        s: H,
+        now: i64,
+        offset: i32,
+        cert: Bytes,
+        key: Bytes,
+    },
+    StoreText {
+        s: H,
+        which: u8,
+        out: Out,
+    },
+    StoreBootstrapKey {
+        s: H,
+        null_out: bool,
+    },
+    StoreRemoveKeyCache {
+        s: H,
+    },
+    StoreFree {
+        s: H,
+    },
     Engine {
         h: H,
         t: H,
@@ -330,11 +400,85 @@ enum Call {
     },
 }
 
+#[derive(Arbitrary, Debug, Clone)]
+enum SignBehaviour {
+    /// Return this non-zero status.
+    Fail(u32),
+    /// Return OK with these 64 bytes as `r || s`.
+    Bytes([u8; 32], [u8; 32]),
+    /// Sign with the live key of `h` (kubeboot_key_sign); no key: fail.
+    Key,
+}
+
+struct SignerState {
+    behaviour: SignBehaviour,
+    key: *mut kubeboot_key,
+}
+
+unsafe extern "C" fn sign_cb(
+    ud: *mut core::ffi::c_void,
+    msg: *const u8,
+    len: usize,
+    rs: *mut u8,
+) -> u32 {
+    // SAFETY: `ud` is the SignerState of the call that passed it; `msg`/`rs` per the ABI.
+    let st = unsafe { &*(ud as *const SignerState) };
+    assert!(!msg.is_null() && len > 0 && !rs.is_null());
+    match &st.behaviour {
+        SignBehaviour::Fail(c) => (*c).max(1),
+        SignBehaviour::Bytes(r, s) => {
+            // SAFETY: the ABI hands 64 writable bytes at `rs`.
+            let out = unsafe { std::slice::from_raw_parts_mut(rs, 64) };
+            out[..32].copy_from_slice(r);
+            out[32..].copy_from_slice(s);
+            0
+        }
+        SignBehaviour::Key if st.key.is_null() => 7,
+        SignBehaviour::Key => fkey::kubeboot_key_sign(st.key, msg, len, rs) as u32,
+    }
+}
+
+/// The per-process certificate directories: `<tmp>/d0` .. `<tmp>/d2` exist, `<tmp>/missing/x`
+/// does not.
+fn store_root() -> &'static Path {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let root = std::env::temp_dir().join(format!("kubeboot-fuzz-store-{}", std::process::id()));
+        for d in ["d0", "d1", "d2"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        root
+    })
+}
+
+/// Every file under the store root: path -> (symlink target or contents).
+fn snapshot() -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        for e in rd.flatten() {
+            let p = e.path();
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_symlink() {
+                let t = std::fs::read_link(&p).unwrap_or_default();
+                out.insert(p, t.into_os_string().into_encoded_bytes());
+            } else if ft.is_dir() {
+                walk(&p, out);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap_or_default());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(store_root(), &mut out);
+    out
+}
+
 #[derive(Default)]
 struct Handles {
     tokens: Vec<*mut kubeboot_token>,
     keys: Vec<*mut kubeboot_key>,
     kcs: Vec<*mut kubeboot_kubeconfig>,
+    stores: Vec<*mut kubeboot_store>,
 }
 
 fn pick<T>(v: &[*mut T], h: &H) -> *mut T {
@@ -370,6 +514,16 @@ fn strs(args: &[Arg]) -> Vec<kubeboot_str> {
 
 fuzz_target!(|calls: Vec<Call>| {
     let mut hs = Handles::default();
+    // Each input starts from empty certificate directories (successful updates add files).
+    if calls.iter().take(24).any(|c| matches!(c, Call::StoreOpen { .. })) {
+        let root = store_root();
+        for d in ["d0", "d1", "d2", "missing"] {
+            let _ = std::fs::remove_dir_all(root.join(d));
+        }
+        for d in ["d0", "d1", "d2"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+    }
     for call in calls.iter().take(24) {
         match call {
             Call::TokenParse(b) => {
@@ -799,6 +953,280 @@ fuzz_target!(|calls: Vec<Call>| {
                     None => assert_eq!(ms, frot::KUBEBOOT_POLL_INTERVAL_MS),
                 }
             }
+            Call::TokenGenerate { null_out } => {
+                if *null_out {
+                    assert_ne!(rc(ftok::kubeboot_token_generate(null_mut())), OK);
+                } else {
+                    new_handle(&mut hs.tokens, false, |o| ftok::kubeboot_token_generate(o));
+                }
+            }
+            Call::KeyGenerate { null_out } => {
+                if *null_out {
+                    assert_ne!(rc(fkey::kubeboot_key_generate(null_mut())), OK);
+                } else {
+                    new_handle(&mut hs.keys, false, |o| fkey::kubeboot_key_generate(o));
+                }
+            }
+            Call::Version => {
+                let v = kubeboot_ffi::kubeboot_version();
+                assert!(!v.is_null());
+                // SAFETY: a NUL-terminated static string per the ABI.
+                let v = unsafe { std::ffi::CStr::from_ptr(v) }.to_str().unwrap();
+                assert!(v.split('.').count() >= 3 && v.starts_with(|c: char| c.is_ascii_digit()));
+            }
+            Call::CsrWithSigner {
+                h,
+                point,
+                null_signer,
+                null_callback,
+                behaviour,
+                serving,
+                node,
+                dns,
+                ips,
+                format,
+                out,
+            } => {
+                let k = pick(&hs.keys, h);
+                let mut public_point = [0u8; 65];
+                if k.is_null() {
+                    for (d, s) in public_point.iter_mut().zip(point) {
+                        *d = *s;
+                    }
+                } else {
+                    assert_eq!(
+                        rc(fkey::kubeboot_key_public_point(k, public_point.as_mut_ptr())),
+                        OK
+                    );
+                }
+                let mut st = SignerState { behaviour: behaviour.clone(), key: k };
+                let signer = kubeboot_signer {
+                    sign: if *null_callback { None } else { Some(sign_cb) },
+                    userdata: (&mut st as *mut SignerState).cast(),
+                    public_point,
+                };
+                let sp: *const kubeboot_signer = if *null_signer { null() } else { &signer };
+                let n = Arg::new(node);
+                let d: Vec<Arg> = dns.iter().take(20).map(Arg::new).collect();
+                let i: Vec<Arg> = ips.iter().take(20).map(Arg::new).collect();
+                let (ds, is) = (strs(&d), strs(&i));
+                let bad = *null_signer
+                    || *null_callback
+                    || n.bad()
+                    || *format > 1
+                    || d.iter().chain(&i).any(Arg::bad)
+                    || matches!(behaviour, SignBehaviour::Fail(_))
+                    || (matches!(behaviour, SignBehaviour::Key) && k.is_null());
+                let (r, _) = out_call(out, bad, &mut |p, l, ol| {
+                    if *serving {
+                        fcsr::kubeboot_csr_serving_with_signer(
+                            sp,
+                            n.cptr(),
+                            n.len,
+                            ds.as_ptr(),
+                            ds.len(),
+                            is.as_ptr(),
+                            is.len(),
+                            *format,
+                            p,
+                            l,
+                            ol,
+                        )
+                    } else {
+                        fcsr::kubeboot_csr_client_with_signer(
+                            sp,
+                            n.cptr(),
+                            n.len,
+                            *format,
+                            p,
+                            l,
+                            ol,
+                        )
+                    }
+                });
+                let _ = r;
+            }
+            Call::VerifyScratch {
+                cert,
+                ca,
+                node,
+                h,
+                profile,
+                dns,
+                ips,
+                now,
+                delta,
+                null_scratch,
+                null_needed,
+            } => {
+                let (c, a, n) = (Arg::new(cert), Arg::new(ca), Arg::new(node));
+                let k = pick(&hs.keys, h);
+                let mut spki = vec![0u8; 91];
+                let mut sl = 0usize;
+                if k.is_null()
+                    || rc(fkey::kubeboot_key_public_spki_der(k, spki.as_mut_ptr(), 91, &mut sl))
+                        != OK
+                {
+                    spki.clear();
+                }
+                let d: Vec<Arg> = dns.iter().take(20).map(Arg::new).collect();
+                let i: Vec<Arg> = ips.iter().take(20).map(Arg::new).collect();
+                let (ds, is) = (strs(&d), strs(&i));
+                let mut needed = SENTINEL;
+                let rl = rc(fver::kubeboot_verify_scratch_len(
+                    c.ptr(),
+                    c.len,
+                    a.ptr(),
+                    a.len,
+                    &mut needed,
+                ));
+                if rl != OK {
+                    assert_eq!(needed, SENTINEL, "scratch length written on error {rl}");
+                    assert!(c.bad() || a.bad(), "scratch_len failed ({rl}) without a NULL");
+                    continue;
+                }
+                let len = (needed as i64 + i64::from(*delta)).max(0) as usize;
+                let mut scratch = vec![CANARY; len].into_boxed_slice();
+                let sp = if *null_scratch { null_mut() } else { scratch.as_mut_ptr() };
+                let mut got_needed = SENTINEL;
+                let np: *mut usize = if *null_needed { null_mut() } else { &mut got_needed };
+                // SAFETY: plain data; all-CANARY bytes are a valid value.
+                let mut v: kubeboot_verified = unsafe {
+                    std::mem::transmute([CANARY; std::mem::size_of::<kubeboot_verified>()])
+                };
+                let r = rc(fver::kubeboot_verify_issued_scratch(
+                    c.ptr(),
+                    c.len,
+                    a.ptr(),
+                    a.len,
+                    n.cptr(),
+                    n.len,
+                    spki.as_ptr(),
+                    spki.len(),
+                    *profile,
+                    ds.as_ptr(),
+                    ds.len(),
+                    is.as_ptr(),
+                    is.len(),
+                    *now,
+                    sp,
+                    len,
+                    np,
+                    &mut v,
+                ));
+                let mut w: kubeboot_verified = unsafe {
+                    std::mem::transmute([CANARY; std::mem::size_of::<kubeboot_verified>()])
+                };
+                let rw = rc(fver::kubeboot_verify_issued(
+                    c.ptr(),
+                    c.len,
+                    a.ptr(),
+                    a.len,
+                    n.cptr(),
+                    n.len,
+                    spki.as_ptr(),
+                    spki.len(),
+                    *profile,
+                    ds.as_ptr(),
+                    ds.len(),
+                    is.as_ptr(),
+                    is.len(),
+                    *now,
+                    &mut w,
+                ));
+                let vb: [u8; std::mem::size_of::<kubeboot_verified>()] =
+                    unsafe { std::mem::transmute(v) };
+                if r == OK {
+                    assert!(!*null_scratch || len == 0);
+                    assert_eq!(rw, OK, "scratch verify OK, heap verify {rw}");
+                    let wb: [u8; std::mem::size_of::<kubeboot_verified>()] =
+                        unsafe { std::mem::transmute(w) };
+                    assert_eq!(vb, wb, "the two entry points report differently");
+                } else {
+                    assert!(vb.iter().all(|&b| b == CANARY), "*out written on error {r}");
+                    if r == INSUFFICIENT {
+                        assert!(len < needed, "INSUFFICIENT_SIZE with {len} >= {needed} bytes");
+                        if !*null_needed {
+                            assert_eq!(got_needed, needed);
+                        }
+                    } else if len >= needed && !*null_scratch && !*null_needed {
+                        assert_eq!(r, rw, "scratch verify {r}, heap verify {rw}");
+                    }
+                }
+            }
+            Call::StoreOpen { prefix, dir } => {
+                let p = Arg::new(prefix);
+                let sub = ["d0", "d1", "d2", "missing/x"][*dir as usize % 4];
+                let d = store_root().join(sub).into_os_string().into_encoded_bytes();
+                new_handle(&mut hs.stores, p.bad(), |o| {
+                    fstore::kubeboot_store_open(p.cptr(), p.len, d.as_ptr().cast(), d.len(), o)
+                });
+            }
+            Call::StoreUpdate { s, now, offset, cert, key } => {
+                let st = pick(&hs.stores, s);
+                let (c, k) = (Arg::new(cert), Arg::new(key));
+                let before = snapshot();
+                let r = rc(fstore::kubeboot_store_update(
+                    st,
+                    *now,
+                    *offset,
+                    c.ptr(),
+                    c.len,
+                    k.ptr(),
+                    k.len,
+                ));
+                if st.is_null() || c.bad() || k.bad() {
+                    assert_ne!(r, OK);
+                }
+                if r != OK {
+                    assert_eq!(before, snapshot(), "a failed store update ({r}) changed files");
+                }
+            }
+            Call::StoreText { s, which, out } => {
+                let st = pick(&hs.stores, s);
+                let before = snapshot();
+                let (r, _) = out_call(out, st.is_null(), &mut |p, l, ol| match which % 3 {
+                    0 => fstore::kubeboot_store_current(st, p.cast(), l, ol),
+                    1 => fstore::kubeboot_store_current_path(st, p.cast(), l, ol),
+                    _ => fstore::kubeboot_store_last_error(st, p.cast(), l, ol),
+                });
+                if r != OK {
+                    assert_eq!(before, snapshot(), "a failed store read ({r}) changed files");
+                }
+            }
+            Call::StoreBootstrapKey { s, null_out } => {
+                let st = pick(&hs.stores, s);
+                if *null_out {
+                    assert_ne!(rc(fstore::kubeboot_store_bootstrap_key(st, null_mut())), OK);
+                } else {
+                    new_handle(&mut hs.keys, st.is_null(), |o| {
+                        fstore::kubeboot_store_bootstrap_key(st, o)
+                    });
+                }
+            }
+            Call::StoreRemoveKeyCache { s } => {
+                let st = pick(&hs.stores, s);
+                let before = snapshot();
+                let r = rc(fstore::kubeboot_store_remove_key_cache(st));
+                if st.is_null() {
+                    assert_ne!(r, OK);
+                }
+                if r != OK {
+                    assert_eq!(
+                        before,
+                        snapshot(),
+                        "a failed key-cache removal ({r}) changed files"
+                    );
+                }
+            }
+            Call::StoreFree { s } => {
+                if let H::Live(i) = s {
+                    if !hs.stores.is_empty() {
+                        let st = hs.stores.remove(*i as usize % hs.stores.len());
+                        fstore::kubeboot_store_free(st);
+                    }
+                }
+            }
             Call::Engine {
                 h,
                 t,
@@ -886,6 +1314,10 @@ fuzz_target!(|calls: Vec<Call>| {
     for k in hs.kcs {
         fkc::kubeboot_kubeconfig_free(k);
     }
+    for st in hs.stores {
+        fstore::kubeboot_store_free(st);
+    }
+    fstore::kubeboot_store_free(null_mut());
     ftok::kubeboot_token_free(null_mut());
     fkey::kubeboot_key_free(null_mut());
     fkc::kubeboot_kubeconfig_free(null_mut());
