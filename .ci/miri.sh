@@ -91,6 +91,11 @@ HEAVY=(
   "verify::tests::decimal_without_64_bit_division_matches_core_fmt 7"  # 300 values under Miri
   "token::tests::generate_parse_round_trip 7"
   "kubeconfig::tests::bootstrap_kubeconfig_roundtrip 5"
+  # new since: measured alone under Miri
+  "csr::tests::signature_encoding_matches_ecdsa_crate 38"
+  "verify::tests::single_cn_fast_path_renders_as_the_general_path 16"
+  "verify::tests::hand_decoded_primitives_agree_with_der 13"
+  "csr::tests::write_der_matches_assemble_across_length_boundaries 8"
 )
 
 # Proptest looks up its failure-persistence file (getcwd, open): let isolated calls fail

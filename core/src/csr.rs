@@ -523,8 +523,8 @@ mod tests {
         let mut checked = 0;
         for (i, r) in scalars.iter().enumerate() {
             for (j, s) in scalars.iter().enumerate() {
-                // every r with a few s, every s with a few r (all pairs natively)
-                if cfg!(miri) && i % 16 != 0 && j % 16 != 0 {
+                // all pairs natively; under Miri (an interpreter) each scalar as both r and s
+                if cfg!(miri) && i != j {
                     continue;
                 }
                 let mut rs = [0u8; 64];
@@ -537,7 +537,7 @@ mod tests {
                 checked += usize::from(ours.is_ok());
             }
         }
-        assert!(checked > 1000, "{checked}");
+        assert!(checked > if cfg!(miri) { 100 } else { 10_000 }, "{checked}");
     }
 
     #[test]

@@ -992,30 +992,43 @@ fn reader(input: &[u8]) -> Result<Der<'_>, VerifyError> {
 /// parsing: the headers certificates are made of (one-byte tags, lengths below 64 KiB) are
 /// decoded here by hand, anything else by the `der` crate, which sets the rules: both accept
 /// and reject the same headers.
+// Hosts inline the common case into each of the ~50 call sites (the walk is most of kubeboot's
+// own time in a validation); microcontrollers keep one copy (flash).
+#[cfg_attr(not(target_os = "none"), inline(always))]
+#[cfg_attr(target_os = "none", inline(never))]
 fn next<'a>(r: &mut Der<'a>) -> Result<(AnyRef<'a>, &'a [u8]), VerifyError> {
     let input = r.0;
-    let (tag, header_len, len) = match common_header(input) {
-        Some(h) => h,
-        None => {
-            let header = der::Header::peek(&SliceReader::new(input).map_err(|_| malformed())?)
-                .map_err(|_| malformed())?;
-            let header_len = der::Encode::encoded_len(&header).map_err(|_| malformed())?;
-            let header_len = usize::try_from(header_len).map_err(|_| malformed())?;
-            let len = usize::try_from(header.length()).map_err(|_| malformed())?;
-            (header.tag(), header_len, len)
-        }
+    let Some((tag, header_len, len)) = common_header(input) else {
+        return next_rare(r);
     };
-    let total = header_len.checked_add(len).ok_or_else(malformed)?;
-    let (tlv, rest) = input.split_at_checked(total).ok_or_else(malformed)?;
+    let (tlv, rest) = input.split_at_checked(header_len + len).ok_or_else(malformed)?;
     let value = tlv.get(header_len..).ok_or_else(malformed)?;
     r.0 = rest;
     let any = AnyRef::new(tag, value).map_err(|_| malformed())?;
     Ok((any, tlv))
 }
 
+/// [`next`] for the headers [`common_header`] leaves to `der`.
+#[cold]
+#[inline(never)]
+fn next_rare<'a>(r: &mut Der<'a>) -> Result<(AnyRef<'a>, &'a [u8]), VerifyError> {
+    let input = r.0;
+    let header = der::Header::peek(&SliceReader::new(input).map_err(|_| malformed())?)
+        .map_err(|_| malformed())?;
+    let header_len = der::Encode::encoded_len(&header).map_err(|_| malformed())?;
+    let header_len = usize::try_from(header_len).map_err(|_| malformed())?;
+    let len = usize::try_from(header.length()).map_err(|_| malformed())?;
+    let total = header_len.checked_add(len).ok_or_else(malformed)?;
+    let (tlv, rest) = input.split_at_checked(total).ok_or_else(malformed)?;
+    let value = tlv.get(header_len..).ok_or_else(malformed)?;
+    r.0 = rest;
+    let any = AnyRef::new(header.tag(), value).map_err(|_| malformed())?;
+    Ok((any, tlv))
+}
+
 /// (tag, header length, content length) of a header in its common form, the way `der` decodes
 /// it; `None` for anything else (rare or invalid: `der` decides).
-#[inline]
+#[cfg_attr(not(target_os = "none"), inline(always))]
 fn common_header(input: &[u8]) -> Option<(Tag, usize, usize)> {
     let (&t, rest) = input.split_first()?;
     let tag = match t {
