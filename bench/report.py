@@ -253,6 +253,7 @@ p("- Noise: on this shared 2-core VM two rows doing the same arithmetic (e.g. `b
   "300-byte `Verified`, and its DER walk (`next` 0.5–0.65 %). `csr_key_given/kubeboot_ring`: the CSR encoding is "
   "+2.3 % over ring's signing (was +9.9 % when every nested TLV was measured by running its "
   "content again; the writer now fills the buffer back to front, each length computed once).")
+p("- EC validation, update (main at 21db2bb; same method with libc's memmove/memcmp counted as each implementation's own work, 4 runs each, a niced fuzzer on the other core): after INTEGER / BIT STRING / BOOLEAN values are decoded by hand, plain single-CN names are rendered directly and the DER walk's common case is inlined on hosts, `kubeboot_ring_anchored` is +1.70 / +2.21 / +2.18 / +1.85 % (mean 1.99 %) and `rustls_webpki` +1.90 / +1.89 / +2.05 / +1.98 % (mean 1.96 %) over ring's verification: **tied** on CPU work (each spreads by about ±0.25 %); kubeboot is no longer 0.4 % behind, but not measurably faster either. Its remaining own work: `parse_extensions`, `Cert::parse`, memmove of the 300-byte `Verified`, the name checks.")
 p("- CSR with keygen: `RingSigner::generate` makes the same ring calls as rcgen's "
   "`KeyPair::generate` (`generate_pkcs8`, then `from_pkcs8`, which re-derives the public key: ring "
   "0.17 has no key-pair constructor without that base-point multiplication, so two of them are the "
