@@ -1499,9 +1499,10 @@ fn parse_time(any: &AnyRef<'_>) -> Result<i64, VerifyError> {
 // ---------------------------------------------------------------------------------------------
 // Subject and SANs
 
-fn attribute_str<'a>(value: &AnyRef<'a>) -> Option<&'a str> {
+/// The bytes of a PrintableString or UTF8String attribute value.
+fn attribute_bytes<'a>(value: &AnyRef<'a>) -> Option<&'a [u8]> {
     match value.tag() {
-        Tag::PrintableString | Tag::Utf8String => core::str::from_utf8(value.value()).ok(),
+        Tag::PrintableString | Tag::Utf8String => Some(value.value()),
         _ => None,
     }
 }
@@ -1511,14 +1512,16 @@ fn check_subject(subject: &[u8], node_name: &str) -> Result<(), VerifyError> {
     let name = single(subject, Tag::Sequence)?;
     let (mut cn_count, mut cn_ok, mut o_count, mut o_ok, mut other) = (0, false, 0, false, false);
     for_each_attribute(name.value(), |ty, value| {
-        let text = attribute_str(&value);
+        // Compared as bytes: equal to a `str` means valid UTF-8 too.
+        let text = attribute_bytes(&value);
         if is_oid(&ty, &OID_CN) {
             cn_count += 1;
-            cn_ok =
-                text.and_then(|t| t.strip_prefix("system:node:")).is_some_and(|n| n == node_name);
+            cn_ok = text
+                .and_then(|t| t.strip_prefix(b"system:node:"))
+                .is_some_and(|n| n == node_name.as_bytes());
         } else if is_oid(&ty, &OID_O) {
             o_count += 1;
-            o_ok = text == Some("system:nodes");
+            o_ok = text == Some(b"system:nodes".as_slice());
         } else {
             other = true;
         }
