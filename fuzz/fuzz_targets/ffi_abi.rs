@@ -508,6 +508,30 @@ fn new_handle<T>(
     }
 }
 
+/// The key's SubjectPublicKeyInfo DER; empty for a NULL or failing key.
+fn spki_of(k: *mut kubeboot_key) -> Vec<u8> {
+    let mut spki = vec![0u8; 91];
+    let mut sl = 0usize;
+    if k.is_null()
+        || rc(fkey::kubeboot_key_public_spki_der(k, spki.as_mut_ptr(), 91, &mut sl)) != OK
+    {
+        spki.clear();
+    }
+    spki
+}
+
+/// A `kubeboot_verified` filled with CANARY bytes (to see whether anything wrote it).
+fn canary_verified() -> kubeboot_verified {
+    // SAFETY: kubeboot_verified is plain data; all-CANARY bytes are a valid value.
+    unsafe { std::mem::transmute([CANARY; std::mem::size_of::<kubeboot_verified>()]) }
+}
+
+/// The bytes of a `kubeboot_verified` (plain data without padding: every byte is a field's).
+fn verified_bytes(v: kubeboot_verified) -> [u8; std::mem::size_of::<kubeboot_verified>()] {
+    // SAFETY: same size; plain data.
+    unsafe { std::mem::transmute(v) }
+}
+
 fn strs(args: &[Arg]) -> Vec<kubeboot_str> {
     args.iter().map(|a| kubeboot_str { data: a.cptr(), len: a.len }).collect()
 }
@@ -784,21 +808,11 @@ fuzz_target!(|calls: Vec<Call>| {
             Call::VerifyIssued { cert, ca, node, h, profile, dns, ips, now, null_out } => {
                 let (c, a, n) = (Arg::new(cert), Arg::new(ca), Arg::new(node));
                 let k = pick(&hs.keys, h);
-                let mut spki = vec![0u8; 91];
-                let mut sl = 0usize;
-                if k.is_null()
-                    || rc(fkey::kubeboot_key_public_spki_der(k, spki.as_mut_ptr(), 91, &mut sl))
-                        != OK
-                {
-                    spki.clear();
-                }
+                let spki = spki_of(k);
                 let d: Vec<Arg> = dns.iter().take(20).map(Arg::new).collect();
                 let i: Vec<Arg> = ips.iter().take(20).map(Arg::new).collect();
                 let (ds, is) = (strs(&d), strs(&i));
-                // SAFETY: kubeboot_verified is plain data; all-CANARY bytes are a valid value.
-                let mut v: kubeboot_verified = unsafe {
-                    std::mem::transmute([CANARY; std::mem::size_of::<kubeboot_verified>()])
-                };
+                let mut v = canary_verified();
                 let vp: *mut kubeboot_verified = if *null_out { null_mut() } else { &mut v };
                 let r = rc(fver::kubeboot_verify_issued(
                     c.ptr(),
@@ -817,8 +831,7 @@ fuzz_target!(|calls: Vec<Call>| {
                     *now,
                     vp,
                 ));
-                let bytes: [u8; std::mem::size_of::<kubeboot_verified>()] =
-                    unsafe { std::mem::transmute(v) };
+                let bytes = verified_bytes(v);
                 if r != OK {
                     assert!(bytes.iter().all(|&b| b == CANARY), "*out written on error {r}");
                 } else {
@@ -1061,14 +1074,7 @@ fuzz_target!(|calls: Vec<Call>| {
             } => {
                 let (c, a, n) = (Arg::new(cert), Arg::new(ca), Arg::new(node));
                 let k = pick(&hs.keys, h);
-                let mut spki = vec![0u8; 91];
-                let mut sl = 0usize;
-                if k.is_null()
-                    || rc(fkey::kubeboot_key_public_spki_der(k, spki.as_mut_ptr(), 91, &mut sl))
-                        != OK
-                {
-                    spki.clear();
-                }
+                let spki = spki_of(k);
                 let d: Vec<Arg> = dns.iter().take(20).map(Arg::new).collect();
                 let i: Vec<Arg> = ips.iter().take(20).map(Arg::new).collect();
                 let (ds, is) = (strs(&d), strs(&i));
@@ -1090,10 +1096,7 @@ fuzz_target!(|calls: Vec<Call>| {
                 let sp = if *null_scratch { null_mut() } else { scratch.as_mut_ptr() };
                 let mut got_needed = SENTINEL;
                 let np: *mut usize = if *null_needed { null_mut() } else { &mut got_needed };
-                // SAFETY: plain data; all-CANARY bytes are a valid value.
-                let mut v: kubeboot_verified = unsafe {
-                    std::mem::transmute([CANARY; std::mem::size_of::<kubeboot_verified>()])
-                };
+                let mut v = canary_verified();
                 let r = rc(fver::kubeboot_verify_issued_scratch(
                     c.ptr(),
                     c.len,
@@ -1114,9 +1117,7 @@ fuzz_target!(|calls: Vec<Call>| {
                     np,
                     &mut v,
                 ));
-                let mut w: kubeboot_verified = unsafe {
-                    std::mem::transmute([CANARY; std::mem::size_of::<kubeboot_verified>()])
-                };
+                let mut w = canary_verified();
                 let rw = rc(fver::kubeboot_verify_issued(
                     c.ptr(),
                     c.len,
@@ -1134,13 +1135,11 @@ fuzz_target!(|calls: Vec<Call>| {
                     *now,
                     &mut w,
                 ));
-                let vb: [u8; std::mem::size_of::<kubeboot_verified>()] =
-                    unsafe { std::mem::transmute(v) };
+                let vb = verified_bytes(v);
                 if r == OK {
                     assert!(!*null_scratch || len == 0);
                     assert_eq!(rw, OK, "scratch verify OK, heap verify {rw}");
-                    let wb: [u8; std::mem::size_of::<kubeboot_verified>()] =
-                        unsafe { std::mem::transmute(w) };
+                    let wb = verified_bytes(w);
                     assert_eq!(vb, wb, "the two entry points report differently");
                 } else {
                     assert!(vb.iter().all(|&b| b == CANARY), "*out written on error {r}");
