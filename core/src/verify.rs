@@ -998,32 +998,29 @@ fn reader(input: &[u8]) -> Result<Der<'_>, VerifyError> {
 #[cfg_attr(target_os = "none", inline(never))]
 fn next<'a>(r: &mut Der<'a>) -> Result<(AnyRef<'a>, &'a [u8]), VerifyError> {
     let input = r.0;
-    let Some((tag, header_len, len)) = common_header(input) else {
-        return next_rare(r);
+    let (tag, header_len, len) = match common_header(input) {
+        Some(h) => h,
+        None => rare_header(input)?,
     };
-    let (tlv, rest) = input.split_at_checked(header_len + len).ok_or_else(malformed)?;
+    let total = header_len.checked_add(len).ok_or_else(malformed)?;
+    let (tlv, rest) = input.split_at_checked(total).ok_or_else(malformed)?;
     let value = tlv.get(header_len..).ok_or_else(malformed)?;
     r.0 = rest;
     let any = AnyRef::new(tag, value).map_err(|_| malformed())?;
     Ok((any, tlv))
 }
 
-/// [`next`] for the headers [`common_header`] leaves to `der`.
+/// (tag, header length, content length) of the headers [`common_header`] leaves to `der`
+/// (out of line: [`next`] is inlined on hosts).
 #[cold]
 #[inline(never)]
-fn next_rare<'a>(r: &mut Der<'a>) -> Result<(AnyRef<'a>, &'a [u8]), VerifyError> {
-    let input = r.0;
+fn rare_header(input: &[u8]) -> Result<(Tag, usize, usize), VerifyError> {
     let header = der::Header::peek(&SliceReader::new(input).map_err(|_| malformed())?)
         .map_err(|_| malformed())?;
     let header_len = der::Encode::encoded_len(&header).map_err(|_| malformed())?;
     let header_len = usize::try_from(header_len).map_err(|_| malformed())?;
     let len = usize::try_from(header.length()).map_err(|_| malformed())?;
-    let total = header_len.checked_add(len).ok_or_else(malformed)?;
-    let (tlv, rest) = input.split_at_checked(total).ok_or_else(malformed)?;
-    let value = tlv.get(header_len..).ok_or_else(malformed)?;
-    r.0 = rest;
-    let any = AnyRef::new(header.tag(), value).map_err(|_| malformed())?;
-    Ok((any, tlv))
+    Ok((header.tag(), header_len, len))
 }
 
 /// (tag, header length, content length) of a header in its common form, the way `der` decodes
