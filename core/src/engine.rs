@@ -25,6 +25,10 @@
 //!   node name and profile before it is handed out;
 //! * 401 and 403 are failures naming the cause; 429, 5xx and transport errors are retried with the
 //!   kubelet's backoff (2, 4, 8, 16 s with jitter, then every 32 s) until the wait deadline.
+//!   While waiting for the CSR created with this token, a 401 is retried
+//!   [`UNAUTHORIZED_RETRIES`] times first: an apiserver that has just restarted answers 401 until
+//!   its bootstrap-token cache has synced (the kubelet's reflector retries such errors until its
+//!   own deadline).
 //!
 //! Memory: everything lives inside the engine (`N` bytes of work buffer for bodies and watch
 //! events, [`MAX_CERT_PEM`] bytes for the issued certificate). No heap.
@@ -51,6 +55,11 @@ pub const MAX_CERT_PEM: usize = 16 * 1024;
 pub const MAX_NAME: usize = 253;
 /// The kubelet's bootstrap wait (path B): one hour.
 pub const BOOTSTRAP_WAIT_SECS: i64 = 3600;
+/// How many 401 answers in a row the wait for an already created CSR retries (with the backoff)
+/// before failing with [`Error::Unauthorized`]: about 14 s, the time a restarted apiserver takes
+/// to sync its bootstrap-token cache. A 401 to the create request fails at once.
+pub const UNAUTHORIZED_RETRIES: u32 = 3;
+
 /// The certificate manager's wait per rotation attempt: fifteen minutes.
 pub const ROTATION_WAIT_SECS: i64 = 15 * 60;
 /// Interval between GETs when polling instead of watching.
@@ -338,6 +347,8 @@ pub struct Engine<'a, S: P256Signer + ?Sized, const N: usize = DEFAULT_BUFFER> {
     deadline: i64,
     attempt: u32,
     watch_failures: u32,
+    /// 401 answers in a row while waiting (see [`UNAUTHORIZED_RETRIES`]).
+    unauthorized: u32,
     poll_mode: bool,
     events_seen: bool,
     jitter: Jitter,
@@ -416,6 +427,7 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
             deadline: now.saturating_add(config.wait_secs.max(0)),
             attempt: 0,
             watch_failures: 0,
+            unauthorized: 0,
             poll_mode: !config.watch,
             events_seen: false,
             jitter: Jitter(seed),
@@ -654,6 +666,7 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
         }
         match status {
             200 | 201 => {
+                self.unauthorized = 0;
                 let len = body.len();
                 if len > N {
                     self.fail(Error::TooLarge, Some(status), "", "response larger than the buffer");
@@ -670,6 +683,12 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
                     return Err(Error::HttpStatus);
                 }
                 self.phase = Phase::Fetch;
+                Ok(())
+            }
+            401 if phase != Phase::Creating && self.unauthorized < UNAUTHORIZED_RETRIES => {
+                self.unauthorized += 1;
+                let retry = if phase == Phase::Fetching { Phase::Fetch } else { Phase::Watch };
+                self.backoff(now, retry);
                 Ok(())
             }
             401 => {
@@ -735,6 +754,7 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
         if self.phase != Phase::Watching {
             return Err(Error::InvalidState);
         }
+        self.unauthorized = 0; // the stream was accepted
         while !chunk.is_empty() && self.phase == Phase::Watching {
             let nl = chunk.iter().position(|&b| b == b'\n');
             let (part, rest, complete) = match nl {

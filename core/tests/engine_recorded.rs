@@ -235,6 +235,53 @@ fn unauthorized_forbidden_and_invalid() {
 }
 
 #[test]
+fn unauthorized_while_waiting_is_retried_a_few_times() {
+    // A restarted apiserver answers 401 until its token cache has synced: retried, then it works.
+    let f = fixture("approved.key.pem");
+    let now = t0();
+    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 4).unwrap();
+    create_ok(&mut e, now);
+    let mut t = now;
+    for _ in 0..kubeboot::engine::UNAUTHORIZED_RETRIES {
+        expect_watch(&mut e, t, APPROVED);
+        e.on_response(t, 401, &rec("csr-create-401-wrong-secret.json")).unwrap();
+        let Action::Wait { until } = e.poll(t) else { panic!("a 401 while waiting backs off") };
+        assert!(until > t);
+        t = until;
+    }
+    // One more in a row is a failure naming the cause.
+    expect_watch(&mut e, t, APPROVED);
+    assert_eq!(
+        e.on_response(t, 401, &rec("csr-create-401-wrong-secret.json")),
+        Err(Error::Unauthorized)
+    );
+    assert_eq!(e.poll(t).failed(), Some(Error::Unauthorized));
+
+    // A good answer in between resets the count.
+    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 4).unwrap();
+    create_ok(&mut e, now);
+    let mut cfg_t = now;
+    for round in 0..2 {
+        for _ in 0..kubeboot::engine::UNAUTHORIZED_RETRIES {
+            expect_watch(&mut e, cfg_t, APPROVED);
+            e.on_response(cfg_t, 401, b"{}").unwrap();
+            let Action::Wait { until } = e.poll(cfg_t) else { panic!("round {round}") };
+            cfg_t = until;
+        }
+        expect_watch(&mut e, cfg_t, APPROVED);
+        let watch = rec("watch-approved.json");
+        let first_line = watch.split(|&b| b == b'\n').next().unwrap();
+        let mut line = first_line.to_vec();
+        line.push(b'\n');
+        e.on_stream_data(cfg_t, &line).unwrap(); // a pending event: the token works again
+        e.on_stream_end(cfg_t);
+    }
+    expect_watch(&mut e, cfg_t, APPROVED);
+    e.on_response(cfg_t, 200, &rec("watch-approved.json")).unwrap();
+    assert!(e.poll(cfg_t).failed().is_none());
+}
+
+#[test]
 fn server_errors_back_off_like_the_kubelet() {
     let f = fixture("approved.key.pem");
     let now = t0();
