@@ -448,5 +448,6 @@ case "${1:-}" in
   env) cmd_env ;;
   restart-apiserver) shift; cmd_restart_apiserver "$@" ;;
   status) cmd_status ;;
-  *) echo "usage: $0 up|down|env|status|restart-apiserver [SECONDS]" >&2; exit 2 ;;
+  random-alnum) random_alnum "$2" ;;
+  *) echo "usage: $0 up|down|env|status|restart-apiserver [SECONDS]|random-alnum N" >&2; exit 2 ;;
 esac
