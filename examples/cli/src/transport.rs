@@ -208,6 +208,10 @@ impl Transport {
                     if self.verbose && matches!(status, 500..=599 | 429) {
                         println!("agent={agent_name} step=server-error status={status}");
                     }
+                    if self.verbose && status == 401 {
+                        // Retried a few times while waiting (a restarted apiserver), else final.
+                        println!("agent={agent_name} step=unauthorized status=401");
+                    }
                     let _ = engine.on_response(now, status, &body);
                 }
             }
