@@ -22,7 +22,8 @@ if ! e2e/build.sh --print >/dev/null 2>&1; then
   NICE="nice -n 19" setsid e2e/build.sh >"$cp_log" 2>&1 &
   cp_pid=$!
 fi
-trap '[ -n "$cp_pid" ] && kill -- "-$cp_pid" 2>/dev/null; true' EXIT
+# Background stages (their process groups) are killed if the run stops early.
+trap '[ -n "$cp_pid" ] && kill -- "-$cp_pid" 2>/dev/null; [ -n "$fw_pid" ] && kill -- "-$fw_pid" 2>/dev/null; true' EXIT
 
 step "rustfmt"
 cargo fmt --all -- --check
@@ -60,7 +61,6 @@ step "fuzzing: every target, short runs (fuzz/README.md has the long-run command
 fw_log="${TMPDIR:-/tmp}/kubeboot-firmware.$$.log"
 FLASH_GATE_MODE=${FLASH_GATE_MODE:-report} setsid examples/firmware/run >"$fw_log" 2>&1 &
 fw_pid=$!
-trap '[ -n "$cp_pid" ] && kill -- "-$cp_pid" 2>/dev/null; [ -n "$fw_pid" ] && kill -- "-$fw_pid" 2>/dev/null; true' EXIT
 # A fixed seed and a fresh work corpus: CI explores the same inputs on every run (new findings come
 # from the long runs in fuzz/README.md, not from a coin toss in CI).
 fuzz_rc=0

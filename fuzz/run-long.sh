@@ -7,9 +7,10 @@
 # Environment: FUZZ_TARGETS (subset), KUBEBOOT_FUZZ_WORK (corpora/logs; default
 # ${TMPDIR:-/tmp}/kubeboot-fuzz-long; corpora are kept between runs, so a second run continues),
 # FUZZ_NICE (default 19), FUZZ_SANITIZER (default address; `none` runs the targets 2-3x faster,
-# for targets with no unsafe code of ours: kubeboot is #![forbid(unsafe_code)], so only
-# ffi_abi needs ASan for our own code; panics, timeouts and OOMs are caught either way). The summary table (target, execs, exec/s, cov, ft, seconds, result) is
-# written to $KUBEBOOT_FUZZ_WORK/logs/summary.txt and printed at the end. Exit non-zero if any
+# for targets with no unsafe code of ours: kubeboot is #![forbid(unsafe_code)], so only ffi_abi
+# needs ASan for our own code; panics, timeouts and OOMs are caught either way). The summary
+# table (target, execs, exec/s, cov, ft, seconds, result) is written to
+# $KUBEBOOT_FUZZ_WORK/logs/summary.txt and printed at the end. Exit non-zero if any
 # target crashed, timed out, leaked or failed its regression replay.
 set -uo pipefail
 RUNS=${1:-10000000}
