@@ -59,7 +59,7 @@ make -s -C examples/go-agent test
 # (LTO links, QEMU): run them side by side. The firmware's log is printed once both are done.
 step "fuzzing: every target, short runs (fuzz/README.md has the long-run command); beside it, the Cortex-M4 firmware"
 fw_log="${TMPDIR:-/tmp}/kubeboot-firmware.$$.log"
-FLASH_GATE_MODE=${FLASH_GATE_MODE:-report} setsid examples/firmware/run >"$fw_log" 2>&1 &
+FLASH_GATE_MODE=${FLASH_GATE_MODE:-enforce} setsid examples/firmware/run >"$fw_log" 2>&1 &
 fw_pid=$!
 # A fixed seed and a fresh work corpus: CI explores the same inputs on every run (new findings come
 # from the long runs in fuzz/README.md, not from a coin toss in CI).

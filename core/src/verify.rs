@@ -805,7 +805,38 @@ fn check_signature(
 /// compression function (about 10.8 KiB of flash on a Cortex-M4), so they are accepted only in
 /// builds that link it anyway (features `csr-name` — on by default — or `p384`); otherwise such
 /// a certificate stays [`Reason::UnsupportedAlgorithm`].
-#[cfg(any(feature = "csr-name", feature = "p384"))]
+///
+/// With the `p256-cortex-m4` backend on a bare-metal Arm target the check runs in its assembly
+/// (which takes the leftmost 32 bytes of the digest, as ECDSA does), so RustCrypto's P-256
+/// verification is not linked there.
+#[cfg(all(
+    any(feature = "csr-name", feature = "p384"),
+    feature = "p256-cortex-m4",
+    target_arch = "arm",
+    target_os = "none"
+))]
+fn p256_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> Verdict {
+    use sha2::Digest;
+    let mut buf = [0u8; 96];
+    let Some(rs) = ecdsa_raw(sig, 32, &mut buf) else {
+        return Verdict::Invalid;
+    };
+    let ok = match alg {
+        SigAlg::EcdsaSha384 => {
+            crate::backend::cortex_m4::verify_p256_prehashed(point, &sha2::Sha384::digest(tbs), rs)
+        }
+        SigAlg::EcdsaSha512 => {
+            crate::backend::cortex_m4::verify_p256_prehashed(point, &sha2::Sha512::digest(tbs), rs)
+        }
+        _ => return Verdict::Unsupported,
+    };
+    if ok { Verdict::Valid } else { Verdict::Invalid }
+}
+
+#[cfg(all(
+    any(feature = "csr-name", feature = "p384"),
+    not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))
+))]
 fn p256_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> Verdict {
     use p256::ecdsa::signature::hazmat::PrehashVerifier;
     use sha2::Digest;

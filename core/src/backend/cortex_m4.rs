@@ -120,7 +120,15 @@ impl CryptoRng for NonceRng<'_> {}
 /// Verify an ECDSA P-256 / SHA-256 signature `rs` (`r || s`, 64 bytes big endian) on `message`
 /// with the public key `point` (uncompressed SEC1, 65 bytes). Anything malformed is `false`.
 pub fn verify_p256_sha256(point: &[u8], message: &[u8], rs: &[u8]) -> bool {
-    if point.len() != 65 || point.first() != Some(&4) || rs.len() != 64 {
+    verify_p256_prehashed(point, &Sha256::digest(message), rs)
+}
+
+/// Verify an ECDSA P-256 signature `rs` over a message digest `hash` of 32 bytes or more (SHA-256,
+/// SHA-384, SHA-512): as ECDSA prescribes for a 256-bit group order, the leftmost 32 bytes of the
+/// digest are used. `point` and `rs` as in [`verify_p256_sha256`]; a digest shorter than 32 bytes
+/// or anything malformed is `false`.
+pub fn verify_p256_prehashed(point: &[u8], hash: &[u8], rs: &[u8]) -> bool {
+    if hash.len() < 32 || point.len() != 65 || point.first() != Some(&4) || rs.len() != 64 {
         return false;
     }
     let (r, s) = rs.split_at(32);
@@ -133,6 +141,5 @@ pub fn verify_p256_sha256(point: &[u8], message: &[u8], rs: &[u8]) -> bool {
     let Ok(sig) = m4::Signature::from_untagged_bytes(rs) else {
         return false;
     };
-    let h = Sha256::digest(message);
-    key.verify_prehashed(&h, &sig)
+    key.verify_prehashed(hash, &sig)
 }

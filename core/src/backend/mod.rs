@@ -14,8 +14,9 @@
 //!   For signing, [`ring::RingSigner`] implements [`P256Signer`](crate::key::P256Signer).
 //! * `cortex_m4` (feature `p256-cortex-m4`, bare-metal Arm targets only: thumbv7em / thumbv8m.main):
 //!   the assembly P-256 of the `p256-cortex-m4` crate for signing ([`cortex_m4::M4Key`], a
-//!   [`P256Signer`](crate::key::P256Signer)) and, inside [`Software`], for the P-256 signature
-//!   checks. On other targets the feature has no effect.
+//!   [`P256Signer`](crate::key::P256Signer)) and, inside [`Software`] and for the SHA-384/512
+//!   digests `verify` checks by prehash, for every P-256 signature check (RustCrypto's P-256
+//!   verification is then not linked). On other targets the feature has no effect.
 
 #[cfg(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))]
 pub mod cortex_m4;
@@ -64,12 +65,9 @@ pub trait SignatureVerifier {
 /// (`02`/`03 || X`) only with feature `sec1-compressed` (on with `std`). Without it the square
 /// root of point decompression is not linked (about 1.4 KiB of flash on a Cortex-M4); Go's
 /// `crypto/x509` does not accept compressed keys in certificates either.
-/// Also used by `verify` for the P-256 curve/digest pairings it checks by prehash.
-#[cfg(any(
-    not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")),
-    feature = "csr-name",
-    feature = "p384"
-))]
+/// Also used by `verify` for the P-256 curve/digest pairings it checks by prehash. Not built with
+/// the `p256-cortex-m4` backend on bare-metal Arm, where the assembly does all P-256 checks.
+#[cfg(not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")))]
 pub(crate) fn p256_point(point: &[u8]) -> Option<p256::ecdsa::VerifyingKey> {
     #[cfg(feature = "sec1-compressed")]
     {

@@ -1,7 +1,9 @@
 //! kubeboot on a Cortex-M4 (QEMU `mps2-an386`): parse a bootstrap token, derive a node key,
 //! build the client CSR, verify an issued certificate (the flash-gated image), and with feature
-//! `full` also build the CertificateSigningRequest object and compute the rotation deadline; with
-//! `refusals` refuse malformed inputs. Reports the footprint (flash and static RAM from the linker
+//! `full` also build the CertificateSigningRequest object, verify a certificate signed with
+//! SHA-384 and compute the rotation deadline; with `refusals` refuse malformed inputs. With feature
+//! `m4` every P-256 operation (key, CSR signature, verification) runs in the `p256-cortex-m4`
+//! assembly, as firmware built for this core does; without it in RustCrypto's portable `p256`. Reports the footprint (flash and static RAM from the linker
 //! symbols, peak stack measured by painting the stack).
 //!
 //! No allocator is linked and nothing formats: output is plain semihosting writes of strings and
@@ -26,8 +28,8 @@ use kubeboot::api::{CsrObject, ObjectName, SIGNER_CLIENT};
 use kubeboot::csr::CsrBuilder;
 #[cfg(feature = "refusals")]
 use kubeboot::error::Reason;
+#[cfg(any(feature = "full", not(feature = "m4")))]
 use kubeboot::key::NodeKey;
-#[cfg(feature = "m4")]
 use kubeboot::key::P256Signer;
 #[cfg(feature = "full")]
 use kubeboot::rotation::{needs_rotation, rotation_deadline};
@@ -36,6 +38,11 @@ use kubeboot::verify::{Expected, Profile, verify_issued};
 
 const EC_CA: &[u8] = include_bytes!("../../../core/tests/data/ec-ca.crt");
 const EC_LEAF: &[u8] = include_bytes!("../../../core/tests/data/ec-leaf.crt");
+/// A P-256 CA that signs with ecdsa-with-SHA384, and the leaf it issued for the same key.
+#[cfg(feature = "full")]
+const EC384_CA: &[u8] = include_bytes!("../../../core/tests/data/ec-sha384-ca.crt");
+#[cfg(feature = "full")]
+const EC384_LEAF: &[u8] = include_bytes!("../../../core/tests/data/ec-sha384-leaf.crt");
 #[cfg(feature = "refusals")]
 const K1: &[u8] = include_bytes!("../../../core/tests/data/p256.key");
 #[cfg(feature = "refusals")]
@@ -50,6 +57,14 @@ const ENTROPY: [u8; 32] = [
     0x3e, 0xc8, 0x91, 0x81, 0xec, 0x50, 0xf1, 0x2d, 0x26, 0x10, 0xcd, 0x43, 0xa7, 0x4a, 0x8f, 0xbc,
 ];
 const NODE: &str = "node-1";
+
+/// The node key: the assembly backend when the firmware is built for it (feature `m4`; then
+/// RustCrypto's P-256 arithmetic is not linked unless `full` cross-checks against it), the
+/// portable RustCrypto `p256` otherwise.
+#[cfg(feature = "m4")]
+type Key = kubeboot::backend::cortex_m4::M4Key;
+#[cfg(not(feature = "m4"))]
+type Key = NodeKey;
 
 // ---------------------------------------------------------------------------------------------
 // Interrupt vectors: none is enabled, so one entry (the table must extend past the 16 exception
@@ -252,16 +267,18 @@ fn main() -> ! {
     let mut csr = [0u8; 512];
     let csr_len = rep.step("csr", |rep| step_csr(rep, &key, &mut csr));
     let csr_pem = csr.get(..csr_len).unwrap_or(&[]);
-    #[cfg(feature = "m4")]
-    rep.step("m4", |rep| m4_csr(rep, &key, csr_pem));
+    #[cfg(all(feature = "m4", feature = "full"))]
+    rep.step("m4 = p256", |rep| cross_check(rep, &key, csr_pem));
     #[cfg(feature = "csr-name")]
     rep.step("name", |rep| step_name(rep, &key));
     #[cfg(feature = "full")]
     rep.step("object", |rep| step_object(rep, csr_pem));
     #[cfg(not(feature = "full"))]
     let _ = csr_pem;
-    let spki = key.public_key_spki();
+    let spki = P256Signer::public_key_spki(&key);
     rep.step("verify", |rep| step_verify(rep, &spki));
+    #[cfg(feature = "full")]
+    rep.step("verify sha384", |rep| step_verify_sha384(rep, &spki));
     #[cfg(feature = "refusals")]
     {
         rep.step("refuse-token", refuse_tokens);
@@ -303,17 +320,17 @@ fn step_token(rep: &mut Report) {
 /// 2. Derive the node key from the fixed entropy (which is K1's scalar, so the fixture leaf
 ///    certificate was issued for this key).
 #[inline(never)]
-fn step_key(rep: &mut Report) -> Option<NodeKey> {
-    let (key, n) = timed(|| NodeKey::from_entropy(&ENTROPY));
+fn step_key(rep: &mut Report) -> Option<Key> {
+    let (key, n) = timed(|| Key::from_entropy(&ENTROPY));
     line(&["instructions: keygen="], Some(n));
-    let ok = matches!(&key, Ok(k) if k.public_key_spki().starts_with(&[0x30, 0x59]));
+    let ok = matches!(&key, Ok(k) if P256Signer::public_key_spki(k).starts_with(&[0x30, 0x59]));
     rep.check(ok, "key");
     key.ok()
 }
 
 /// 3. Build the client CSR (PEM).
 #[inline(never)]
-fn step_csr(rep: &mut Report, key: &NodeKey, csr: &mut [u8]) -> usize {
+fn step_csr(rep: &mut Report, key: &Key, csr: &mut [u8]) -> usize {
     let (r, n) = timed(|| CsrBuilder::client(NODE).and_then(|b| b.write_pem(key, csr)));
     line(&["instructions: csr="], Some(n));
     let len = r.unwrap_or(0);
@@ -326,9 +343,9 @@ fn step_csr(rep: &mut Report, key: &NodeKey, csr: &mut [u8]) -> usize {
 /// The `node-csr-<digest>` object name (SHA-512/256 of the key and the request's attributes).
 #[cfg(feature = "csr-name")]
 #[inline(never)]
-fn step_name(rep: &mut Report, key: &NodeKey) {
+fn step_name(rep: &mut Report, key: &Key) {
     let name = kubeboot::api::node_csr_name(
-        &key.public_key_spki(),
+        &P256Signer::public_key_spki(key),
         "system:node:node-1",
         &[kubeboot::csr::NODES_GROUP],
         &USAGES_CLIENT_EC,
@@ -382,23 +399,39 @@ fn step_rotation(rep: &mut Report, v: &Result<kubeboot::verify::Verified, kubebo
     rep.check(ok, "rotation");
 }
 
-/// The assembly backend: same key and byte-identical CSR (RFC 6979 nonces on both sides).
-#[cfg(feature = "m4")]
+/// With `m4`: RustCrypto's `p256` derives the same key from the same entropy and builds a
+/// byte-identical CSR (RFC 6979 nonces on both sides).
+#[cfg(all(feature = "m4", feature = "full"))]
 #[inline(never)]
-fn m4_csr(rep: &mut Report, key: &NodeKey, csr_p256: &[u8]) {
-    use kubeboot::backend::cortex_m4::M4Key;
-    let (m4, t_key) = timed(|| M4Key::from_entropy(&ENTROPY));
-    let Ok(m4) = m4 else {
-        rep.check(false, "m4 key");
+fn cross_check(rep: &mut Report, key: &Key, csr_m4: &[u8]) {
+    let Ok(p256) = NodeKey::from_entropy(&ENTROPY) else {
+        rep.check(false, "m4 = p256 key");
         return;
     };
-    rep.check(m4.public_point() == key.public_point(), "m4 key");
-    line(&["instructions: m4 keygen="], Some(t_key));
+    rep.check(p256.public_point() == key.public_point(), "m4 = p256 key");
     let mut csr = [0u8; 1024];
-    let (r, t_csr) = timed(|| CsrBuilder::client(NODE).and_then(|b| b.write_pem(&m4, &mut csr)));
-    let ok = matches!(r, Ok(n) if csr.get(..n) == Some(csr_p256));
-    rep.check(ok, "m4 csr");
-    line(&["instructions: m4 csr="], Some(t_csr));
+    let r = CsrBuilder::client(NODE).and_then(|b| b.write_pem(&p256, &mut csr));
+    let ok = matches!(r, Ok(n) if csr.get(..n) == Some(csr_m4));
+    rep.check(ok, "m4 = p256 csr");
+}
+
+/// A leaf signed with ecdsa-with-SHA384 by a P-256 CA (what `openssl` makes with `-sha384`):
+/// accepted when SHA-512's compression function is linked (the digest feature `csr-name`; through
+/// the assembly backend with `m4`), refused as an unsupported algorithm otherwise.
+#[cfg(feature = "full")]
+#[inline(never)]
+fn step_verify_sha384(rep: &mut Report, spki: &[u8]) {
+    let expected = Expected { node_name: NODE, public_key: spki, profile: Profile::Client };
+    let mut scratch = [0u8; 1024];
+    let (v, n) = timed(|| verify_issued(EC384_LEAF, EC384_CA, &expected, NOW, &mut scratch));
+    line(&["instructions: verify sha384="], Some(n));
+    let ok = if cfg!(feature = "csr-name") {
+        matches!(&v, Ok(v) if v.ca_subject.as_str() == "CN=kubernetes-ec-sha384")
+    } else {
+        matches!(&v, Err(kubeboot::Error::Verify(e))
+            if e.reason == kubeboot::error::Reason::UnsupportedAlgorithm)
+    };
+    rep.check(ok, "verify sha384");
 }
 
 #[cfg(feature = "refusals")]
