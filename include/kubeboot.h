@@ -682,8 +682,9 @@ kubeboot_result kubeboot_node_csr_name(const uint8_t *public_point,
 // Write the `certificates.k8s.io/v1` CertificateSigningRequest JSON body into `buf`.
 //
 // * `request_pem`: the CSR PEM (base64-encoded again into `spec.request`);
-// * `name`: `metadata.name` (e.g. the `node-csr-<digest>` name), or NULL for
-//   `metadata.generateName: "csr-"` (the rotation path);
+// * `name`: `metadata.name` (e.g. the `node-csr-<digest>` name), or NULL with `name_len` 0 for
+//   `metadata.generateName: "csr-"` (the rotation path); NULL with a non-zero length is
+//   `KUBEBOOT_RESULT_NULL_PARAMETER`;
 // * `profile`: `KUBEBOOT_PROFILE_CLIENT` / `_SERVING`, selecting `spec.signerName` and the EC
 //   usages (`digital signature` + `client auth` / `server auth`);
 // * `expiration_seconds`: `spec.expirationSeconds`, 0 for none; 1–599 is
@@ -1058,7 +1059,8 @@ kubeboot_result kubeboot_token_validate_extra_groups(const char *groups, size_t 
 // Write the token Secret manifest (YAML, `kube-system/bootstrap-token-<id>`, **contains the
 // secret**) into `buf`.
 //
-// * `description`: NULL for none, else `description_len` bytes of UTF-8;
+// * `description`: NULL with `description_len` 0 for none, else `description_len` bytes of
+//   UTF-8 (NULL with a non-zero length is `KUBEBOOT_RESULT_NULL_PARAMETER`);
 // * `has_expiration` / `expiration`: the expiration in unix seconds, written as RFC 3339;
 // * `usages`: a bitmask of `KUBEBOOT_TOKEN_USAGE_*` (unknown bits:
 //   `KUBEBOOT_RESULT_INVALID_USAGE`);

@@ -536,6 +536,8 @@ static void test_csr(const unsigned char *pem, size_t pem_len) {
              KUBEBOOT_RESULT_INVALID_EXPIRATION_SECONDS);
     CHECK_RC(kubeboot_csr_object_json(csr, n, NULL, 0, 9, 0, json, sizeof json, &jn), KUBEBOOT_RESULT_INVALID_PARAMETER);
     CHECK_RC(kubeboot_csr_object_json(NULL, n, NULL, 0, 0, 0, json, sizeof json, &jn), NULLP);
+    /* NULL name with a length: an error, not generateName */
+    CHECK_RC(kubeboot_csr_object_json(csr, n, NULL, 5, 0, 0, json, sizeof json, &jn), NULLP);
     CHECK_RC(kubeboot_csr_object_json(csr, n, NULL, 0, 0, 0, json, sizeof json, NULL), NULLP);
     CHECK_RC(kubeboot_csr_object_json(csr, n, "\xff", 1, 0, 0, json, sizeof json, &jn), KUBEBOOT_RESULT_INVALID_UTF8);
 

@@ -376,8 +376,9 @@ pub extern "C" fn kubeboot_node_csr_name(
 /// Write the `certificates.k8s.io/v1` CertificateSigningRequest JSON body into `buf`.
 ///
 /// * `request_pem`: the CSR PEM (base64-encoded again into `spec.request`);
-/// * `name`: `metadata.name` (e.g. the `node-csr-<digest>` name), or NULL for
-///   `metadata.generateName: "csr-"` (the rotation path);
+/// * `name`: `metadata.name` (e.g. the `node-csr-<digest>` name), or NULL with `name_len` 0 for
+///   `metadata.generateName: "csr-"` (the rotation path); NULL with a non-zero length is
+///   `KUBEBOOT_RESULT_NULL_PARAMETER`;
 /// * `profile`: `KUBEBOOT_PROFILE_CLIENT` / `_SERVING`, selecting `spec.signerName` and the EC
 ///   usages (`digital signature` + `client auth` / `server auth`);
 /// * `expiration_seconds`: `spec.expirationSeconds`, 0 for none; 1–599 is
@@ -398,7 +399,9 @@ pub extern "C" fn kubeboot_csr_object_json(
     ffi_panic_boundary! {{
         let out_len = try_mut!(out_len);
         let request_pem = try_slice!(request_pem, request_pem_len);
-        let name = if name.is_null() {
+        // NULL means generateName only with length 0: NULL with a length is NULL_PARAMETER, as
+        // for every other (pointer, length) pair of the ABI.
+        let name = if name.is_null() && name_len == 0 {
             ObjectName::Generate
         } else {
             ObjectName::Fixed(try_str!(name, name_len))

@@ -159,6 +159,11 @@ fn token_round_trip_and_buffers() {
         &mut len,
     );
     assert_eq!(r, kubeboot_result::InvalidUsage);
+    // A NULL description with a length is a caller error, not "no description" (and not a size
+    // answer either).
+    let r =
+        kubeboot_token_secret_manifest(tok, null(), 5, true, 0, 3, g, gl, null_mut(), 0, &mut len);
+    assert_eq!(r, kubeboot_result::NullParameter);
     kubeboot_token_free(tok);
     let (bad, bl) = s("ABCDEF.0123456789abcdef");
     let mut tok2 = null_mut();

@@ -202,7 +202,8 @@ fn usages_from_bits(bits: u32) -> Option<Usages> {
 /// Write the token Secret manifest (YAML, `kube-system/bootstrap-token-<id>`, **contains the
 /// secret**) into `buf`.
 ///
-/// * `description`: NULL for none, else `description_len` bytes of UTF-8;
+/// * `description`: NULL with `description_len` 0 for none, else `description_len` bytes of
+///   UTF-8 (NULL with a non-zero length is `KUBEBOOT_RESULT_NULL_PARAMETER`);
 /// * `has_expiration` / `expiration`: the expiration in unix seconds, written as RFC 3339;
 /// * `usages`: a bitmask of `KUBEBOOT_TOKEN_USAGE_*` (unknown bits:
 ///   `KUBEBOOT_RESULT_INVALID_USAGE`);
@@ -229,7 +230,11 @@ pub extern "C" fn kubeboot_token_secret_manifest(
         let token = try_ref!(token);
         let out_len = try_mut!(out_len);
         let description =
-            if description.is_null() { None } else { Some(try_str!(description, description_len)) };
+            if description.is_null() && description_len == 0 {
+                None
+            } else {
+                Some(try_str!(description, description_len))
+            };
         let groups_str = try_str!(extra_groups, extra_groups_len);
         let buf = try_out_buf!(buf, len);
         let Some(usages) = usages_from_bits(usages) else {
