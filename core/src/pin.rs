@@ -205,4 +205,34 @@ mod tests {
         assert_eq!(check_any(&[pin], &[]), Err(Error::PinMismatch));
         assert_eq!(check_any(&[pin], &[&[0x30, 0x00]]), Err(Error::Malformed));
     }
+
+    /// The certificate's frame is checked as Go's `x509.ParseCertificate` checks it (Go 1.26 on
+    /// these two edits of kubeadm's pin vector: "inner and outer signature algorithm identifiers
+    /// don't match", "malformed signature"); the long jws_discovery fuzz run found a CA whose
+    /// signatureValue tag had been mangled and which was still pinned.
+    #[test]
+    fn the_certificate_frame_is_checked() {
+        let pin = CaPin::parse(VECTOR).unwrap();
+        let mut buf = [0u8; 1024];
+        let n = crate::pem::decode_first(
+            include_bytes!("../tests/data/pin_test.crt"),
+            "CERTIFICATE",
+            &mut buf,
+        )
+        .unwrap()
+        .len();
+        let der = &buf[..n];
+        assert_eq!(check_any(&[pin], &[der]), Ok(()));
+        // Offsets from `openssl asn1parse`: the outer signatureAlgorithm's OID ends at 576, the
+        // signatureValue BIT STRING starts at 579.
+        assert_eq!(der[579], 0x03);
+        let mut alg = [0u8; 1024];
+        alg[..n].copy_from_slice(der);
+        alg[576] ^= 1;
+        assert_eq!(check_any(&[pin], &[&alg[..n]]), Err(Error::Malformed));
+        let mut sig = [0u8; 1024];
+        sig[..n].copy_from_slice(der);
+        sig[579] = 0x63;
+        assert_eq!(check_any(&[pin], &[&sig[..n]]), Err(Error::Malformed));
+    }
 }

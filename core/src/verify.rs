@@ -715,7 +715,13 @@ fn issuer_key<'a>(spki: &Spki<'a>) -> IssuerKey<'a> {
             _ => IssuerKey::Other,
         }
     } else if is_oid(&spki.algorithm, &OID_RSA_ENCRYPTION) {
-        IssuerKey::Rsa(spki.key)
+        // RFC 3279 §2.3.1: the parameters MUST be NULL (Go's x509 refuses anything else: "RSA key
+        // missing NULL parameters"); found by the verify_issued fuzz target.
+        if spki.parameters.is_some_and(|p| p.is_null()) {
+            IssuerKey::Rsa(spki.key)
+        } else {
+            IssuerKey::Other
+        }
     } else {
         IssuerKey::Other
     }
@@ -1134,8 +1140,11 @@ struct Cert<'a> {
     ext: Extensions<'a>,
 }
 
-/// The SubjectPublicKeyInfo DER of a certificate, exactly as it appears in it, found by walking
-/// the TBSCertificate without interpreting the other fields (used for kubeadm CA pins).
+/// The SubjectPublicKeyInfo DER of a certificate, exactly as it appears in it (used for kubeadm
+/// CA pins). The certificate's frame is checked as Go's `x509.ParseCertificate` checks it
+/// (TBSCertificate, signatureAlgorithm equal to the TBS's `signature` field, a BIT STRING
+/// signatureValue, nothing after it); the TBS fields before the key are walked without being
+/// interpreted, so a CA with a key type [`verify_issued`] does not support can still be pinned.
 pub(crate) fn cert_spki(der: &[u8]) -> Result<&[u8], VerifyError> {
     if der.len() > MAX_CERT_LEN {
         return Err(malformed());
@@ -1147,12 +1156,23 @@ pub(crate) fn cert_spki(der: &[u8]) -> Result<&[u8], VerifyError> {
     let mut c = reader(cert.value())?;
     let (tbs, _) = next(&mut c)?;
     expect_tag(&tbs, Tag::Sequence)?;
+    let (alg, alg_tlv) = next(&mut c)?;
+    expect_tag(&alg, Tag::Sequence)?;
+    let (sig, _) = next(&mut c)?;
+    bit_string(&sig).ok_or_else(malformed)?;
+    c.finish()?;
     let mut t = reader(tbs.value())?;
     let (first, _) = next(&mut t)?;
     // [0] version (optional), serial, signature, issuer, validity, subject, spki
-    let skip = if context_tag(&first) == Some((true, 0)) { 5 } else { 4 };
-    for _ in 0..skip {
-        next(&mut t)?;
+    if context_tag(&first) == Some((true, 0)) {
+        next(&mut t)?; // serialNumber
+    }
+    let (_, inner_alg) = next(&mut t)?;
+    if inner_alg != alg_tlv {
+        return Err(malformed());
+    }
+    for _ in 0..3 {
+        next(&mut t)?; // issuer, validity, subject
     }
     let (spki, spki_tlv) = next(&mut t)?;
     expect_tag(&spki, Tag::Sequence)?;

@@ -219,6 +219,16 @@ fn rsa_issuers() {
     let exp = expected(Profile::Client);
     let err = der_both(&der, &[], &[&ca], &exp, fixture().now).unwrap_err();
     assert_eq!(err.reason, Reason::BadSignature);
+    // The CA's rsaEncryption parameters must be NULL (RFC 3279; Go's x509.ParseCertificate:
+    // "RSA key missing NULL parameters"): here the NULL is re-tagged [2] (found by fuzzing).
+    let good = pem_der(&read("case_ok_rsa2048.pem"));
+    der_both(&good, &[], &[&ca], &exp, fixture().now).unwrap();
+    let rsa_null = [0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00];
+    let at = ca.windows(rsa_null.len()).position(|w| w == rsa_null).expect("rsaEncryption, NULL");
+    let mut odd = ca.clone();
+    odd[at + 11] = 0x82;
+    let err = der_both(&good, &[], &[&odd], &exp, fixture().now).unwrap_err();
+    assert_eq!(err.reason, Reason::UnsupportedAlgorithm);
 }
 
 #[cfg(not(feature = "rsa"))]

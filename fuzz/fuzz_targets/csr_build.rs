@@ -45,8 +45,11 @@ fn render(n: &Name<'_>, node: bool) -> String {
             };
             let mut parts = Vec::new();
             for l in labels.iter().take(8) {
-                let mut s: String =
-                    l.iter().take(70).map(|&b| alpha[usize::from(b) % alpha.len()] as char).collect();
+                let mut s: String = l
+                    .iter()
+                    .take(70)
+                    .map(|&b| alpha[usize::from(b) % alpha.len()] as char)
+                    .collect();
                 if s.is_empty() || s.starts_with('-') {
                     s.insert(0, 'a');
                 }

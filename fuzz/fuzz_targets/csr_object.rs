@@ -32,8 +32,13 @@ fuzz_target!(|input: Input<'_>| {
         Name::Fixed(n) => ObjectName::Fixed(n),
         Name::Generate => ObjectName::Generate,
     };
-    let obj = match CsrObject::new(name, input.request_pem, input.signer, &input.usages, input.expiration)
-    {
+    let obj = match CsrObject::new(
+        name,
+        input.request_pem,
+        input.signer,
+        &input.usages,
+        input.expiration,
+    ) {
         Ok(o) => o,
         Err(e) => {
             assert_eq!(e, Error::InvalidExpirationSeconds);
@@ -56,7 +61,8 @@ fuzz_target!(|input: Input<'_>| {
     }
 
     let text = std::str::from_utf8(&buf).expect("JSON output is UTF-8");
-    let v: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("invalid JSON {e}: {text}"));
+    let v: Value =
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("invalid JSON {e}: {text}"));
     assert_eq!(v["apiVersion"], "certificates.k8s.io/v1");
     assert_eq!(v["kind"], "CertificateSigningRequest");
     match name {
@@ -73,8 +79,12 @@ fuzz_target!(|input: Input<'_>| {
     let req = spec["request"].as_str().expect("request is a string");
     assert_eq!(base64ct::Base64::decode_vec(req).expect("standard base64"), input.request_pem);
     assert_eq!(spec["signerName"], input.signer);
-    let usages: Vec<&str> =
-        spec["usages"].as_array().expect("usages array").iter().map(|u| u.as_str().unwrap()).collect();
+    let usages: Vec<&str> = spec["usages"]
+        .as_array()
+        .expect("usages array")
+        .iter()
+        .map(|u| u.as_str().unwrap())
+        .collect();
     assert_eq!(usages, input.usages);
     match input.expiration {
         Some(e) => assert_eq!(spec["expirationSeconds"].as_u64(), Some(u64::from(e))),

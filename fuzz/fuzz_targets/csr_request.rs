@@ -93,7 +93,9 @@ fn within(outer: &[u8], inner: &[u8]) -> bool {
 
 fn exercise(req: &CertificateRequest<'_>) {
     let der = req.der();
-    for part in [req.info_der(), req.subject_der(), req.spki_der(), req.public_key(), req.signature()] {
+    for part in
+        [req.info_der(), req.subject_der(), req.spki_der(), req.public_key(), req.signature()]
+    {
         assert!(within(der, part));
     }
     assert_eq!(CertificateRequest::from_der(der).as_ref(), Ok(req));
@@ -151,7 +153,8 @@ fn to_pem(der: &[u8]) -> Vec<u8> {
 }
 
 fn check_policy(input: &Input<'_>, der: &[u8]) {
-    let via_der = policy::check_kubelet_csr_der(der, &input.signer, &input.usages, input.expiration);
+    let via_der =
+        policy::check_kubelet_csr_der(der, &input.signer, &input.usages, input.expiration);
     if der.is_empty() {
         // No PEM form: the encoder refuses empty bodies (it could not read them back).
         assert!(via_der.is_err());
@@ -186,14 +189,24 @@ fn check_policy(input: &Input<'_>, der: &[u8]) {
                     policy::USAGE_CLIENT_AUTH
                 }
                 KubeletSigner::Serving => {
-                    assert!(req.sans().any(|s| matches!(s, SubjectAltName::Dns(_) | SubjectAltName::Ip(_))));
-                    assert!(!req.sans().any(|s| matches!(s, SubjectAltName::Email(_) | SubjectAltName::Uri(_))));
+                    assert!(
+                        req.sans()
+                            .any(|s| matches!(s, SubjectAltName::Dns(_) | SubjectAltName::Ip(_)))
+                    );
+                    assert!(
+                        !req.sans().any(|s| matches!(
+                            s,
+                            SubjectAltName::Email(_) | SubjectAltName::Uri(_)
+                        ))
+                    );
                     policy::USAGE_SERVER_AUTH
                 }
             };
             assert!(input.usages.contains(&policy::USAGE_DIGITAL_SIGNATURE));
             assert!(input.usages.contains(&auth));
-            assert!(input.usages.iter().all(|u| [policy::USAGE_DIGITAL_SIGNATURE, policy::USAGE_KEY_ENCIPHERMENT, auth].contains(u)));
+            assert!(input.usages.iter().all(|u| {
+                [policy::USAGE_DIGITAL_SIGNATURE, policy::USAGE_KEY_ENCIPHERMENT, auth].contains(u)
+            }));
         }
         Err(Error::Policy(_) | Error::Malformed) => {}
         Err(e) => panic!("undocumented policy error {e:?}"),

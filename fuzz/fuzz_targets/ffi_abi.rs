@@ -714,10 +714,13 @@ fuzz_target!(|calls: Vec<Call>| {
             Call::CsrClient { h, node, format, out } => {
                 let k = pick(&hs.keys, h);
                 let n = Arg::new(node);
-                let (_, got) =
-                    out_call_bounded(out, k.is_null() || n.bad() || *format > 1, &mut |p, l, ol| {
+                let (_, got) = out_call_bounded(
+                    out,
+                    k.is_null() || n.bad() || *format > 1,
+                    &mut |p, l, ol| {
                         fcsr::kubeboot_csr_client(k, n.cptr(), n.len, *format, p, l, ol)
-                    });
+                    },
+                );
                 if let Some(g) = got {
                     // Our own checker accepts what we build.
                     if *format == fcsr::KUBEBOOT_FORMAT_PEM {

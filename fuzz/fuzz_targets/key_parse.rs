@@ -81,10 +81,16 @@ fuzz_target!(|data: &[u8]| {
     }
     // The same DER inside PEM gives the same answer.
     if let (Ok(k), Some(p)) = (&sec1, wrap(key::LABEL_EC_PRIVATE_KEY, data)) {
-        assert_eq!(NodeKey::from_pem(&p).expect("EC PEM of a SEC1 key").public_point(), k.public_point());
+        assert_eq!(
+            NodeKey::from_pem(&p).expect("EC PEM of a SEC1 key").public_point(),
+            k.public_point()
+        );
     }
     if let (Ok(k), Some(p)) = (&pkcs8, wrap(key::LABEL_PRIVATE_KEY, data)) {
-        assert_eq!(NodeKey::from_pem(&p).expect("PKCS#8 PEM of a key").public_point(), k.public_point());
+        assert_eq!(
+            NodeKey::from_pem(&p).expect("PKCS#8 PEM of a key").public_point(),
+            k.public_point()
+        );
     }
     // Raw scalar and entropy constructors: only for scalar-sized inputs, so that every other
     // input does not pay for point multiplications.

@@ -42,10 +42,7 @@ fn scan(input: &[u8]) {
         let begin = format!("-----BEGIN {}-----", block.label);
         assert!(block.text.starts_with(begin.as_bytes()));
         let end = format!("-----END {}-----", block.label);
-        let trimmed = block
-            .text
-            .strip_suffix(b"\n")
-            .unwrap_or(block.text);
+        let trimmed = block.text.strip_suffix(b"\n").unwrap_or(block.text);
         let trimmed = trimmed.strip_suffix(b"\r").unwrap_or(trimmed);
         assert!(trimmed.ends_with(end.as_bytes()));
 
@@ -90,7 +87,8 @@ fn label_ok(label: &str) -> bool {
 fn reencode(label: &str, der: &[u8]) {
     // Fixed (fuzz/regressions/pem_blocks/*): invalid labels, labels with blanks at either end
     // and empty bodies are refused by both `encoded_len` and `encode`.
-    let blank_edge = label.starts_with([' ', '\t']) || label.ends_with([' ', '\t']) || label.contains('\t');
+    let blank_edge =
+        label.starts_with([' ', '\t']) || label.ends_with([' ', '\t']) || label.contains('\t');
     if !label_ok(label) || blank_edge || der.is_empty() {
         assert_eq!(pem::encoded_len(label, der.len()), Err(Error::Malformed));
         let mut buf = vec![0u8; 4096];

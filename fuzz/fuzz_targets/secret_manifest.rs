@@ -142,10 +142,8 @@ fuzz_target!(|input: Input<'_>| {
     let text = std::str::from_utf8(&buf[..n]).expect("manifest is UTF-8");
     assert!(text.ends_with('\n'));
 
-    let mut expect: Vec<(String, String)> = vec![
-        ("token-id".into(), t.id().into()),
-        ("token-secret".into(), t.expose_secret().into()),
-    ];
+    let mut expect: Vec<(String, String)> =
+        vec![("token-id".into(), t.id().into()), ("token-secret".into(), t.expose_secret().into())];
     if let Some(d) = input.description {
         expect.push(("description".into(), d.into()));
     }

@@ -54,7 +54,12 @@ fn write_and_reparse(f: &Fields, small: usize) -> Option<String> {
         || bad(&f.user)
         || bad(&f.uid)
         || groups.iter().any(|g| bad(g) || g.contains(','));
-    let mut buf = vec![0u8; 8 * (f.token.len() + f.user.len() + f.uid.len()) + 8 * groups.iter().map(|g| g.len() + 1).sum::<usize>() + 16];
+    let mut buf = vec![
+        0u8;
+        8 * (f.token.len() + f.user.len() + f.uid.len())
+            + 8 * groups.iter().map(|g| g.len() + 1).sum::<usize>()
+            + 16
+    ];
     let n = match write_auth_file_line(&f.token, &f.user, &f.uid, &groups, &mut buf) {
         Ok(n) => {
             assert!(!must_fail, "writer accepted {f:?}");
@@ -69,7 +74,8 @@ fn write_and_reparse(f: &Fields, small: usize) -> Option<String> {
     };
     let line = std::str::from_utf8(&buf[..n]).expect("writer output is UTF-8").to_owned();
     assert!(line.ends_with('\n') && line.matches('\n').count() == 1);
-    let back = AuthFileLine::parse(&line).unwrap_or_else(|e| panic!("{line:?} does not re-parse: {e:?}"));
+    let back =
+        AuthFileLine::parse(&line).unwrap_or_else(|e| panic!("{line:?} does not re-parse: {e:?}"));
     let mut expect_groups = f.groups.clone();
     if !expect_groups.is_empty() {
         // Column 4 is re-split on ','; the writer refused commas inside groups.
@@ -97,7 +103,12 @@ fn write_and_reparse(f: &Fields, small: usize) -> Option<String> {
 }
 
 fn f_clone(f: &Fields) -> Fields {
-    Fields { token: f.token.clone(), user: f.user.clone(), uid: f.uid.clone(), groups: f.groups.clone() }
+    Fields {
+        token: f.token.clone(),
+        user: f.user.clone(),
+        uid: f.uid.clone(),
+        groups: f.groups.clone(),
+    }
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -25,7 +25,10 @@ fn check_token_bytes(data: &[u8]) {
             let mut buf = [0u8; TOKEN_LEN];
             assert_eq!(t.write_wire(&mut buf), Ok(TOKEN_LEN));
             assert_eq!(&buf[..], data);
-            assert_eq!(t.write_wire(&mut buf[..TOKEN_LEN - 1]), Err(Error::BufferTooSmall { needed: TOKEN_LEN }));
+            assert_eq!(
+                t.write_wire(&mut buf[..TOKEN_LEN - 1]),
+                Err(Error::BufferTooSmall { needed: TOKEN_LEN })
+            );
             let again = BootstrapToken::from_parts(t.id(), t.expose_secret()).unwrap();
             assert!(again == t);
             assert_eq!(token::parse_secret_name(t.secret_name().as_str()), Ok(t.token_id()));

@@ -23,7 +23,10 @@ enum Expiry<'a> {
     Absent,
     Empty,
     /// Formatted `now + delta` (clamped into range), with an optional fraction.
-    Relative { delta: i16, frac: Option<u16> },
+    Relative {
+        delta: i16,
+        frac: Option<u16>,
+    },
     Raw(&'a [u8]),
 }
 
@@ -212,7 +215,10 @@ fuzz_target!(|input: Input<'_>| {
             assert!(v.token_secret.is_some_and(|s| !s.is_empty()));
         }
         Err(
-            Error::InvalidSecretName | Error::TokenMismatch | Error::TokenExpired | Error::InvalidUsage,
+            Error::InvalidSecretName
+            | Error::TokenMismatch
+            | Error::TokenExpired
+            | Error::InvalidUsage,
         ) => {}
         Err(e) => panic!("undocumented error {e:?}"),
     }

@@ -56,12 +56,27 @@ pub fn cert_parts(cert: &[u8]) -> Option<CertParts> {
     if t != 0x30 {
         return None;
     }
+    let outer_alg = cert.get(pos..pos + n)?;
     pos += n;
-    let (t, c, _) = tlv(cert.get(pos..body.end)?)?;
-    if t != 0x03 || c.is_empty() {
+    let (t, c, n) = tlv(cert.get(pos..body.end)?)?;
+    if t != 0x03 || c.is_empty() || pos + n != body.end {
         return None;
     }
     let sig = pos + c.start + 1..pos + c.end;
+    // As Go's x509.ParseCertificate: the TBS's `signature` field equals signatureAlgorithm.
+    let mut p = tbs_content.start;
+    let (t, _, n) = tlv(cert.get(p..tbs_content.end)?)?;
+    if t == 0xa0 {
+        p += n;
+        let (_, _, n) = tlv(cert.get(p..tbs_content.end)?)?; // serialNumber
+        p += n;
+    } else {
+        p += n; // serialNumber
+    }
+    let (_, _, n) = tlv(cert.get(p..tbs_content.end)?)?;
+    if cert.get(p..p + n)? != outer_alg {
+        return None;
+    }
     // SPKI: the 7th element, or 6th without the [0] version.
     let mut p = tbs_content.start;
     let mut idx = 0;
