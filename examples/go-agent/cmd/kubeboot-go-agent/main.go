@@ -562,8 +562,21 @@ func doRequest(eng *kubeboot.Engine, client *http.Client, server string, r *kube
 		eng.OnTransportError(time.Now())
 		return 0
 	}
+	logStatus(r.Kind.String(), resp.StatusCode)
 	_ = eng.OnResponse(time.Now(), resp.StatusCode, body) // a failure is reported by the next Poll
 	return resp.StatusCode
+}
+
+// logStatus names the answers the engine may retry, as the Rust CLI does: a 401 (a restarted
+// apiserver can refuse a valid bootstrap token for a moment; retried a few times while waiting,
+// else final), a 429 or a 5xx (backed off).
+func logStatus(request string, status int) {
+	switch {
+	case status == http.StatusUnauthorized:
+		logf("step", "unauthorized", "request", request, "status", "401")
+	case status == http.StatusTooManyRequests || (status >= 500 && status <= 599):
+		logf("step", "server-error", "request", request, "status", strconv.Itoa(status))
+	}
 }
 
 // doWatch streams a watch response into the engine chunk by chunk. It returns the next action
@@ -593,6 +606,7 @@ func doWatch(eng *kubeboot.Engine, client *http.Client, server string, r *kubebo
 			eng.OnTransportError(time.Now())
 			return nil
 		}
+		logStatus("watch", resp.StatusCode)
 		_ = eng.OnResponse(time.Now(), resp.StatusCode, body)
 		return nil
 	}
