@@ -19,8 +19,9 @@
 #   * apiserver requests on certificatesigningrequests, from the audit log
 #     ($E2E_WORK/logs/audit.log; the cluster's audit policy logs only CSRs at
 #     Metadata level), per run: by user agent (kubelet-bootstrap/... and
-#     kubeboot/...), by the bootstrap token's user, and inside the run's time
-#     window; counted per auditID, grouped by verb. (The kubelet code also
+#     kubeboot/...), by the bootstrap token's user, on the node's CSR name
+#     (objectRef.name) and inside the run's time window; counted per auditID,
+#     grouped by verb. (The kubelet code also
 #     GETs /healthz once before the CSR (waitForServer); that request is not
 #     audited and not counted.)
 #   * memory: max RSS of both (GNU time -v); kubeboot under
@@ -177,9 +178,9 @@ sleep 1
 AUDIT_PY='
 import json, sys
 from datetime import datetime
-path, user = sys.argv[1], sys.argv[2]
+path, user, name = sys.argv[1], sys.argv[2], sys.argv[3]
 runs = {}
-for spec in sys.argv[3:]:
+for spec in sys.argv[4:]:
     who, ua, w0, w1 = spec.split("|")
     runs[who] = (ua, float(w0), float(w1))
 def ts(s):
@@ -194,6 +195,11 @@ with open(path) as f:
         if (e.get("objectRef") or {}).get("resource") != "certificatesigningrequests":
             continue
         if (e.get("user") or {}).get("username") != user:
+            continue
+        # Only the CSR of this node (the name is in objectRef for the create and for the watch/list
+        # on metadata.name): requests of other agents with the same token inside the window
+        # are not counted (a cold CI run once counted 6 for kubeboot that way).
+        if (e.get("objectRef") or {}).get("name") != name:
             continue
         t = ts(e["requestReceivedTimestamp"])
         for who, (ua, w0, w1) in runs.items():
@@ -212,7 +218,7 @@ declare -A NREQ
 while read -r who n rest; do
   NREQ[$who]=$n
   say "requests $who: $n  ${rest%%|*}  ua: ${rest#*| }"
-done < <(python3 -c "$AUDIT_PY" "$AUDIT" "system:bootstrap:$E2E_TOKEN_ID" \
+done < <(python3 -c "$AUDIT_PY" "$AUDIT" "system:bootstrap:$E2E_TOKEN_ID" "${name_kubelet:-}" \
   "kubelet|kubelet-bootstrap/|${W0[kubelet]}|${W1[kubelet]}" "kubeboot|kubeboot/|${W0[kubeboot]}|${W1[kubeboot]}")
 
 # --------------------------------------------------------------------------
