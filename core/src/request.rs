@@ -263,11 +263,15 @@ impl<'a> NameAttribute<'a> {
     }
 
     /// The characters of a string value, decoding BMPString (UTF-16BE, unpaired surrogates as
-    /// U+FFFD) and TeletexString (byte-wise, as Go does). Empty for non-string values.
+    /// U+FFFD). A TeletexString is taken as its bytes, as Go's `string(value)` does: valid UTF-8
+    /// gives its characters (so `chars` agrees with [`NameAttribute::as_str`]); other bytes are
+    /// read one character per byte. Empty for non-string values.
     pub fn chars(&self) -> AttributeChars<'a> {
         let inner = match self.tag {
             Tag::BmpString => CharsInner::Bmp(self.value),
-            Tag::TeletexString => CharsInner::Bytes(self.value),
+            Tag::TeletexString if core::str::from_utf8(self.value).is_err() => {
+                CharsInner::Bytes(self.value)
+            }
             _ => match self.as_str() {
                 Some(s) => CharsInner::Utf8(s.chars()),
                 None => CharsInner::Bytes(&[]),
@@ -1087,6 +1091,14 @@ mod tests {
         assert_eq!(bmp.as_str(), None);
         let t61 = NameAttribute { oid: OID_CN, tag: Tag::TeletexString, value: b"system:node:x" };
         assert!(t61.starts_with("system:node:"));
+        // UTF-8 in a TeletexString reads as that UTF-8 (Go: string(value)); found by the
+        // csr_request long fuzz run, where `chars` read it byte-wise and disagreed with `as_str`.
+        let utf8 =
+            NameAttribute { oid: OID_CN, tag: Tag::TeletexString, value: "n\u{f6}de".as_bytes() };
+        assert_eq!(utf8.chars().collect::<String>(), "n\u{f6}de");
+        assert!(utf8.eq_str("n\u{f6}de") && utf8.as_str() == Some("n\u{f6}de"));
+        let latin1 = NameAttribute { oid: OID_CN, tag: Tag::TeletexString, value: b"n\xf6de" };
+        assert_eq!(latin1.chars().collect::<String>(), "n\u{f6}de");
         let int = NameAttribute { oid: OID_CN, tag: Tag::Integer, value: b"\x01" };
         assert!(!int.is_string() && !int.eq_str("\u{1}"));
     }
