@@ -811,56 +811,46 @@ fn check_signature(
 /// compression function (about 10.8 KiB of flash on a Cortex-M4), so they are accepted only in
 /// builds that link it anyway (features `csr-name` — on by default — or `p384`); otherwise such
 /// a certificate stays [`Reason::UnsupportedAlgorithm`].
-///
-/// With the `p256-cortex-m4` backend on a bare-metal Arm target the check runs in its assembly
-/// (which takes the leftmost 32 bytes of the digest, as ECDSA does), so RustCrypto's P-256
-/// verification is not linked there.
+#[cfg(any(feature = "csr-name", feature = "p384"))]
+fn p256_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> Verdict {
+    use sha2::Digest;
+    let mut buf = [0u8; 96];
+    let Some(rs) = ecdsa_raw(sig, 32, &mut buf) else {
+        return Verdict::Invalid;
+    };
+    let ok = match alg {
+        SigAlg::EcdsaSha384 => p256_verify_digest(point, &sha2::Sha384::digest(tbs), rs),
+        SigAlg::EcdsaSha512 => p256_verify_digest(point, &sha2::Sha512::digest(tbs), rs),
+        _ => return Verdict::Unsupported,
+    };
+    if ok { Verdict::Valid } else { Verdict::Invalid }
+}
+
+/// ECDSA P-256 over a digest longer than 32 bytes (its leftmost 32 bytes count, as ECDSA
+/// prescribes). With the `p256-cortex-m4` backend on a bare-metal Arm target the check runs in
+/// its assembly, so RustCrypto's P-256 verification is not linked there.
 #[cfg(all(
     any(feature = "csr-name", feature = "p384"),
     feature = "p256-cortex-m4",
     target_arch = "arm",
     target_os = "none"
 ))]
-fn p256_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> Verdict {
-    use sha2::Digest;
-    let mut buf = [0u8; 96];
-    let Some(rs) = ecdsa_raw(sig, 32, &mut buf) else {
-        return Verdict::Invalid;
-    };
-    let ok = match alg {
-        SigAlg::EcdsaSha384 => {
-            crate::backend::cortex_m4::verify_p256_prehashed(point, &sha2::Sha384::digest(tbs), rs)
-        }
-        SigAlg::EcdsaSha512 => {
-            crate::backend::cortex_m4::verify_p256_prehashed(point, &sha2::Sha512::digest(tbs), rs)
-        }
-        _ => return Verdict::Unsupported,
-    };
-    if ok { Verdict::Valid } else { Verdict::Invalid }
+fn p256_verify_digest(point: &[u8], digest: &[u8], rs: &[u8]) -> bool {
+    crate::backend::cortex_m4::verify_p256_prehashed(point, digest, rs)
 }
 
 #[cfg(all(
     any(feature = "csr-name", feature = "p384"),
     not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))
 ))]
-fn p256_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> Verdict {
+fn p256_verify_digest(point: &[u8], digest: &[u8], rs: &[u8]) -> bool {
     use p256::ecdsa::signature::hazmat::PrehashVerifier;
-    use sha2::Digest;
-    let mut buf = [0u8; 96];
-    let Some(rs) = ecdsa_raw(sig, 32, &mut buf) else {
-        return Verdict::Invalid;
-    };
     let (Some(key), Ok(sig)) =
         (crate::backend::p256_point(point), p256::ecdsa::Signature::from_slice(rs))
     else {
-        return Verdict::Invalid;
+        return false;
     };
-    let ok = match alg {
-        SigAlg::EcdsaSha384 => key.verify_prehash(&sha2::Sha384::digest(tbs), &sig).is_ok(),
-        SigAlg::EcdsaSha512 => key.verify_prehash(&sha2::Sha512::digest(tbs), &sig).is_ok(),
-        _ => return Verdict::Unsupported,
-    };
-    if ok { Verdict::Valid } else { Verdict::Invalid }
+    key.verify_prehash(digest, &sig).is_ok()
 }
 
 #[cfg(not(any(feature = "csr-name", feature = "p384")))]
