@@ -269,9 +269,10 @@ impl<'a> NameAttribute<'a> {
     pub fn chars(&self) -> AttributeChars<'a> {
         let inner = match self.tag {
             Tag::BmpString => CharsInner::Bmp(self.value),
-            Tag::TeletexString if core::str::from_utf8(self.value).is_err() => {
-                CharsInner::Bytes(self.value)
-            }
+            Tag::TeletexString => match core::str::from_utf8(self.value) {
+                Ok(s) => CharsInner::Utf8(s.chars()),
+                Err(_) => CharsInner::Bytes(self.value),
+            },
             _ => match self.as_str() {
                 Some(s) => CharsInner::Utf8(s.chars()),
                 None => CharsInner::Bytes(&[]),
