@@ -399,12 +399,9 @@ pub extern "C" fn kubeboot_csr_object_json(
     ffi_panic_boundary! {{
         let out_len = try_mut!(out_len);
         let request_pem = try_slice!(request_pem, request_pem_len);
-        // NULL means generateName only with length 0: NULL with a length is NULL_PARAMETER, as
-        // for every other (pointer, length) pair of the ABI.
-        let name = if name.is_null() && name_len == 0 {
-            ObjectName::Generate
-        } else {
-            ObjectName::Fixed(try_str!(name, name_len))
+        let name = match try_opt_str!(name, name_len) {
+            None => ObjectName::Generate,
+            Some(n) => ObjectName::Fixed(n),
         };
         let buf = try_out_buf!(buf, len);
         let (signer, usages): (&str, &[&str]) = match profile {

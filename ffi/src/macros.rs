@@ -80,6 +80,12 @@ macro_rules! try_str {
     }};
 }
 
+/// An optional `&str`: `None` for NULL with `len == 0`, else as [`try_str!`] (so NULL with a
+/// non-zero length is `NULL_PARAMETER`, as for every other (pointer, length) pair of the ABI).
+macro_rules! try_opt_str {
+    ($ptr:expr, $len:expr) => {{ if ($ptr).is_null() && $len == 0 { None } else { Some(try_str!($ptr, $len)) } }};
+}
+
 /// `&mut [u8]` output buffer from `(ptr, len)`; NULL with `len == 0` is the empty buffer (a size
 /// query).
 macro_rules! try_out_buf {

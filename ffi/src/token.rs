@@ -229,12 +229,7 @@ pub extern "C" fn kubeboot_token_secret_manifest(
     ffi_panic_boundary! {{
         let token = try_ref!(token);
         let out_len = try_mut!(out_len);
-        let description =
-            if description.is_null() && description_len == 0 {
-                None
-            } else {
-                Some(try_str!(description, description_len))
-            };
+        let description = try_opt_str!(description, description_len);
         let groups_str = try_str!(extra_groups, extra_groups_len);
         let buf = try_out_buf!(buf, len);
         let Some(usages) = usages_from_bits(usages) else {
