@@ -566,6 +566,33 @@ fn unsupported_or_broken_input_is_an_error() {
     }
 }
 
+/// JSON numbers outside f64's range in fields kubectl ignores: kubectl reads the file (Go skips an
+/// unknown field's value by its syntax alone), so we must too, though `serde_json` refuses them
+/// ("number out of range"; the long `kubeconfig_read` fuzz run found the difference).
+#[test]
+fn out_of_range_json_numbers_accepted_like_kubectl() {
+    let t = TempDir::new("kc-bignum");
+    make_ca(&t.0);
+    write_embedded(&t.0, "k.yaml");
+    let v = view(&t.0, "k.yaml");
+    let json = serde_json::to_string(&v).unwrap();
+    for num in ["9999994.471e51375", "-1e99999", "1E+400", "0.0000001e-99999"] {
+        if !num.contains("e-") {
+            assert!(serde_json::from_str::<Value>(&format!("[{num}]")).is_err(), "{num}");
+        }
+        let text = json
+            .replacen('{', &format!("{{\"\": {num}, \"x-big\": [{num}, {{\"n\": {num}}}], "), 1)
+            .replacen("\"preferences\":{}", &format!("\"preferences\":{{\"p\":{num}}}"), 1);
+        assert_ne!(text, json);
+        t.write("big.json", text.as_bytes());
+        let theirs = view(&t.0, "big.json");
+        let ours = Kubeconfig::parse(text.as_bytes()).unwrap_or_else(|e| panic!("{e:?}: {text}"));
+        assert_eq!(ours.format(), kubeboot::kubeconfig::Format::Json);
+        assert_matches_kubectl(&ours, &theirs);
+        assert_eq!(theirs, v, "kubectl read {num} differently");
+    }
+}
+
 /// Plain scalars that YAML may type as bool/number/null: we accept exactly what kubectl accepts,
 /// with the same value.
 #[test]
