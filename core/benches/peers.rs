@@ -19,20 +19,11 @@ use kubeboot::verify::{
     Anchor, Expected, Profile, verify_issued_der_anchored, verify_issued_der_with,
 };
 
-const K1: &[u8] = include_bytes!("../tests/data/p256.key");
-const EC_CA: &[u8] = include_bytes!("../tests/data/ec-ca.crt");
-const EC_LEAF: &[u8] = include_bytes!("../tests/data/ec-leaf.crt");
+mod shared;
+use shared::{EC_CA, EC_LEAF, K1, NODE, NOW, der_of, webpki_client};
+
 const RSA_CA: &[u8] = include_bytes!("../tests/data/rsa-ca.crt");
 const RSA_LEAF: &[u8] = include_bytes!("../tests/data/rsa-leaf.crt");
-const NOW: i64 = 1_811_808_000;
-const NODE: &str = "node-1";
-
-fn der_of(pem: &[u8]) -> Vec<u8> {
-    let mut buf = vec![0u8; pem.len()];
-    let n = kubeboot::pem::decode_first(pem, "CERTIFICATE", &mut buf).unwrap().len();
-    buf.truncate(n);
-    buf
-}
 
 fn rcgen_params() -> rcgen::CertificateParams {
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
@@ -272,23 +263,7 @@ fn validation(c: &mut Criterion) {
         let ca_der = CertificateDer::from(ca.clone());
         let anchors = [webpki::anchor_from_trusted_cert(&ca_der).unwrap().to_owned()];
         let time = UnixTime::since_unix_epoch(Duration::from_secs(NOW as u64));
-        g.bench_function("rustls_webpki", |b| {
-            b.iter(|| {
-                let leaf_der = CertificateDer::from(black_box(leaf.as_slice()));
-                let ee = webpki::EndEntityCert::try_from(&leaf_der).unwrap();
-                ee.verify_for_usage(
-                    webpki::ALL_VERIFICATION_ALGS,
-                    black_box(&anchors),
-                    &[],
-                    time,
-                    webpki::KeyUsage::client_auth(),
-                    None,
-                    None,
-                )
-                .map(|_| ())
-                .unwrap();
-            })
-        });
+        g.bench_function("rustls_webpki", |b| b.iter(|| webpki_client(&leaf, &anchors, time)));
         // openssl: X509::verify (signature only, leaf already parsed) and a full store verify
         // (store with the CA built once, leaf parsed per iteration).
         let o_leaf = openssl::x509::X509::from_der(&leaf).unwrap();

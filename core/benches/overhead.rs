@@ -1,0 +1,232 @@
+//! Paired, interleaved timing: kubeboot's overhead over the bare signature operation of the same
+//! backend, and kubeboot against its closest peer, each as a ratio measured round by round.
+//!
+//! Criterion times one function after another, so on a shared machine a load change between two
+//! rows shows up as a difference of 10–20 %, more than the 5 % overhead target. Here each round
+//! times a batch of A, a batch of B, a batch of B and a batch of A (ABBA, cancelling a linear
+//! drift inside the round), the round's ratio is (B1 + B2) / (A1 + A2), and the report is the
+//! median and the quartiles of several hundred such ratios: a load change affects both sides of a
+//! round alike. Driven by `bench/run` (`overhead.txt`, read by `bench/report.py`).
+//!
+//! Run: `cargo bench -p kubeboot --features ring --bench overhead [-- ROUNDS]`.
+//! Output: one line per pair, `pair <name> <A> <B> <median B/A> <95 % CI low> <CI high> <q1> <q3>
+//! <rounds> <batch size> <A ns/op> <B ns/op>`.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use kubeboot::backend::Software;
+use kubeboot::backend::ring::{Ring, RingSigner};
+use kubeboot::csr::CsrBuilder;
+use kubeboot::key::{NodeKey, P256Signer};
+use kubeboot::verify::{
+    Anchor, Expected, Profile, verify_issued_der_anchored, verify_issued_der_with,
+};
+
+mod shared;
+use shared::{EC_CA, EC_LEAF, K1, NODE, NOW, der_of, webpki_client};
+
+/// Target duration of one batch.
+const BATCH: Duration = Duration::from_micros(500);
+
+fn time(n: u32, f: &mut dyn FnMut()) -> f64 {
+    let t = Instant::now();
+    for _ in 0..n {
+        f();
+    }
+    t.elapsed().as_nanos() as f64
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let pos = q * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// Time `a` and `b` in ABBA rounds; print the median and quartiles of the per-round B/A ratios.
+fn pair(
+    name: &str,
+    (an, a): (&str, &mut dyn FnMut()),
+    (bn, b): (&str, &mut dyn FnMut()),
+    rounds: usize,
+) {
+    // Warm up both, then size the batch so that one batch of the slower takes about BATCH.
+    let warm = Instant::now();
+    while warm.elapsed() < Duration::from_millis(200) {
+        a();
+        b();
+    }
+    let per = time(20, a).max(time(20, b)) / 20.0;
+    let n = ((BATCH.as_nanos() as f64 / per) as u32).max(1);
+    let (mut ratios, mut ta, mut tb) = (Vec::with_capacity(rounds), 0.0, 0.0);
+    for _ in 0..rounds {
+        let a1 = time(n, a);
+        let b1 = time(n, b);
+        let b2 = time(n, b);
+        let a2 = time(n, a);
+        ratios.push((b1 + b2) / (a1 + a2));
+        ta += a1 + a2;
+        tb += b1 + b2;
+    }
+    ratios.sort_by(f64::total_cmp);
+    let ops = (2 * n as usize * rounds) as f64;
+    // 95 % confidence interval of the median from the order statistics (distribution-free):
+    // ranks rounds/2 -+ 1.96 sqrt(rounds)/2.
+    let half = 0.98 * (rounds as f64).sqrt();
+    let lo = ((rounds as f64 / 2.0 - half).floor().max(0.0)) as usize;
+    let hi = ((rounds as f64 / 2.0 + half).ceil() as usize).min(rounds - 1);
+    println!(
+        "pair {name} {an} {bn} {:.4} {:.4} {:.4} {:.4} {:.4} {rounds} {n} {:.0} {:.0}",
+        quantile(&ratios, 0.5),
+        ratios[lo],
+        ratios[hi],
+        quantile(&ratios, 0.25),
+        quantile(&ratios, 0.75),
+        ta / ops,
+        tb / ops
+    );
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a bare number sets the rounds.
+    let rounds = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(400);
+
+    let key = NodeKey::from_pem(K1).unwrap();
+    let ring_key = RingSigner::from_node_key(&key).unwrap();
+    let mut tbs = [0u8; 512];
+    let tbs_len =
+        CsrBuilder::client(NODE).unwrap().write_tbs(&key.public_key_spki(), &mut tbs).unwrap();
+    let tbs = &tbs[..tbs_len];
+    let mut buf = [0u8; 1024];
+    let mut buf2 = [0u8; 1024];
+
+    pair(
+        "csr_ring",
+        ("bare_sign_ring", &mut || {
+            black_box(ring_key.sign_p256_sha256(black_box(tbs)).unwrap());
+        }),
+        ("kubeboot_ring", &mut || {
+            black_box(
+                CsrBuilder::client(black_box(NODE))
+                    .unwrap()
+                    .write_der(&ring_key, &mut buf)
+                    .unwrap(),
+            );
+        }),
+        rounds,
+    );
+    pair(
+        "csr_p256",
+        ("bare_sign_p256", &mut || {
+            black_box(key.sign(black_box(tbs)));
+        }),
+        ("kubeboot_p256", &mut || {
+            black_box(
+                CsrBuilder::client(black_box(NODE)).unwrap().write_der(&key, &mut buf2).unwrap(),
+            );
+        }),
+        rounds / 4,
+    );
+
+    // Validation of the one-level P-256 chain.
+    let (leaf, ca) = (der_of(EC_LEAF), der_of(EC_CA));
+    let (tbs, sig, ca_key) = {
+        use der::{Decode, Encode};
+        let l = x509_cert::Certificate::from_der(&leaf).unwrap();
+        let c = x509_cert::Certificate::from_der(&ca).unwrap();
+        (
+            l.tbs_certificate().to_der().unwrap(),
+            l.signature().raw_bytes().to_vec(),
+            c.tbs_certificate().subject_public_key_info().subject_public_key.raw_bytes().to_vec(),
+        )
+    };
+    let spki = key.public_key_spki();
+    let expected = Expected { node_name: NODE, public_key: &spki, profile: Profile::Client };
+    let anchor = [Anchor::from_der(&ca).unwrap()];
+    let ring_pk =
+        ring::signature::UnparsedPublicKey::new(&ring::signature::ECDSA_P256_SHA256_ASN1, &ca_key);
+    let vk = p256::ecdsa::VerifyingKey::from_sec1_bytes(&ca_key).unwrap();
+    let ca_der = rustls_pki_types::CertificateDer::from(ca.clone());
+    let anchors = [webpki::anchor_from_trusted_cert(&ca_der).unwrap().to_owned()];
+    let now = rustls_pki_types::UnixTime::since_unix_epoch(Duration::from_secs(NOW as u64));
+    let mut bare_ring = || ring_pk.verify(black_box(&tbs), black_box(&sig)).unwrap();
+    let mut ours_ring = || {
+        black_box(
+            verify_issued_der_with(&Ring, black_box(&leaf), &[], &[&ca], &expected, NOW).unwrap(),
+        );
+    };
+    let mut ours_anchored = || {
+        black_box(
+            verify_issued_der_anchored(
+                &Ring,
+                black_box(&leaf),
+                &[],
+                black_box(&anchor),
+                &expected,
+                NOW,
+            )
+            .unwrap(),
+        );
+    };
+    let mut webpki = || webpki_client(&leaf, &anchors, now);
+    pair(
+        "verify_ring",
+        ("bare_verify_ring", &mut bare_ring),
+        ("kubeboot_ring", &mut ours_ring),
+        rounds,
+    );
+    pair(
+        "verify_ring_anchored",
+        ("bare_verify_ring", &mut bare_ring),
+        ("kubeboot_ring_anchored", &mut ours_anchored),
+        rounds,
+    );
+    pair(
+        "verify_webpki",
+        ("bare_verify_ring", &mut bare_ring),
+        ("rustls_webpki", &mut webpki),
+        rounds,
+    );
+    pair("race_webpki", ("rustls_webpki", &mut webpki), ("kubeboot_ring", &mut ours_ring), rounds);
+    pair(
+        "race_webpki_anchored",
+        ("rustls_webpki", &mut webpki),
+        ("kubeboot_ring_anchored", &mut ours_anchored),
+        rounds,
+    );
+    pair(
+        "verify_p256",
+        ("bare_verify_p256", &mut || {
+            use p256::ecdsa::signature::Verifier;
+            let s = p256::ecdsa::DerSignature::from_bytes(black_box(&sig)).unwrap();
+            vk.verify(black_box(&tbs), &s).unwrap()
+        }),
+        ("kubeboot_p256", &mut || {
+            black_box(
+                verify_issued_der_with(&Software, black_box(&leaf), &[], &[&ca], &expected, NOW)
+                    .unwrap(),
+            );
+        }),
+        rounds / 4,
+    );
+
+    // CSR with key generation: kubeboot (ring keygen) against rcgen (ring keygen).
+    let mut buf3 = [0u8; 1024];
+    pair(
+        "race_rcgen_keygen",
+        ("rcgen", &mut || {
+            let k = rcgen::KeyPair::generate().unwrap();
+            let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+            let mut dn = rcgen::DistinguishedName::new();
+            dn.push(rcgen::DnType::OrganizationName, "system:nodes");
+            dn.push(rcgen::DnType::CommonName, "system:node:node-1");
+            params.distinguished_name = dn;
+            black_box(params.serialize_request(&k).unwrap().der().len());
+        }),
+        ("kubeboot_ring", &mut || {
+            let k = RingSigner::generate().unwrap();
+            black_box(CsrBuilder::client(NODE).unwrap().write_der(&k, &mut buf3).unwrap());
+        }),
+        rounds,
+    );
+}

@@ -1,0 +1,38 @@
+//! Fixtures and peer calls shared by the `peers` (criterion) and `overhead` (paired) benches, so
+//! both time exactly the same work.
+
+use std::hint::black_box;
+
+use rustls_pki_types::{CertificateDer, TrustAnchor, UnixTime};
+
+pub const K1: &[u8] = include_bytes!("../../tests/data/p256.key");
+pub const EC_CA: &[u8] = include_bytes!("../../tests/data/ec-ca.crt");
+pub const EC_LEAF: &[u8] = include_bytes!("../../tests/data/ec-leaf.crt");
+pub const NOW: i64 = 1_811_808_000;
+pub const NODE: &str = "node-1";
+
+/// The DER of the first CERTIFICATE block of `pem`.
+pub fn der_of(pem: &[u8]) -> Vec<u8> {
+    let mut buf = vec![0u8; pem.len()];
+    let n = kubeboot::pem::decode_first(pem, "CERTIFICATE", &mut buf).unwrap().len();
+    buf.truncate(n);
+    buf
+}
+
+/// rustls-webpki's validation of a client certificate, as one iteration of the benches: the leaf
+/// DER is parsed, the trust anchors were extracted once by the caller.
+pub fn webpki_client(leaf: &[u8], anchors: &[TrustAnchor<'_>], time: UnixTime) {
+    let leaf_der = CertificateDer::from(black_box(leaf));
+    let ee = webpki::EndEntityCert::try_from(&leaf_der).unwrap();
+    ee.verify_for_usage(
+        webpki::ALL_VERIFICATION_ALGS,
+        black_box(anchors),
+        &[],
+        time,
+        webpki::KeyUsage::client_auth(),
+        None,
+        None,
+    )
+    .map(|_| ())
+    .unwrap();
+}
