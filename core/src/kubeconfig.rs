@@ -878,50 +878,76 @@ fn json_key(k: json::Str<'_>) -> Scalar<'_> {
     Scalar::new(k.raw(), ScalarStyle::Json)
 }
 
+/// The next event, which must be a key (returned) or the end of the object (`None`).
+fn json_next_key<'a>(r: &mut json::Reader<'a>) -> Result<Option<Scalar<'a>>> {
+    match r.next()? {
+        Some(json::Event::Key(k)) => Ok(Some(json_key(k))),
+        Some(json::Event::EndObject) => Ok(None),
+        _ => Err(Error::Malformed),
+    }
+}
+
+/// The next event opens a container (`open`: `true`) or is `null` (`false`); anything else is
+/// malformed.
+fn json_open_or_null(r: &mut json::Reader<'_>, open: json::Event<'_>) -> Result<bool> {
+    match r.next()? {
+        Some(json::Event::Null) => Ok(false),
+        Some(e) if e == open => Ok(true),
+        _ => Err(Error::Malformed),
+    }
+}
+
 fn read_json<'a>(input: &'a [u8], b: &mut Builder<'a>) -> Result<()> {
-    let top = json::parse(input)?.as_object().ok_or(Error::Malformed)?;
-    for m in top.members() {
-        let (k, v) = m?;
-        let k = json_key(k);
+    // Validate the whole document first (a syntax error anywhere is `Malformed`, before any
+    // check of the content), then build in one streaming pass: reading the lazy `json::Value`
+    // containers level by level scanned the CA data string five times.
+    json::parse(input)?.as_object().ok_or(Error::Malformed)?;
+    let mut r = json::Reader::new(input);
+    if r.next()? != Some(json::Event::BeginObject) {
+        return Err(Error::Malformed);
+    }
+    while let Some(k) = json_next_key(&mut r)? {
         b.top_key(&k)?;
         if let Some(section) = Section::from_key(&k) {
-            let items = match v {
-                json::Value::Null => continue,
-                json::Value::Array(a) => a,
-                _ => return Err(Error::Malformed),
-            };
-            for item in items.items() {
-                let obj = item?.as_object().ok_or(Error::Malformed)?;
+            if !json_open_or_null(&mut r, json::Event::BeginArray)? {
+                continue;
+            }
+            loop {
+                match r.next()? {
+                    Some(json::Event::EndArray) => break,
+                    Some(json::Event::BeginObject) => {}
+                    _ => return Err(Error::Malformed),
+                }
                 let mut it = Item::default();
-                for m in obj.members() {
-                    let (ik, iv) = m?;
-                    let ik = json_key(ik);
+                while let Some(ik) = json_next_key(&mut r)? {
                     if ik.eq_str("name") {
-                        it.set_name(json_leaf(iv))?;
+                        it.set_name(json_leaf(r.read_value()?))?;
                     } else if ik.eq_str(section.item_key()) {
                         it.begin_inner()?;
-                        let inner = match iv {
-                            json::Value::Null => continue,
-                            json::Value::Object(o) => o,
-                            _ => return Err(Error::Malformed),
-                        };
-                        for m in inner.members() {
-                            let (fk, fv) = m?;
-                            it.field(section, &json_key(fk), json_leaf(fv))?;
+                        if !json_open_or_null(&mut r, json::Event::BeginObject)? {
+                            continue;
                         }
+                        while let Some(fk) = json_next_key(&mut r)? {
+                            it.field(section, &fk, json_leaf(r.read_value()?))?;
+                        }
+                    } else {
+                        r.skip_value()?;
                     }
                 }
                 b.push(section, it)?;
             }
         } else if k.eq_str("current-context") {
-            b.set_current_context(json_leaf(v))?;
+            b.set_current_context(json_leaf(r.read_value()?))?;
         } else if k.eq_str("apiVersion") || k.eq_str("kind") {
-            b.check_string(json_leaf(v))?;
+            b.check_string(json_leaf(r.read_value()?))?;
         } else {
-            check_ignored(None, &k, json_leaf(v))?;
+            check_ignored(None, &k, json_leaf(r.read_value()?))?;
         }
     }
-    Ok(())
+    match r.next()? {
+        None => Ok(()),
+        Some(_) => Err(Error::Malformed),
+    }
 }
 
 #[cfg(test)]
