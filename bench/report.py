@@ -75,6 +75,14 @@ if os.path.exists(os.path.join(run_dir, "overhead.txt")):
                            "rounds": int(f[9]), "batch": int(f[10]), "a_ns": float(f[11]),
                            "b_ns": float(f[12])}
 
+# Instructions per call under callgrind (bench/run, `overhead --count`).
+insn = {}
+if os.path.exists(os.path.join(run_dir, "instructions.txt")):
+    for line in read("instructions.txt").splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] == "insn":
+            insn[f[1]] = int(f[2])
+
 TITLES = {
     "csr_key_given": "CSR build, key given (client CSR, DER out; kubeboot includes builder validation)",
     "csr_keygen": "CSR build with key generation",
@@ -155,6 +163,28 @@ for name, r in pairs.items():
       f"{r['q1']:.3f}–{r['q3']:.3f} | {r['rounds']} × {r['batch']} | {r['a_ns']:.0f} | "
       f"{r['b_ns']:.0f} |")
 p("")
+if insn:
+    p("## Instructions per call (callgrind)")
+    p("")
+    p("Counted, not timed, so no load changes them: `valgrind --tool=callgrind` over N and 3N calls "
+      "of one function (`overhead --count NAME N`, N = 50), the difference divided by 2N. "
+      "\"Own work\" is the instructions beyond the bare operation of the same backend. Under "
+      "valgrind ring may pick other assembly paths than natively (valgrind's CPUID), so compare "
+      "rows with each other, not with the times above.")
+    p("")
+    p("| function | instructions | bare operation | own work | own work % of bare |")
+    p("|---|---:|---|---:|---:|")
+    BARE = {"csr_ring": "bare_sign_ring", "csr_p256": "bare_sign_p256",
+            "kubeboot_ring": "bare_verify_ring", "kubeboot_ring_anchored": "bare_verify_ring",
+            "rustls_webpki": "bare_verify_ring", "kubeboot_p256": "bare_verify_p256"}
+    for name, n in insn.items():
+        bare = BARE.get(name)
+        if bare and bare in insn:
+            own = n - insn[bare]
+            p(f"| {name} | {n:,} | {bare} | {own:+,} | {100 * own / insn[bare]:+.2f} % |")
+        else:
+            p(f"| {name} | {n:,} | | | |")
+    p("")
 p("## Targets")
 p("")
 
@@ -193,6 +223,17 @@ for name, label, limit, yes, no in [
     v = paired(name, limit, yes, no)
     if v:
         p(f"- Paired: {label}: {v}")
+for ours, peer, label in [
+    ("kubeboot_ring_anchored", "rustls_webpki", "EC validation, CA pre-parsed, against rustls-webpki"),
+    ("kubeboot_ring", "rustls_webpki", "EC validation, CA parsed per call, against rustls-webpki"),
+    ("kubeboot_ring_keygen", "rcgen_keygen", "CSR with keygen against rcgen"),
+]:
+    if ours in insn and peer in insn:
+        d = insn[ours] - insn[peer]
+        pct = 100 * d / insn[peer]
+        v = "tied (within 0.1 %)" if abs(pct) < 0.1 else ("fewer" if d < 0 else "more")
+        p(f"- Instructions: {label}: {insn[ours]:,} against {insn[peer]:,} per call ({d:+,}, "
+          f"{pct:+.2f} %): **{v}**")
 
 
 def med(group, name):

@@ -9,6 +9,8 @@
 //! round alike. Driven by `bench/run` (`overhead.txt`, read by `bench/report.py`).
 //!
 //! Run: `cargo bench -p kubeboot --features ring --bench overhead [-- ROUNDS]`.
+//! `-- --count NAME N` runs one function N times untimed: `bench/run` runs it under callgrind
+//! (N and 3N, the difference divided by 2N) for instructions per call, which no load changes.
 //! Output: one line per pair, `pair <name> <A> <B> <median B/A> <95 % CI low> <CI high> <q1> <q3>
 //! <rounds> <batch size> <A ns/op> <B ns/op>`.
 
@@ -87,46 +89,30 @@ fn pair(
     );
 }
 
+/// Run `f` `n` times, untimed (for `--count`, under callgrind).
+fn count(n: usize, f: &mut dyn FnMut()) {
+    for _ in 0..n {
+        f();
+    }
+}
+
 fn main() {
-    // `cargo bench` passes `--bench`; a bare number sets the rounds.
-    let rounds = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(400);
+    // `cargo bench` passes `--bench`; a bare number sets the rounds. `--count NAME N` runs one
+    // function N times without timing, for an instruction count under callgrind.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let count_mode = args
+        .iter()
+        .position(|a| a == "--count")
+        .map(|i| (args[i + 1].clone(), args[i + 2].parse::<usize>().expect("--count NAME N")));
+    let rounds = args.iter().find_map(|a| a.parse().ok()).unwrap_or(400);
 
     let key = NodeKey::from_pem(K1).unwrap();
     let ring_key = RingSigner::from_node_key(&key).unwrap();
     let mut tbs = [0u8; 512];
     let tbs_len =
         CsrBuilder::client(NODE).unwrap().write_tbs(&key.public_key_spki(), &mut tbs).unwrap();
-    let tbs = &tbs[..tbs_len];
-    let mut buf = [0u8; 1024];
-    let mut buf2 = [0u8; 1024];
-
-    pair(
-        "csr_ring",
-        ("bare_sign_ring", &mut || {
-            black_box(ring_key.sign_p256_sha256(black_box(tbs)).unwrap());
-        }),
-        ("kubeboot_ring", &mut || {
-            black_box(
-                CsrBuilder::client(black_box(NODE))
-                    .unwrap()
-                    .write_der(&ring_key, &mut buf)
-                    .unwrap(),
-            );
-        }),
-        rounds,
-    );
-    pair(
-        "csr_p256",
-        ("bare_sign_p256", &mut || {
-            black_box(key.sign(black_box(tbs)));
-        }),
-        ("kubeboot_p256", &mut || {
-            black_box(
-                CsrBuilder::client(black_box(NODE)).unwrap().write_der(&key, &mut buf2).unwrap(),
-            );
-        }),
-        rounds / 4,
-    );
+    let csr_tbs = &tbs[..tbs_len];
+    let (mut buf, mut buf2, mut buf3) = ([0u8; 1024], [0u8; 1024], [0u8; 1024]);
 
     // Validation of the one-level P-256 chain.
     let (leaf, ca) = (der_of(EC_LEAF), der_of(EC_CA));
@@ -149,6 +135,21 @@ fn main() {
     let ca_der = rustls_pki_types::CertificateDer::from(ca.clone());
     let anchors = [webpki::anchor_from_trusted_cert(&ca_der).unwrap().to_owned()];
     let now = rustls_pki_types::UnixTime::since_unix_epoch(Duration::from_secs(NOW as u64));
+
+    let mut bare_sign_ring = || {
+        black_box(ring_key.sign_p256_sha256(black_box(csr_tbs)).unwrap());
+    };
+    let mut csr_ring = || {
+        black_box(
+            CsrBuilder::client(black_box(NODE)).unwrap().write_der(&ring_key, &mut buf).unwrap(),
+        );
+    };
+    let mut bare_sign_p256 = || {
+        black_box(key.sign(black_box(csr_tbs)));
+    };
+    let mut csr_p256 = || {
+        black_box(CsrBuilder::client(black_box(NODE)).unwrap().write_der(&key, &mut buf2).unwrap());
+    };
     let mut bare_ring = || ring_pk.verify(black_box(&tbs), black_box(&sig)).unwrap();
     let mut ours_ring = || {
         black_box(
@@ -169,6 +170,64 @@ fn main() {
         );
     };
     let mut webpki = || webpki_client(&leaf, &anchors, now);
+    let mut bare_p256 = || {
+        use p256::ecdsa::signature::Verifier;
+        let s = p256::ecdsa::DerSignature::from_bytes(black_box(&sig)).unwrap();
+        vk.verify(black_box(&tbs), &s).unwrap()
+    };
+    let mut ours_p256 = || {
+        black_box(
+            verify_issued_der_with(&Software, black_box(&leaf), &[], &[&ca], &expected, NOW)
+                .unwrap(),
+        );
+    };
+    // CSR with key generation: kubeboot (ring keygen) against rcgen (ring keygen).
+    let mut rcgen = || {
+        let k = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        let mut dn = rcgen::DistinguishedName::new();
+        dn.push(rcgen::DnType::OrganizationName, "system:nodes");
+        dn.push(rcgen::DnType::CommonName, "system:node:node-1");
+        params.distinguished_name = dn;
+        black_box(params.serialize_request(&k).unwrap().der().len());
+    };
+    let mut keygen_ring = || {
+        let k = RingSigner::generate().unwrap();
+        black_box(CsrBuilder::client(NODE).unwrap().write_der(&k, &mut buf3).unwrap());
+    };
+
+    if let Some((name, n)) = count_mode {
+        let f: &mut dyn FnMut() = match name.as_str() {
+            "bare_sign_ring" => &mut bare_sign_ring,
+            "csr_ring" => &mut csr_ring,
+            "bare_sign_p256" => &mut bare_sign_p256,
+            "csr_p256" => &mut csr_p256,
+            "bare_verify_ring" => &mut bare_ring,
+            "kubeboot_ring" => &mut ours_ring,
+            "kubeboot_ring_anchored" => &mut ours_anchored,
+            "rustls_webpki" => &mut webpki,
+            "bare_verify_p256" => &mut bare_p256,
+            "kubeboot_p256" => &mut ours_p256,
+            "rcgen_keygen" => &mut rcgen,
+            "kubeboot_ring_keygen" => &mut keygen_ring,
+            other => panic!("--count: unknown function {other}"),
+        };
+        count(n, f);
+        return;
+    }
+
+    pair(
+        "csr_ring",
+        ("bare_sign_ring", &mut bare_sign_ring),
+        ("kubeboot_ring", &mut csr_ring),
+        rounds,
+    );
+    pair(
+        "csr_p256",
+        ("bare_sign_p256", &mut bare_sign_p256),
+        ("kubeboot_p256", &mut csr_p256),
+        rounds / 4,
+    );
     pair(
         "verify_ring",
         ("bare_verify_ring", &mut bare_ring),
@@ -196,37 +255,9 @@ fn main() {
     );
     pair(
         "verify_p256",
-        ("bare_verify_p256", &mut || {
-            use p256::ecdsa::signature::Verifier;
-            let s = p256::ecdsa::DerSignature::from_bytes(black_box(&sig)).unwrap();
-            vk.verify(black_box(&tbs), &s).unwrap()
-        }),
-        ("kubeboot_p256", &mut || {
-            black_box(
-                verify_issued_der_with(&Software, black_box(&leaf), &[], &[&ca], &expected, NOW)
-                    .unwrap(),
-            );
-        }),
+        ("bare_verify_p256", &mut bare_p256),
+        ("kubeboot_p256", &mut ours_p256),
         rounds / 4,
     );
-
-    // CSR with key generation: kubeboot (ring keygen) against rcgen (ring keygen).
-    let mut buf3 = [0u8; 1024];
-    pair(
-        "race_rcgen_keygen",
-        ("rcgen", &mut || {
-            let k = rcgen::KeyPair::generate().unwrap();
-            let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-            let mut dn = rcgen::DistinguishedName::new();
-            dn.push(rcgen::DnType::OrganizationName, "system:nodes");
-            dn.push(rcgen::DnType::CommonName, "system:node:node-1");
-            params.distinguished_name = dn;
-            black_box(params.serialize_request(&k).unwrap().der().len());
-        }),
-        ("kubeboot_ring", &mut || {
-            let k = RingSigner::generate().unwrap();
-            black_box(CsrBuilder::client(NODE).unwrap().write_der(&k, &mut buf3).unwrap());
-        }),
-        rounds,
-    );
+    pair("race_rcgen_keygen", ("rcgen", &mut rcgen), ("kubeboot_ring", &mut keygen_ring), rounds);
 }
