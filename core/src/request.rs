@@ -263,43 +263,54 @@ impl<'a> NameAttribute<'a> {
     }
 
     /// The characters of a string value, decoding BMPString (UTF-16BE, unpaired surrogates as
-    /// U+FFFD). A TeletexString is taken as its bytes, as Go's `string(value)` does: valid UTF-8
-    /// gives its characters (so `chars` agrees with [`NameAttribute::as_str`]); other bytes are
-    /// read one character per byte. Empty for non-string values.
+    /// U+FFFD). A TeletexString is taken as its bytes, as Go's `string(value)` does, and read as
+    /// Go's `range` reads a string: valid UTF-8 gives its characters (so `chars` agrees with
+    /// [`NameAttribute::as_str`]), each byte that does not start a valid UTF-8 sequence gives one
+    /// U+FFFD. Empty for non-string values.
     pub fn chars(&self) -> AttributeChars<'a> {
         let inner = match self.tag {
             Tag::BmpString => CharsInner::Bmp(self.value),
             Tag::TeletexString => match core::str::from_utf8(self.value) {
                 Ok(s) => CharsInner::Utf8(s.chars()),
-                Err(_) => CharsInner::Bytes(self.value),
+                Err(_) => CharsInner::Lossy(self.value),
             },
             _ => match self.as_str() {
                 Some(s) => CharsInner::Utf8(s.chars()),
-                None => CharsInner::Bytes(&[]),
+                None => CharsInner::Lossy(&[]),
             },
         };
         AttributeChars { inner }
     }
 
-    /// Whether this is a string value equal to `s`.
+    /// Whether this is a string value equal to `s`, compared as Go compares the `string` it
+    /// makes of the value: a TeletexString by its bytes (so one that is not valid UTF-8 equals no
+    /// `&str`), a BMPString by its decoded characters.
     pub fn eq_str(&self, s: &str) -> bool {
-        self.is_string() && self.chars().eq(s.chars())
+        match self.tag {
+            Tag::TeletexString => self.value == s.as_bytes(),
+            _ => self.is_string() && self.chars().eq(s.chars()),
+        }
     }
 
-    /// Whether this is a string value starting with `prefix`.
+    /// Whether this is a string value starting with `prefix` (compared as in
+    /// [`NameAttribute::eq_str`]).
     pub fn starts_with(&self, prefix: &str) -> bool {
-        if !self.is_string() {
-            return false;
+        match self.tag {
+            Tag::TeletexString => self.value.starts_with(prefix.as_bytes()),
+            _ if !self.is_string() => false,
+            _ => {
+                let mut mine = self.chars();
+                prefix.chars().all(|c| mine.next() == Some(c))
+            }
         }
-        let mut mine = self.chars();
-        prefix.chars().all(|c| mine.next() == Some(c))
     }
 }
 
 #[derive(Clone, Debug)]
 enum CharsInner<'a> {
     Utf8(core::str::Chars<'a>),
-    Bytes(&'a [u8]),
+    /// Bytes that are not all valid UTF-8, read as Go's `range` does.
+    Lossy(&'a [u8]),
     Bmp(&'a [u8]),
 }
 
@@ -315,10 +326,25 @@ impl Iterator for AttributeChars<'_> {
     fn next(&mut self) -> Option<char> {
         match &mut self.inner {
             CharsInner::Utf8(c) => c.next(),
-            CharsInner::Bytes(b) => {
-                let (&first, rest) = b.split_first()?;
-                *b = rest;
-                Some(char::from(first))
+            CharsInner::Lossy(b) => {
+                let first = *b.first()?;
+                let width = match first {
+                    0x00..=0x7f => 1,
+                    0xc2..=0xdf => 2,
+                    0xe0..=0xef => 3,
+                    0xf0..=0xf4 => 4,
+                    _ => 0,
+                };
+                // from_utf8 of exactly one sequence refuses overlong forms, surrogates and
+                // truncation, as Go's utf8.DecodeRune does (which then advances one byte).
+                let c = b
+                    .get(..width)
+                    .filter(|seq| !seq.is_empty())
+                    .and_then(|seq| core::str::from_utf8(seq).ok())
+                    .and_then(|s| s.chars().next());
+                let used = if c.is_some() { width } else { 1 };
+                *b = b.get(used..).unwrap_or(&[]);
+                Some(c.unwrap_or(char::REPLACEMENT_CHARACTER))
             }
             CharsInner::Bmp(b) => {
                 let unit = |s: &[u8]| -> Option<u16> {
@@ -1098,8 +1124,22 @@ mod tests {
             NameAttribute { oid: OID_CN, tag: Tag::TeletexString, value: "n\u{f6}de".as_bytes() };
         assert_eq!(utf8.chars().collect::<String>(), "n\u{f6}de");
         assert!(utf8.eq_str("n\u{f6}de") && utf8.as_str() == Some("n\u{f6}de"));
+        // Not UTF-8: Go's string(value) keeps the bytes, so it equals no UTF-8 text, and
+        // `range` reads U+FFFD for each byte that does not start a valid sequence.
         let latin1 = NameAttribute { oid: OID_CN, tag: Tag::TeletexString, value: b"n\xf6de" };
-        assert_eq!(latin1.chars().collect::<String>(), "n\u{f6}de");
+        assert_eq!(latin1.chars().collect::<String>(), "n\u{FFFD}de");
+        assert!(!latin1.eq_str("n\u{f6}de") && !latin1.eq_str("n\u{FFFD}de"));
+        assert!(latin1.starts_with("n") && !latin1.starts_with("n\u{f6}"));
+        let cut = NameAttribute {
+            oid: OID_CN,
+            tag: Tag::TeletexString,
+            // A truncated 4-byte sequence, an overlong '/', a surrogate, then valid UTF-8.
+            value: b"\xf0\x9f\x98A\xc0\xafB\xed\xa0\x80\xc3\xb6",
+        };
+        assert_eq!(
+            cut.chars().collect::<String>(),
+            "\u{FFFD}\u{FFFD}\u{FFFD}A\u{FFFD}\u{FFFD}B\u{FFFD}\u{FFFD}\u{FFFD}\u{f6}"
+        );
         let int = NameAttribute { oid: OID_CN, tag: Tag::Integer, value: b"\x01" };
         assert!(!int.is_string() && !int.eq_str("\u{1}"));
     }

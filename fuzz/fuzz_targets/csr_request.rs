@@ -11,6 +11,7 @@
 //! - the rest: the CSR.
 #![no_main]
 
+use der::Tag;
 use kubeboot::error::PolicyViolation;
 use kubeboot::policy::{self, KubeletSigner};
 use kubeboot::request::{AttributeKind, CertificateRequest, SubjectAltName};
@@ -105,7 +106,21 @@ fn exercise(req: &CertificateRequest<'_>) {
     for a in req.subject() {
         let _ = (a.oid_bytes(), a.tag(), a.value_bytes(), a.kind());
         let chars: String = a.chars().collect();
-        if a.is_string() {
+        let t61_not_utf8 =
+            a.tag() == Tag::TeletexString && core::str::from_utf8(a.value_bytes()).is_err();
+        if t61_not_utf8 {
+            // Go keeps the bytes (string(value)): equal to no UTF-8 text; `range` reads U+FFFD
+            // for each byte of an ill-formed sequence (std's utf8_chunks finds them).
+            let mut go = String::new();
+            for chunk in a.value_bytes().utf8_chunks() {
+                go.push_str(chunk.valid());
+                go.extend(chunk.invalid().iter().map(|_| char::REPLACEMENT_CHARACTER));
+            }
+            assert_eq!(chars, go);
+            assert!(!a.eq_str(&chars) && a.starts_with(""));
+            let ascii: String = chars.chars().take_while(char::is_ascii).collect();
+            assert!(a.starts_with(&ascii));
+        } else if a.is_string() {
             assert!(a.eq_str(&chars));
             assert!(a.starts_with(""));
             assert!(a.starts_with(&chars));
