@@ -105,6 +105,15 @@ start=$(date +%s)
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
+# cargo-miri's test "binaries" are JSON files that record the directory they were built in. The
+# target dir is shared between checkouts (~/.cache/kubeboot), and cargo finds them fresh for a
+# checkout at another path with the same sources: running them then fails ("failed to run `cd
+# <old checkout> ...`: No such file or directory", exit 101). Our two crates are rebuilt every
+# time (seconds); the dependencies stay cached.
+rm -rf "$CARGO_TARGET_DIR"/miri/*/debug/build/kubeboot "$CARGO_TARGET_DIR"/miri/*/debug/build/kubeboot-ffi \
+  "$CARGO_TARGET_DIR"/miri/*/debug/deps/kubeboot-* "$CARGO_TARGET_DIR"/miri/*/debug/deps/libkubeboot* \
+  "$CARGO_TARGET_DIR"/miri/*/debug/.fingerprint/kubeboot-*
+
 # Build first (the parallel runs below then only take the target dir's lock briefly). One cargo
 # call per package: together they would unify features into a third build.
 cargo +nightly miri test -p kubeboot --lib --no-run
