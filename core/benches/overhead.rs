@@ -21,12 +21,12 @@ use kubeboot::backend::Software;
 use kubeboot::backend::ring::{Ring, RingSigner};
 use kubeboot::csr::CsrBuilder;
 use kubeboot::key::{NodeKey, P256Signer};
-use kubeboot::verify::{
-    Anchor, Expected, Profile, verify_issued_der_anchored, verify_issued_der_with,
-};
+use kubeboot::verify::{Anchor, Expected, Profile};
 
 mod shared;
-use shared::{EC_CA, EC_LEAF, K1, NODE, NOW, der_of, webpki_client};
+use shared::{
+    EC_CA, EC_LEAF, K1, NODE, NOW, der_of, kubeboot_anchored, kubeboot_der, webpki_client,
+};
 
 /// Target duration of one batch.
 const BATCH: Duration = Duration::from_micros(500);
@@ -151,36 +151,15 @@ fn main() {
         black_box(CsrBuilder::client(black_box(NODE)).unwrap().write_der(&key, &mut buf2).unwrap());
     };
     let mut bare_ring = || ring_pk.verify(black_box(&tbs), black_box(&sig)).unwrap();
-    let mut ours_ring = || {
-        black_box(
-            verify_issued_der_with(&Ring, black_box(&leaf), &[], &[&ca], &expected, NOW).unwrap(),
-        );
-    };
-    let mut ours_anchored = || {
-        black_box(
-            verify_issued_der_anchored(
-                &Ring,
-                black_box(&leaf),
-                &[],
-                black_box(&anchor),
-                &expected,
-                NOW,
-            )
-            .unwrap(),
-        );
-    };
+    let mut ours_ring = || kubeboot_der(&Ring, &leaf, &ca, &expected);
+    let mut ours_anchored = || kubeboot_anchored(&Ring, &leaf, &anchor, &expected);
     let mut webpki = || webpki_client(&leaf, &anchors, now);
     let mut bare_p256 = || {
         use p256::ecdsa::signature::Verifier;
         let s = p256::ecdsa::DerSignature::from_bytes(black_box(&sig)).unwrap();
         vk.verify(black_box(&tbs), &s).unwrap()
     };
-    let mut ours_p256 = || {
-        black_box(
-            verify_issued_der_with(&Software, black_box(&leaf), &[], &[&ca], &expected, NOW)
-                .unwrap(),
-        );
-    };
+    let mut ours_p256 = || kubeboot_der(&Software, &leaf, &ca, &expected);
     // CSR with key generation: kubeboot (ring keygen) against rcgen (ring keygen).
     let mut rcgen = || {
         let k = rcgen::KeyPair::generate().unwrap();

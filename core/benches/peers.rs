@@ -15,12 +15,12 @@ use kubeboot::backend::Software;
 use kubeboot::backend::ring::{Ring, RingSigner};
 use kubeboot::csr::CsrBuilder;
 use kubeboot::key::NodeKey;
-use kubeboot::verify::{
-    Anchor, Expected, Profile, verify_issued_der_anchored, verify_issued_der_with,
-};
+use kubeboot::verify::{Anchor, Expected, Profile};
 
 mod shared;
-use shared::{EC_CA, EC_LEAF, K1, NODE, NOW, der_of, webpki_client};
+use shared::{
+    EC_CA, EC_LEAF, K1, NODE, NOW, der_of, kubeboot_anchored, kubeboot_der, webpki_client,
+};
 
 const RSA_CA: &[u8] = include_bytes!("../tests/data/rsa-ca.crt");
 const RSA_LEAF: &[u8] = include_bytes!("../tests/data/rsa-leaf.crt");
@@ -204,60 +204,19 @@ fn validation(c: &mut Criterion) {
             });
         }
         g.bench_function("kubeboot_p256", |b| {
-            b.iter(|| {
-                black_box(
-                    verify_issued_der_with(
-                        &Software,
-                        black_box(&leaf),
-                        &[],
-                        &[&ca],
-                        &expected,
-                        NOW,
-                    )
-                    .unwrap(),
-                )
-            })
+            b.iter(|| kubeboot_der(&Software, &leaf, &ca, &expected))
         });
         g.bench_function("kubeboot_ring", |b| {
-            b.iter(|| {
-                black_box(
-                    verify_issued_der_with(&Ring, black_box(&leaf), &[], &[&ca], &expected, NOW)
-                        .unwrap(),
-                )
-            })
+            b.iter(|| kubeboot_der(&Ring, &leaf, &ca, &expected))
         });
         // kubeboot with the CA parsed once into an `Anchor` (what an agent keeps across
         // rotations), leaf parsed per iteration: the like-for-like row for rustls-webpki below.
         let anchor = [Anchor::from_der(&ca).unwrap()];
         g.bench_function("kubeboot_p256_anchored", |b| {
-            b.iter(|| {
-                black_box(
-                    verify_issued_der_anchored(
-                        &Software,
-                        black_box(&leaf),
-                        &[],
-                        black_box(&anchor),
-                        &expected,
-                        NOW,
-                    )
-                    .unwrap(),
-                )
-            })
+            b.iter(|| kubeboot_anchored(&Software, &leaf, &anchor, &expected))
         });
         g.bench_function("kubeboot_ring_anchored", |b| {
-            b.iter(|| {
-                black_box(
-                    verify_issued_der_anchored(
-                        &Ring,
-                        black_box(&leaf),
-                        &[],
-                        black_box(&anchor),
-                        &expected,
-                        NOW,
-                    )
-                    .unwrap(),
-                )
-            })
+            b.iter(|| kubeboot_anchored(&Ring, &leaf, &anchor, &expected))
         });
         // rustls-webpki: trust anchor extracted once (like a CertPool), leaf parsed per iteration.
         let ca_der = CertificateDer::from(ca.clone());

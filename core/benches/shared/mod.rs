@@ -3,6 +3,8 @@
 
 use std::hint::black_box;
 
+use kubeboot::backend::SignatureVerifier;
+use kubeboot::verify::{Anchor, Expected, verify_issued_der_anchored, verify_issued_der_with};
 use rustls_pki_types::{CertificateDer, TrustAnchor, UnixTime};
 
 pub const K1: &[u8] = include_bytes!("../../tests/data/p256.key");
@@ -35,4 +37,24 @@ pub fn webpki_client(leaf: &[u8], anchors: &[TrustAnchor<'_>], time: UnixTime) {
     )
     .map(|_| ())
     .unwrap();
+}
+
+/// kubeboot's validation as one iteration of the benches: the leaf and the CA from DER, the CA
+/// parsed on every call.
+pub fn kubeboot_der(v: &dyn SignatureVerifier, leaf: &[u8], ca: &[u8], expected: &Expected<'_>) {
+    black_box(verify_issued_der_with(v, black_box(leaf), &[], &[ca], expected, NOW).unwrap());
+}
+
+/// The same with the CA parsed once into an [`Anchor`] by the caller (what an agent keeps across
+/// rotations): the like-for-like row for rustls-webpki's trust anchor.
+pub fn kubeboot_anchored(
+    v: &dyn SignatureVerifier,
+    leaf: &[u8],
+    anchors: &[Anchor<'_>],
+    expected: &Expected<'_>,
+) {
+    black_box(
+        verify_issued_der_anchored(v, black_box(leaf), &[], black_box(anchors), expected, NOW)
+            .unwrap(),
+    );
 }
