@@ -19,20 +19,12 @@ use kubeboot::verify::{Anchor, Expected, Profile};
 
 mod shared;
 use shared::{
-    EC_CA, EC_LEAF, K1, NODE, NOW, der_of, kubeboot_anchored, kubeboot_der, webpki_client,
+    EC_CA, EC_LEAF, K1, NODE, NOW, der_of, kubeboot_anchored, kubeboot_der, parts, rcgen_params,
+    webpki_client,
 };
 
 const RSA_CA: &[u8] = include_bytes!("../tests/data/rsa-ca.crt");
 const RSA_LEAF: &[u8] = include_bytes!("../tests/data/rsa-leaf.crt");
-
-fn rcgen_params() -> rcgen::CertificateParams {
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    let mut dn = rcgen::DistinguishedName::new();
-    dn.push(rcgen::DnType::OrganizationName, "system:nodes");
-    dn.push(rcgen::DnType::CommonName, "system:node:node-1");
-    params.distinguished_name = dn;
-    params
-}
 
 fn openssl_csr(pkey: &openssl::pkey::PKey<openssl::pkey::Private>) -> Vec<u8> {
     use openssl::hash::MessageDigest;
@@ -137,20 +129,6 @@ fn csr(c: &mut Criterion) {
         })
     });
     g.finish();
-}
-
-/// (tbs, signature, issuer SPKI DER, issuer subjectPublicKey bytes)
-fn parts(leaf: &[u8], ca: &[u8]) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>) {
-    use der::{Decode, Encode};
-    let leaf = x509_cert::Certificate::from_der(leaf).unwrap();
-    let ca = x509_cert::Certificate::from_der(ca).unwrap();
-    let spki = ca.tbs_certificate().subject_public_key_info();
-    (
-        leaf.tbs_certificate().to_der().unwrap(),
-        leaf.signature().raw_bytes().to_vec(),
-        spki.to_der().unwrap(),
-        spki.subject_public_key.raw_bytes().to_vec(),
-    )
 }
 
 fn validation(c: &mut Criterion) {

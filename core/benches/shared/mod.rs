@@ -58,3 +58,28 @@ pub fn kubeboot_anchored(
             .unwrap(),
     );
 }
+
+/// The subject of the benches' client CSR for rcgen (O=system:nodes, CN=system:node:node-1).
+pub fn rcgen_params() -> rcgen::CertificateParams {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    let mut dn = rcgen::DistinguishedName::new();
+    dn.push(rcgen::DnType::OrganizationName, "system:nodes");
+    dn.push(rcgen::DnType::CommonName, "system:node:node-1");
+    params.distinguished_name = dn;
+    params
+}
+
+/// (tbs, signature, issuer SPKI DER, issuer subjectPublicKey bytes) of a leaf and its CA, for
+/// the bare signature operations.
+pub fn parts(leaf: &[u8], ca: &[u8]) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>) {
+    use der::{Decode, Encode};
+    let leaf = x509_cert::Certificate::from_der(leaf).unwrap();
+    let ca = x509_cert::Certificate::from_der(ca).unwrap();
+    let spki = ca.tbs_certificate().subject_public_key_info();
+    (
+        leaf.tbs_certificate().to_der().unwrap(),
+        leaf.signature().raw_bytes().to_vec(),
+        spki.to_der().unwrap(),
+        spki.subject_public_key.raw_bytes().to_vec(),
+    )
+}
