@@ -613,6 +613,28 @@ fn malformed_inputs() {
     trailing.push(0);
     assert_eq!(der(&trailing).unwrap_err().reason, Reason::Malformed);
     assert_eq!(der(b"hello, world").unwrap_err().reason, Reason::Malformed);
+    // A malformed issuer or subject Name in the leaf (an RDN that is a SEQUENCE, not a SET):
+    // `Malformed` as any parse failure, before the path search's `BadSignature` / `Untrusted`
+    // (kubeboot checks the leaf's issuer Name only when no path was found: a path means it
+    // equals a subject that was checked).
+    {
+        use der::{Decode, Encode};
+        let cert = x509_cert::Certificate::from_der(&leaf).unwrap();
+        let tbs = cert.tbs_certificate();
+        for (which, name) in [("issuer", tbs.issuer()), ("subject", tbs.subject())] {
+            let name = name.to_der().unwrap();
+            assert_eq!(name[2], 0x31, "{which}: an RDN SET");
+            let at = leaf.windows(name.len()).position(|w| w == name).unwrap();
+            let mut bad = leaf.clone();
+            bad[at + 2] = 0x30;
+            let err = der(&bad).unwrap_err();
+            assert_eq!(err.reason, Reason::Malformed, "{which}");
+            // With a CA of another name (no path at all) it is still Malformed.
+            let other_ca = pem_der(&read("ca_rsa2048.pem"));
+            let err = der_both(&bad, &[], &[&other_ca], &exp, f.now).unwrap_err();
+            assert_eq!(err.reason, Reason::Malformed, "{which}, other CA");
+        }
+    }
     // A malformed CA or intermediate fails the same way.
     let err = der_both(&leaf, &[], &[&ca[..ca.len() - 1]], &exp, f.now);
     assert_eq!(err.unwrap_err().reason, Reason::Malformed);
