@@ -26,7 +26,7 @@ use kubeboot::verify::{Anchor, Expected, Profile};
 mod shared;
 use shared::{
     EC_CA, EC_LEAF, K1, NODE, NOW, der_of, kubeboot_anchored, kubeboot_der, parts, rcgen_params,
-    webpki_client,
+    webpki_client, webpki_client_ca_per_call,
 };
 
 /// Target duration of one batch.
@@ -139,6 +139,7 @@ fn main() {
     let mut ours_ring = || kubeboot_der(&Ring, &leaf, &ca, &expected);
     let mut ours_anchored = || kubeboot_anchored(&Ring, &leaf, &anchor, &expected);
     let mut webpki = || webpki_client(&leaf, &anchors, now);
+    let mut webpki_ca = || webpki_client_ca_per_call(&leaf, &ca, now);
     let mut bare_p256 = || {
         use p256::ecdsa::signature::Verifier;
         let s = p256::ecdsa::DerSignature::from_bytes(black_box(&sig)).unwrap();
@@ -165,6 +166,7 @@ fn main() {
             "kubeboot_ring" => &mut ours_ring,
             "kubeboot_ring_anchored" => &mut ours_anchored,
             "rustls_webpki" => &mut webpki,
+            "rustls_webpki_ca_per_call" => &mut webpki_ca,
             "bare_verify_p256" => &mut bare_p256,
             "kubeboot_p256" => &mut ours_p256,
             "rcgen_keygen" => &mut rcgen,
@@ -208,6 +210,12 @@ fn main() {
         rounds,
     );
     pair("race_webpki", ("rustls_webpki", &mut webpki), ("kubeboot_ring", &mut ours_ring), rounds);
+    pair(
+        "race_webpki_ca_per_call",
+        ("rustls_webpki_ca_per_call", &mut webpki_ca),
+        ("kubeboot_ring", &mut ours_ring),
+        rounds,
+    );
     pair(
         "race_webpki_anchored",
         ("rustls_webpki", &mut webpki),

@@ -20,7 +20,7 @@ use kubeboot::verify::{Anchor, Expected, Profile};
 mod shared;
 use shared::{
     EC_CA, EC_LEAF, K1, NODE, NOW, der_of, kubeboot_anchored, kubeboot_der, parts, rcgen_params,
-    webpki_client,
+    webpki_client, webpki_client_ca_per_call,
 };
 
 const RSA_CA: &[u8] = include_bytes!("../tests/data/rsa-ca.crt");
@@ -201,6 +201,11 @@ fn validation(c: &mut Criterion) {
         let anchors = [webpki::anchor_from_trusted_cert(&ca_der).unwrap().to_owned()];
         let time = UnixTime::since_unix_epoch(Duration::from_secs(NOW as u64));
         g.bench_function("rustls_webpki", |b| b.iter(|| webpki_client(&leaf, &anchors, time)));
+        // The same with the trust anchor extracted on every call: like-for-like with
+        // `kubeboot_ring` (CA parsed per call).
+        g.bench_function("rustls_webpki_ca_per_call", |b| {
+            b.iter(|| webpki_client_ca_per_call(&leaf, &ca, time))
+        });
         // openssl: X509::verify (signature only, leaf already parsed) and a full store verify
         // (store with the CA built once, leaf parsed per iteration).
         let o_leaf = openssl::x509::X509::from_der(&leaf).unwrap();

@@ -39,6 +39,14 @@ pub fn webpki_client(leaf: &[u8], anchors: &[TrustAnchor<'_>], time: UnixTime) {
     .unwrap();
 }
 
+/// rustls-webpki's validation with the trust anchor extracted from the CA's DER on every call:
+/// the like-for-like row for [`kubeboot_der`] (which parses the CA on every call).
+pub fn webpki_client_ca_per_call(leaf: &[u8], ca: &[u8], time: UnixTime) {
+    let ca_der = CertificateDer::from(black_box(ca));
+    let anchors = [webpki::anchor_from_trusted_cert(&ca_der).unwrap()];
+    webpki_client(leaf, &anchors, time);
+}
+
 /// kubeboot's validation as one iteration of the benches: the leaf and the CA from DER, the CA
 /// parsed on every call.
 pub fn kubeboot_der(v: &dyn SignatureVerifier, leaf: &[u8], ca: &[u8], expected: &Expected<'_>) {
