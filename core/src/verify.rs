@@ -1890,7 +1890,15 @@ fn write_oid(w: &mut impl fmt::Write, body: &[u8]) -> fmt::Result {
     Ok(())
 }
 
-fn write_attribute(w: &mut impl fmt::Write, ty: &Tlv<'_>, value: &Tlv<'_>) -> fmt::Result {
+/// `type=value` of one attribute, RFC 4514 style. `value_der` is the value's whole encoding
+/// (`value` with its header), written as `#hex` when the value is not a string, as RFC 4514 §2.4
+/// says and Go's `pkix.Name.String` and OpenSSL do.
+fn write_attribute(
+    w: &mut impl fmt::Write,
+    ty: &Tlv<'_>,
+    value: &Tlv<'_>,
+    value_der: &[u8],
+) -> fmt::Result {
     let short = SHORT_NAMES.iter().find(|(o, _)| is_oid(ty, o));
     match short {
         Some((_, name)) => w.write_str(name)?,
@@ -1905,7 +1913,7 @@ fn write_attribute(w: &mut impl fmt::Write, ty: &Tlv<'_>, value: &Tlv<'_>) -> fm
     };
     let Some(text) = text else {
         w.write_char('#')?;
-        for &b in value.value() {
+        for &b in value_der {
             write_hex(w, b)?;
         }
         return Ok(());
@@ -2003,12 +2011,12 @@ fn render_name_general<const N: usize>(name_der: &[u8], out: &mut heapless::Stri
                         let (atv, _) = next(&mut atvs)?;
                         let mut a = reader(atv.value())?;
                         let (ty, _) = next(&mut a)?;
-                        let (value, _) = next(&mut a)?;
+                        let (value, value_der) = next(&mut a)?;
                         if !first {
                             let _ = w.write_char('+');
                         }
                         first = false;
-                        let _ = write_attribute(&mut w, &ty, &value);
+                        let _ = write_attribute(&mut w, &ty, &value, value_der);
                     }
                     Ok(())
                 })();
@@ -2304,13 +2312,15 @@ mod tests {
     fn attribute_hex_and_control_escapes() {
         let mut s: heapless::String<128> = heapless::String::new();
         let ty = Tlv { tag: tag::OID, value: OID_P256.as_bytes() };
-        let value = Tlv { tag: tag::OCTET_STRING, value: &[0x00, 0x0f, 0xa5, 0xff] };
-        write_attribute(&mut s, &ty, &value).unwrap();
-        assert_eq!(s.as_str(), "1.2.840.10045.3.1.7=#000fa5ff");
+        // The whole encoding, as Go 1.26's pkix.RDNSequence.String() writes this attribute.
+        let der = [0x04, 0x04, 0x00, 0x0f, 0xa5, 0xff];
+        let value = Tlv { tag: tag::OCTET_STRING, value: &der[2..] };
+        write_attribute(&mut s, &ty, &value, &der).unwrap();
+        assert_eq!(s.as_str(), "1.2.840.10045.3.1.7=#0404000fa5ff");
         s.clear();
         let cn = Tlv { tag: tag::OID, value: OID_CN.as_bytes() };
         let value = Tlv { tag: tag::UTF8_STRING, value: " a\x01,\u{7f}\u{9f} ".as_bytes() };
-        write_attribute(&mut s, &cn, &value).unwrap();
+        write_attribute(&mut s, &cn, &value, &[]).unwrap();
         assert_eq!(s.as_str(), "CN=\\ a\\01\\,\\7f\\9f\\ ");
     }
 
