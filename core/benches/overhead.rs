@@ -140,6 +140,11 @@ fn main() {
     let mut ours_anchored = || kubeboot_anchored(&Ring, &leaf, &anchor, &expected);
     let mut webpki = || webpki_client(&leaf, &anchors, now);
     let mut webpki_ca = || webpki_client_ca_per_call(&leaf, &ca, now);
+    // openssl's `X509::verify`: the signature check only, leaf and CA key parsed beforehand (as
+    // the `openssl_x509_verify` row of the peers bench).
+    let o_leaf = openssl::x509::X509::from_der(&leaf).unwrap();
+    let o_ca_key = openssl::x509::X509::from_der(&ca).unwrap().public_key().unwrap();
+    let mut openssl_verify = || assert!(black_box(&o_leaf).verify(&o_ca_key).unwrap());
     let mut bare_p256 = || {
         use p256::ecdsa::signature::Verifier;
         let s = p256::ecdsa::DerSignature::from_bytes(black_box(&sig)).unwrap();
@@ -167,6 +172,7 @@ fn main() {
             "kubeboot_ring_anchored" => &mut ours_anchored,
             "rustls_webpki" => &mut webpki,
             "rustls_webpki_ca_per_call" => &mut webpki_ca,
+            "openssl_x509_verify" => &mut openssl_verify,
             "bare_verify_p256" => &mut bare_p256,
             "kubeboot_p256" => &mut ours_p256,
             "rcgen_keygen" => &mut rcgen,
@@ -219,6 +225,18 @@ fn main() {
     pair(
         "race_webpki_anchored",
         ("rustls_webpki", &mut webpki),
+        ("kubeboot_ring_anchored", &mut ours_anchored),
+        rounds,
+    );
+    pair(
+        "race_openssl_verify",
+        ("openssl_x509_verify", &mut openssl_verify),
+        ("kubeboot_ring", &mut ours_ring),
+        rounds,
+    );
+    pair(
+        "race_openssl_verify_anchored",
+        ("openssl_x509_verify", &mut openssl_verify),
         ("kubeboot_ring_anchored", &mut ours_anchored),
         rounds,
     );
