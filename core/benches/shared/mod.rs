@@ -47,6 +47,15 @@ pub fn webpki_client_ca_per_call(leaf: &[u8], ca: &[u8], time: UnixTime) {
     webpki_client(leaf, &anchors, time);
 }
 
+/// openssl's `X509::verify` as one iteration of the benches: the signature check only, the leaf
+/// and the CA's key parsed beforehand by the caller.
+pub fn openssl_verify(
+    leaf: &openssl::x509::X509,
+    ca_key: &openssl::pkey::PKey<openssl::pkey::Public>,
+) {
+    assert!(black_box(leaf).verify(ca_key).unwrap());
+}
+
 /// kubeboot's validation as one iteration of the benches: the leaf and the CA from DER, the CA
 /// parsed on every call.
 pub fn kubeboot_der(v: &dyn SignatureVerifier, leaf: &[u8], ca: &[u8], expected: &Expected<'_>) {
