@@ -30,7 +30,7 @@
 //! # fn now() -> i64 { 0 }
 //! let token = BootstrapToken::parse("abcdef.0123456789abcdef").unwrap();
 //! let pins = [CaPin::parse("sha256:3b793efefe27a19f93b0fbe6e637e9c41d0dde8a377d6ab1c0f656bf1136dd8a").unwrap()];
-//! let mut d: Box<Discovery<'_>> = Box::new(Discovery::new(Config::new(&token, &pins), now()).unwrap());
+//! let mut d: Box<Discovery> = Box::new(Discovery::new(Config::new(&token, &pins), now()).unwrap());
 //! loop {
 //!     let outcome = match d.poll(now()) {
 //!         // Both requests go to the discovery endpoint (`https://<endpoint>`), anonymously.
@@ -43,9 +43,10 @@
 //!             break;
 //!         }
 //!         Action::Failed(e) => panic!("discovery failed: {e}"),
+//!         _ => continue,
 //!     };
 //!     match outcome {
-//!         Ok((status, body)) => { let _ = d.on_response(now(), status, &body); }
+//!         Ok((status, body)) => d.on_response(now(), status, &body),
 //!         Err(()) => d.on_transport_error(now()),
 //!     }
 //! }
@@ -88,6 +89,8 @@ pub const DEFAULT_BUFFER: usize = 16 * 1024;
 pub const MAX_SERVER_LEN: usize = 1024;
 /// Largest single CA certificate (DER) the pin check can decode.
 pub const MAX_CA_CERT_DER: usize = 4096;
+/// Most CA pins a discovery keeps.
+pub const MAX_PINS: usize = 8;
 
 /// `{"alg":"HS256","kid":"` + id + `"}`.
 const HEADER_PREFIX: &[u8] = br#"{"alg":"HS256","kid":""#;
@@ -282,6 +285,7 @@ impl Discovered<'_> {
 }
 
 /// What to do next.
+#[non_exhaustive]
 #[derive(Debug)]
 pub enum Action<'d> {
     /// Send this request; report the outcome with [`Discovery::on_response`] or
@@ -305,8 +309,11 @@ pub enum Action<'d> {
 }
 
 /// Where discovery is.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
+    /// Not started ([`Discovery::idle`]).
+    Idle,
     /// About to fetch `cluster-info` without TLS verification.
     Fetch,
     /// First fetch sent.
@@ -344,8 +351,10 @@ enum Step {
 
 /// The discovery state machine. `N` is the size of each of the two buffers (default
 /// [`DEFAULT_BUFFER`]): it bounds the signed kubeconfig and the CA PEM.
-pub struct Discovery<'a, const N: usize = DEFAULT_BUFFER> {
-    config: Config<'a>,
+pub struct Discovery<const N: usize = DEFAULT_BUFFER> {
+    token: Option<BootstrapToken>,
+    pins: heapless::Vec<CaPin, MAX_PINS>,
+    retry_interval_secs: i64,
     kubeconfig: [u8; N],
     kubeconfig_len: usize,
     ca: [u8; N],
@@ -362,7 +371,7 @@ pub struct Discovery<'a, const N: usize = DEFAULT_BUFFER> {
     error: Option<(Error, &'static str)>,
 }
 
-impl<const N: usize> fmt::Debug for Discovery<'_, N> {
+impl<const N: usize> fmt::Debug for Discovery<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Discovery")
             .field("phase", &self.phase)
@@ -423,17 +432,20 @@ fn extract(kc: &[u8], server: &mut [u8], ca: &mut [u8]) -> Result<(usize, usize)
     Ok((server_len, ca_len))
 }
 
-impl<'a, const N: usize> Discovery<'a, N> {
-    /// Start discovering at `now` (unix seconds). Empty `pins` without
-    /// [`Config::allow_unpinned`] is refused with [`Error::PinMismatch`] (nothing could ever be
-    /// pinned), as kubeadm refuses token discovery without `--discovery-token-ca-cert-hash` or
-    /// `--discovery-token-unsafe-skip-ca-verification`.
-    pub fn new(config: Config<'a>, now: i64) -> Result<Self> {
-        if config.pins.is_empty() && !config.allow_unpinned {
-            return Err(Error::PinMismatch);
-        }
-        Ok(Discovery {
-            config,
+impl<const N: usize> Default for Discovery<N> {
+    fn default() -> Self {
+        Self::idle()
+    }
+}
+
+impl<const N: usize> Discovery<N> {
+    /// A discovery that has not started ([`Phase::Idle`]): `const`, so it can initialise a static;
+    /// [`Discovery::start`] configures it in place.
+    pub const fn idle() -> Self {
+        Discovery {
+            token: None,
+            pins: heapless::Vec::new(),
+            retry_interval_secs: RETRY_INTERVAL_SECS,
             kubeconfig: [0u8; N],
             kubeconfig_len: 0,
             ca: [0u8; N],
@@ -441,14 +453,93 @@ impl<'a, const N: usize> Discovery<'a, N> {
             server: [0u8; MAX_SERVER_LEN],
             server_len: 0,
             scratch: [0u8; MAX_CA_CERT_DER],
-            phase: Phase::Fetch,
-            resume: Phase::Fetch,
-            until: now,
-            deadline: now.saturating_add(config.timeout_secs.max(0)),
+            phase: Phase::Idle,
+            resume: Phase::Idle,
+            until: 0,
+            deadline: 0,
             attempts: 0,
             last_retry: None,
             error: None,
+        }
+    }
+
+    /// A started discovery (see [`Discovery::start`]); the value passes through the stack.
+    pub fn new(config: Config<'_>, now: i64) -> Result<Self> {
+        let mut d = Self::idle();
+        d.start(config, now)?;
+        Ok(d)
+    }
+
+    /// Start discovering at `now` (unix seconds), copying the token and pins (at most
+    /// [`MAX_PINS`]; more is [`Error::InvalidPin`]). Empty `pins` without
+    /// [`Config::allow_unpinned`] is refused with [`Error::PinMismatch`] (nothing could ever be
+    /// pinned), as kubeadm refuses token discovery without `--discovery-token-ca-cert-hash` or
+    /// `--discovery-token-unsafe-skip-ca-verification`. On error the discovery is idle.
+    pub fn start(&mut self, config: Config<'_>, now: i64) -> Result<()> {
+        self.reset();
+        if config.pins.is_empty() && !config.allow_unpinned {
+            return Err(Error::PinMismatch);
+        }
+        if self.pins.extend_from_slice(config.pins).is_err() {
+            self.pins.clear();
+            return Err(Error::InvalidPin);
+        }
+        self.token = Some(config.token.clone());
+        self.retry_interval_secs = config.retry_interval_secs;
+        self.phase = Phase::Fetch;
+        self.resume = Phase::Fetch;
+        self.until = now;
+        self.deadline = now.saturating_add(config.timeout_secs.max(0));
+        Ok(())
+    }
+
+    /// Back to [`Phase::Idle`], forgetting the token (its secret is wiped by its drop) and
+    /// everything fetched.
+    pub fn reset(&mut self) {
+        self.token = None;
+        self.pins.clear();
+        self.kubeconfig_len = 0;
+        self.ca_len = 0;
+        self.server_len = 0;
+        self.phase = Phase::Idle;
+        self.resume = Phase::Idle;
+        self.until = 0;
+        self.deadline = 0;
+        self.attempts = 0;
+        self.last_retry = None;
+        self.error = None;
+    }
+
+    /// Whether a request is outstanding.
+    pub fn request_outstanding(&self) -> bool {
+        matches!(self.phase, Phase::Fetching | Phase::Confirming)
+    }
+
+    /// The outstanding request again (what the last [`Action::Send`] said), while
+    /// [`Discovery::request_outstanding`]; `None` otherwise.
+    pub fn outstanding_request(&self) -> Option<Request<'_>> {
+        let tls = match self.phase {
+            Phase::Fetching => Tls::Insecure,
+            Phase::Confirming => Tls::VerifyWith(self.ca.get(..self.ca_len).unwrap_or(&[])),
+            _ => return None,
+        };
+        Some(Request {
+            method: Method::Get,
+            path: CLUSTER_INFO_PATH,
+            accept: "application/json",
+            tls,
         })
+    }
+
+    /// When `poll` next has something to do (the end of a retry interval, or the deadline while
+    /// a request is outstanding); `None` when done, failed or idle.
+    pub fn poll_timeout(&self) -> Option<i64> {
+        match self.phase {
+            Phase::Idle | Phase::Done | Phase::Failed => None,
+            Phase::Backoff => Some(self.until.min(self.deadline)),
+            Phase::Fetching | Phase::Confirming => Some(self.deadline),
+            Phase::Fetch | Phase::Confirm => Some(self.until.min(self.deadline)),
+        }
     }
 
     /// The current phase.
@@ -485,6 +576,9 @@ impl<'a, const N: usize> Discovery<'a, N> {
 
     /// What to do now.
     pub fn poll(&mut self, now: i64) -> Action<'_> {
+        if self.phase == Phase::Idle {
+            return Action::Failed(Error::InvalidState);
+        }
         if let Some((e, _)) = self.error {
             return Action::Failed(e);
         }
@@ -519,7 +613,7 @@ impl<'a, const N: usize> Discovery<'a, N> {
             Phase::Fetching | Phase::Confirming => {
                 return Action::AwaitResponse { until: self.deadline };
             }
-            Phase::Backoff | Phase::Done | Phase::Failed => {
+            Phase::Idle | Phase::Backoff | Phase::Done | Phase::Failed => {
                 return Action::Wait { until: self.deadline };
             }
         };
@@ -533,13 +627,16 @@ impl<'a, const N: usize> Discovery<'a, N> {
     }
 
     fn done_action(&self) -> Action<'_> {
+        let Some(token) = self.token.as_ref() else {
+            return Action::Failed(Error::InvalidState);
+        };
         Action::Done(Discovered {
             server: core::str::from_utf8(self.server.get(..self.server_len).unwrap_or(&[]))
                 .unwrap_or(""),
             ca_pem: self.ca.get(..self.ca_len).unwrap_or(&[]),
-            pinned: !self.config.pins.is_empty(),
+            pinned: !self.pins.is_empty(),
             cluster_info: self.kubeconfig.get(..self.kubeconfig_len).unwrap_or(&[]),
-            token: self.config.token,
+            token,
         })
     }
 
@@ -549,7 +646,7 @@ impl<'a, const N: usize> Discovery<'a, N> {
             Phase::Confirming => Phase::Confirm,
             _ => Phase::Fetch,
         };
-        self.until = now.saturating_add(self.config.retry_interval_secs.max(1));
+        self.until = now.saturating_add(self.retry_interval_secs.max(1));
         self.phase = Phase::Backoff;
     }
 
@@ -562,13 +659,17 @@ impl<'a, const N: usize> Discovery<'a, N> {
         }
     }
 
-    /// The whole response to the outstanding request. `Err` when it ended discovery (the same
-    /// error [`Discovery::poll`] reports from now on) or when no request was outstanding
-    /// ([`Error::InvalidState`], nothing changes).
-    pub fn on_response(&mut self, now: i64, status: u16, body: &[u8]) -> Result<()> {
+    /// The whole response to the outstanding request. A failure that ends discovery comes out of
+    /// the next [`Discovery::poll`]; a response when no request is outstanding is ignored and
+    /// changes nothing.
+    pub fn on_response(&mut self, now: i64, status: u16, body: &[u8]) {
         if !matches!(self.phase, Phase::Fetching | Phase::Confirming) {
-            return Err(Error::InvalidState);
+            return;
         }
+        let _ = self.response(now, status, body);
+    }
+
+    fn response(&mut self, now: i64, status: u16, body: &[u8]) -> Result<()> {
         match status {
             200 => match self.on_configmap(body) {
                 Ok(Step::Retry(why)) => {
@@ -604,7 +705,7 @@ impl<'a, const N: usize> Discovery<'a, N> {
         let mut jws_key = heapless::String::<{ JWS_KEY_PREFIX.len() + ID_LEN }>::new();
         jws_key
             .push_str(JWS_KEY_PREFIX)
-            .and_then(|()| jws_key.push_str(self.config.token.id()))
+            .and_then(|()| jws_key.push_str(self.token.as_ref().map_or("", |t| t.id())))
             .map_err(|_| (Error::InvalidState, "jws key"))?;
         let Some(jws) = data_str(&data, &jws_key).map_err(bad)? else {
             // The bootstrapsigner adds the signature a moment after the ConfigMap appears.
@@ -640,13 +741,11 @@ impl<'a, const N: usize> Discovery<'a, N> {
         self.kubeconfig_len = n;
         let content = self.kubeconfig.get(..n).unwrap_or(&[]);
         let mut presented = [0u8; DETACHED_JWS_LEN];
+        let token = self.token.as_ref().ok_or((Error::InvalidState, "not started"))?;
         let valid = match jws.decode_into(&mut presented) {
-            Ok(p) => verify_detached_jws(
-                &self.config.token.token_id(),
-                self.config.token.secret_bytes(),
-                content,
-                p.as_bytes(),
-            ),
+            Ok(p) => {
+                verify_detached_jws(&token.token_id(), token.secret_bytes(), content, p.as_bytes())
+            }
             Err(_) => false,
         };
         if !valid {
@@ -668,7 +767,7 @@ impl<'a, const N: usize> Discovery<'a, N> {
         self.server_len = server_len;
         self.ca_len = ca_len;
 
-        if self.config.pins.is_empty() {
+        if self.pins.is_empty() {
             // allow_unpinned (checked in `new`): kubeadm returns the insecure config here.
             return Ok(Step::Done);
         }
@@ -679,7 +778,7 @@ impl<'a, const N: usize> Discovery<'a, N> {
             ));
         }
         let ca = self.ca.get(..ca_len).unwrap_or(&[]);
-        pin::check_any_pem(self.config.pins, ca, &mut self.scratch).map_err(|e| match e {
+        pin::check_any_pem(&self.pins, ca, &mut self.scratch).map_err(|e| match e {
             Error::PinMismatch => (e, "none of the CA public keys in cluster-info are pinned"),
             Error::BufferTooSmall { .. } => {
                 (Error::TooLarge, "CA certificate in cluster-info larger than the scratch buffer")

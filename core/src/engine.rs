@@ -1,15 +1,24 @@
 //! The bootstrap / rotation protocol as a sans-IO state machine (the quinn-proto model).
 //!
-//! The engine never touches a socket, a clock or an RNG. The caller:
+//! The engine never touches a socket, a clock or an RNG, and it borrows nothing: it owns a copy of
+//! its configuration (node name, SANs, CA bundle, bearer token, CSR) in fixed-capacity storage, so
+//! a C or firmware caller can keep one in a static. The caller:
 //!
-//! 1. builds an [`Engine`] from a [`Config`], a [`P256Signer`] (the node key), `now` and a seed
-//!    for backoff jitter;
+//! 1. starts an [`Engine`] with a [`Config`], a [`P256Signer`] (the node key: it signs the CSR
+//!    during [`Engine::start`] and is not kept), `now` and a seed for backoff jitter;
 //! 2. calls [`Engine::poll`] with the current time; it answers with an [`Action`]: a [`Request`]
 //!    to send (method, path with query, `Authorization` header, JSON body), a time to wait until,
 //!    the validated certificate ([`Action::Done`]) or a typed failure ([`Action::Failed`]);
-//! 3. feeds the outcome of the last request back: [`Engine::on_response`] (status + whole body),
-//!    for the watch request [`Engine::on_stream_data`] (any chunking) and
-//!    [`Engine::on_stream_end`], or [`Engine::on_transport_error`].
+//! 3. feeds the outcome of the request back: [`Engine::on_response`] (status + whole body); for
+//!    a [`RequestKind::Watch`] with status 200, [`Engine::on_stream_data`] for every chunk (it
+//!    answers [`StreamControl::Close`] when the engine needs no more of the stream) and
+//!    [`Engine::on_stream_end`] when the server ends it; [`Engine::on_transport_error`] when no
+//!    (complete) response arrived.
+//!
+//! Failures have one channel: the `on_*` methods return nothing (or a [`StreamControl`]); what
+//! went wrong comes out of the next [`Engine::poll`] as [`Action::Failed`], with the server's
+//! reason and message in [`Engine::failure`]. Input that arrives when no request is outstanding
+//! is ignored and changes nothing.
 //!
 //! What it does (spec §3.3, §3.6, §4.2):
 //! * create the CertificateSigningRequest (`node-csr-<digest>` for bootstrap, `generateName: csr-`
@@ -21,8 +30,9 @@
 //!   falling back to polling with GET when the watch cannot be used;
 //! * `Denied` / `Failed` conditions, deletion and a UID change are failures carrying the server's
 //!   reason and message; `Approved` plus a certificate ends the wait;
-//! * the issued certificate is validated ([`crate::verify`]) against the CA bundle, our key, the
-//!   node name and profile before it is handed out;
+//! * the issued certificate is validated ([`crate::verify`], through the configured
+//!   [`SignatureVerifier`]) against the CA bundle, our key, the node name and profile before it is
+//!   handed out;
 //! * 401 and 403 are failures naming the cause; 429, 5xx and transport errors are retried with the
 //!   kubelet's backoff (2, 4, 8, 16 s with jitter, then every 32 s) until the wait deadline.
 //!   While waiting for the CSR created with this token, a 401 is retried
@@ -31,15 +41,21 @@
 //!   own deadline).
 //!
 //! Memory: everything lives inside the engine (`N` bytes of work buffer for bodies and watch
-//! events, [`MAX_CERT_PEM`] bytes for the issued certificate). No heap.
+//! events, [`MAX_CERT_PEM`] bytes for the issued certificate, [`MAX_CA_PEM`] for the CA bundle).
+//! No heap. [`Engine::idle`] is a `const fn`, so an engine can be placed in a static and started
+//! there ([`Engine::start`]) without ever being moved through the stack.
 
 use core::fmt;
+use core::net::IpAddr;
 
 use zeroize::Zeroize;
 
 use crate::api::{self, CsrObject, ObjectName};
-use crate::csr::{CsrBuilder, MAX_CSR_DER, NODE_USER_PREFIX, NODES_GROUP, Profile};
-use crate::error::{Error, Reason, Result};
+use crate::backend::{SignatureVerifier, Software};
+use crate::csr::{
+    CsrBuilder, MAX_CSR_DER, MAX_NODE_NAME, MAX_SANS, NODE_USER_PREFIX, NODES_GROUP, Profile,
+};
+use crate::error::{Error, Result};
 use crate::json::{self, Object, Value};
 use crate::key::{P256_SPKI_LEN, P256Signer};
 use crate::request::CertificateRequest;
@@ -51,8 +67,12 @@ use crate::{pem, rotation};
 pub const DEFAULT_BUFFER: usize = 32 * 1024;
 /// Largest issued certificate chain (PEM) we keep.
 pub const MAX_CERT_PEM: usize = 16 * 1024;
+/// Largest CA bundle (PEM) the engine keeps to validate the issued certificate against.
+pub const MAX_CA_PEM: usize = 16 * 1024;
 /// Longest object name / UID we keep.
 pub const MAX_NAME: usize = 253;
+/// Longest DNS subject alternative name.
+pub const MAX_DNS_NAME: usize = 253;
 /// The kubelet's bootstrap wait (path B): one hour.
 pub const BOOTSTRAP_WAIT_SECS: i64 = 3600;
 /// How many 401 answers in a row the wait for an already created CSR retries (with the backoff)
@@ -71,6 +91,9 @@ pub const WATCH_FAILURES_BEFORE_POLL: u32 = 3;
 
 const MAX_CSR_PEM: usize = MAX_CSR_DER / 3 * 4 + MAX_CSR_DER / 48 + 80;
 const MAX_MESSAGE: usize = 256;
+
+/// The portable verifier, the default of [`Config::verifier`].
+pub const SOFTWARE: &(dyn SignatureVerifier + Sync) = &Software;
 
 /// How the request authenticates. The transport must present the client certificate itself in
 /// the `ClientCertificate` case (the engine only says so).
@@ -101,8 +124,8 @@ pub enum Naming {
     Generate,
 }
 
-/// What to ask for and how to wait.
-#[derive(Clone, Copy, Debug)]
+/// What to ask for and how to wait. Only read by [`Engine::start`], which copies what it needs.
+#[derive(Clone, Copy)]
 pub struct Config<'a> {
     /// The node name (`CN=system:node:<node_name>`).
     pub node_name: &'a str,
@@ -112,14 +135,32 @@ pub struct Config<'a> {
     pub auth: Auth<'a>,
     /// How to name the CSR.
     pub naming: Naming,
-    /// The CA bundle (PEM) the issued certificate must chain to.
+    /// The CA bundle (PEM) the issued certificate must chain to (at most [`MAX_CA_PEM`] bytes).
     pub ca_pem: &'a [u8],
     /// `spec.expirationSeconds` (≥ 600), or `None` for the signer's default.
     pub expiration_seconds: Option<u32>,
-    /// How long to wait for issuance, counted from the engine's creation.
+    /// How long to wait for issuance, counted from the engine's start.
     pub wait_secs: i64,
     /// Watch for the CSR (the default) or poll it.
     pub watch: bool,
+    /// Who checks the signatures of the issued certificate ([`SOFTWARE`] by default; e.g.
+    /// `&kubeboot::backend::ring::Ring` on std hosts).
+    pub verifier: &'static (dyn SignatureVerifier + Sync),
+}
+
+impl fmt::Debug for Config<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("node_name", &self.node_name)
+            .field("profile", &self.profile)
+            .field("auth", &self.auth)
+            .field("naming", &self.naming)
+            .field("ca_pem_len", &self.ca_pem.len())
+            .field("expiration_seconds", &self.expiration_seconds)
+            .field("wait_secs", &self.wait_secs)
+            .field("watch", &self.watch)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> Config<'a> {
@@ -136,6 +177,7 @@ impl<'a> Config<'a> {
             expiration_seconds: None,
             wait_secs: BOOTSTRAP_WAIT_SECS,
             watch: true,
+            verifier: SOFTWARE,
         }
     }
 
@@ -151,20 +193,7 @@ impl<'a> Config<'a> {
             expiration_seconds: None,
             wait_secs: ROTATION_WAIT_SECS,
             watch: true,
-        }
-    }
-
-    fn signer_name(&self) -> &'static str {
-        match self.profile {
-            Profile::Client => api::SIGNER_CLIENT,
-            Profile::Serving { .. } => api::SIGNER_SERVING,
-        }
-    }
-
-    fn usages(&self) -> &'static [&'static str] {
-        match self.profile {
-            Profile::Client => &api::USAGES_CLIENT_EC,
-            Profile::Serving { .. } => &api::USAGES_SERVING_EC,
+            verifier: SOFTWARE,
         }
     }
 }
@@ -188,15 +217,28 @@ impl Method {
     }
 }
 
-/// What a request is for (the transport streams [`RequestKind::Watch`] responses).
+/// What a request is for. A [`RequestKind::Watch`] response with status 200 is a stream: feed
+/// it with [`Engine::on_stream_data`] as it arrives.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RequestKind {
     /// Create the CSR.
     Create,
     /// GET the CSR by name (409 follow-up or polling).
     Get,
-    /// Watch the CSR: a streaming response, fed with [`Engine::on_stream_data`].
+    /// Watch the CSR: a streaming response.
     Watch,
+}
+
+impl RequestKind {
+    /// `create` / `get` / `watch`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestKind::Create => "create",
+            RequestKind::Get => "get",
+            RequestKind::Watch => "watch",
+        }
+    }
 }
 
 /// A request to send now.
@@ -216,6 +258,10 @@ pub struct Request<'e> {
     pub accept: &'static str,
     /// The body (empty for GET).
     pub body: &'e [u8],
+    /// When the transport should give up on this request and report
+    /// [`Engine::on_transport_error`] (unix seconds): the engine's deadline, and for a watch
+    /// the server's `timeoutSeconds` plus a margin.
+    pub give_up_at: i64,
 }
 
 impl fmt::Debug for Request<'_> {
@@ -226,6 +272,7 @@ impl fmt::Debug for Request<'_> {
             .field("path", &self.path)
             .field("authorization", &self.authorization.map(|_| "<redacted>"))
             .field("body_len", &self.body.len())
+            .field("give_up_at", &self.give_up_at)
             .finish()
     }
 }
@@ -244,14 +291,16 @@ pub struct Issued<'e> {
 }
 
 /// What to do next.
+#[non_exhaustive]
 #[derive(Debug)]
 pub enum Action<'e> {
     /// Send this request; report its outcome with `on_response` / `on_stream_*` /
     /// `on_transport_error`.
     Send(Request<'e>),
-    /// A request is outstanding: feed its outcome. (`until` is the engine's overall deadline.)
+    /// A request is outstanding: feed its outcome first (a transport that gives up reports
+    /// [`Engine::on_transport_error`]). `until` is the request's [`Request::give_up_at`].
     AwaitResponse {
-        /// Give up waiting at this time (call `poll` again then).
+        /// Give up on the request at this time.
         until: i64,
     },
     /// Nothing to send before `until` (backoff or poll interval): call `poll` again then.
@@ -265,9 +314,23 @@ pub enum Action<'e> {
     Failed(Error),
 }
 
+/// Whether a streaming transport should keep reading the watch response.
+#[must_use]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamControl {
+    /// Keep feeding chunks as they arrive.
+    Continue,
+    /// Stop reading and drop the connection: the certificate arrived, the CSR failed, or the
+    /// engine wants another request. Do not call [`Engine::on_stream_end`] (it would be ignored).
+    Close,
+}
+
 /// What the engine is waiting on / doing.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
+    /// Not started ([`Engine::idle`], or after [`Engine::reset`]).
+    Idle,
     /// About to create the CSR.
     Create,
     /// Create sent.
@@ -299,6 +362,16 @@ pub struct FailureDetail {
     pub message: heapless::String<MAX_MESSAGE>,
 }
 
+impl FailureDetail {
+    const fn empty() -> Self {
+        FailureDetail {
+            status: None,
+            reason: heapless::String::new(),
+            message: heapless::String::new(),
+        }
+    }
+}
+
 fn push_lossy<const M: usize>(dst: &mut heapless::String<M>, s: &str) {
     dst.clear();
     for c in s.chars() {
@@ -310,10 +383,10 @@ fn push_lossy<const M: usize>(dst: &mut heapless::String<M>, s: &str) {
 
 /// A tiny deterministic PRNG (SplitMix64) for backoff and rotation jitter, seeded by the caller.
 #[derive(Clone, Debug)]
-struct Jitter(u64);
+pub(crate) struct Jitter(pub(crate) u64);
 
 impl Jitter {
-    fn next_u32(&mut self) -> u32 {
+    pub(crate) fn next_u32(&mut self) -> u32 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -322,13 +395,57 @@ impl Jitter {
     }
 }
 
+/// The engine's copy of its [`Config`].
+struct Owned {
+    node_name: heapless::String<MAX_NODE_NAME>,
+    serving: bool,
+    dns: heapless::Vec<heapless::String<MAX_DNS_NAME>, MAX_SANS>,
+    ips: heapless::Vec<IpAddr, MAX_SANS>,
+    naming: Naming,
+    ca: heapless::Vec<u8, MAX_CA_PEM>,
+    expiration_seconds: Option<u32>,
+    verifier: &'static (dyn SignatureVerifier + Sync),
+}
+
+impl Owned {
+    const fn empty() -> Self {
+        Owned {
+            node_name: heapless::String::new(),
+            serving: false,
+            dns: heapless::Vec::new(),
+            ips: heapless::Vec::new(),
+            naming: Naming::Generate,
+            ca: heapless::Vec::new(),
+            expiration_seconds: None,
+            verifier: SOFTWARE,
+        }
+    }
+
+    fn signer_name(&self) -> &'static str {
+        if self.serving { api::SIGNER_SERVING } else { api::SIGNER_CLIENT }
+    }
+
+    fn usages(&self) -> &'static [&'static str] {
+        if self.serving { &api::USAGES_SERVING_EC } else { &api::USAGES_CLIENT_EC }
+    }
+
+    /// The profile, borrowing the owned SANs through `refs`.
+    fn profile<'r>(&'r self, refs: &'r mut [&'r str; MAX_SANS]) -> Profile<'r> {
+        if !self.serving {
+            return Profile::Client;
+        }
+        for (slot, d) in refs.iter_mut().zip(self.dns.iter()) {
+            *slot = d.as_str();
+        }
+        Profile::Serving { dns: refs.get(..self.dns.len()).unwrap_or(&[]), ips: &self.ips }
+    }
+}
+
 /// The state machine. `N` is the work-buffer size (largest body/event), default 32 KiB.
-pub struct Engine<'a, S: P256Signer + ?Sized, const N: usize = DEFAULT_BUFFER> {
-    config: Config<'a>,
-    signer: &'a S,
+pub struct Engine<const N: usize = DEFAULT_BUFFER> {
+    cfg: Owned,
     spki: [u8; P256_SPKI_LEN],
-    csr_pem: [u8; MAX_CSR_PEM],
-    csr_pem_len: usize,
+    csr_pem: heapless::Vec<u8, MAX_CSR_PEM>,
     bearer: heapless::String<40>,
     name: heapless::String<MAX_NAME>,
     uid: heapless::String<MAX_NAME>,
@@ -336,14 +453,17 @@ pub struct Engine<'a, S: P256Signer + ?Sized, const N: usize = DEFAULT_BUFFER> {
     buf: [u8; N],
     /// Bytes of a partial watch event at the start of `buf`.
     pending: usize,
-    cert: [u8; MAX_CERT_PEM],
-    cert_len: usize,
+    cert: heapless::Vec<u8, MAX_CERT_PEM>,
     verified: Option<Verified>,
     rotation_deadline: i64,
     phase: Phase,
     /// Where to go after a backoff.
     resume: Phase,
     until: i64,
+    /// When the transport gives up on the outstanding request.
+    give_up_at: i64,
+    /// The outstanding request's kind, method and body length (while one is outstanding).
+    sent: Option<(RequestKind, Method, usize)>,
     deadline: i64,
     attempt: u32,
     watch_failures: u32,
@@ -356,15 +476,13 @@ pub struct Engine<'a, S: P256Signer + ?Sized, const N: usize = DEFAULT_BUFFER> {
     detail: FailureDetail,
 }
 
-impl<S: P256Signer + ?Sized, const N: usize> Drop for Engine<'_, S, N> {
+impl<const N: usize> Drop for Engine<N> {
     fn drop(&mut self) {
-        // The bearer header holds the token secret.
-        let mut bytes = core::mem::take(&mut self.bearer).into_bytes();
-        bytes.as_mut_slice().zeroize();
+        self.wipe_bearer();
     }
 }
 
-impl<S: P256Signer + ?Sized, const N: usize> fmt::Debug for Engine<'_, S, N> {
+impl<const N: usize> fmt::Debug for Engine<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Engine")
             .field("phase", &self.phase)
@@ -376,64 +494,183 @@ impl<S: P256Signer + ?Sized, const N: usize> fmt::Debug for Engine<'_, S, N> {
     }
 }
 
-impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
-    /// Build the CSR and get ready to create it. `seed` drives backoff and rotation jitter (take
-    /// it from a CSPRNG or any unpredictable source; it is not a secret).
-    pub fn new(config: Config<'a>, signer: &'a S, now: i64, seed: u64) -> Result<Self> {
-        let builder = match config.profile {
-            Profile::Client => CsrBuilder::client(config.node_name)?,
-            Profile::Serving { dns, ips } => CsrBuilder::serving(config.node_name, dns, ips)?,
-        };
-        // Validate the expiration up front.
-        CsrObject::new(ObjectName::Generate, &[], "", &[], config.expiration_seconds)?;
-        let mut csr_pem = [0u8; MAX_CSR_PEM];
-        let csr_pem_len = builder.write_pem(signer, &mut csr_pem)?;
-        let spki = signer.public_key_spki();
-        let name = match config.naming {
-            #[cfg(feature = "csr-name")]
-            Naming::NodeCsr => {
-                let mut cn = [0u8; NODE_USER_PREFIX.len() + crate::csr::MAX_NODE_NAME];
-                let cn = builder.common_name(&mut cn);
-                let n = api::node_csr_name(&spki, cn, &[NODES_GROUP], config.usages());
-                heapless::String::try_from(n.as_str()).map_err(|_| Error::TooLarge)?
-            }
-            Naming::Generate => heapless::String::new(),
-        };
-        let mut bearer = heapless::String::new();
-        if let Auth::Token(t) = config.auth {
-            let wire = t.to_wire();
-            bearer.push_str("Bearer ").map_err(|_| Error::TooLarge)?;
-            bearer.push_str(wire.as_str()).map_err(|_| Error::TooLarge)?;
-        }
-        Ok(Engine {
-            config,
-            signer,
-            spki,
-            csr_pem,
-            csr_pem_len,
-            bearer,
-            name,
+impl<const N: usize> Default for Engine<N> {
+    fn default() -> Self {
+        Self::idle()
+    }
+}
+
+impl<const N: usize> Engine<N> {
+    /// An engine that has not been started ([`Phase::Idle`]): `const`, so it can initialise a
+    /// static. [`Engine::start`] configures it in place.
+    pub const fn idle() -> Self {
+        Engine {
+            cfg: Owned::empty(),
+            spki: [0u8; P256_SPKI_LEN],
+            csr_pem: heapless::Vec::new(),
+            bearer: heapless::String::new(),
+            name: heapless::String::new(),
             uid: heapless::String::new(),
             path: heapless::String::new(),
             buf: [0u8; N],
             pending: 0,
-            cert: [0u8; MAX_CERT_PEM],
-            cert_len: 0,
+            cert: heapless::Vec::new(),
             verified: None,
             rotation_deadline: 0,
-            phase: Phase::Create,
-            resume: Phase::Create,
-            until: now,
-            deadline: now.saturating_add(config.wait_secs.max(0)),
+            phase: Phase::Idle,
+            resume: Phase::Idle,
+            until: 0,
+            give_up_at: 0,
+            sent: None,
+            deadline: 0,
             attempt: 0,
             watch_failures: 0,
             unauthorized: 0,
-            poll_mode: !config.watch,
+            poll_mode: false,
             events_seen: false,
-            jitter: Jitter(seed),
+            jitter: Jitter(0),
             error: None,
-            detail: FailureDetail::default(),
-        })
+            detail: FailureDetail::empty(),
+        }
+    }
+
+    /// A started engine (see [`Engine::start`]). The value is moved out, so it passes through the
+    /// stack: a caller with a small stack keeps an [`Engine::idle`] in place and starts it there.
+    pub fn new<S: P256Signer + ?Sized>(
+        config: &Config<'_>,
+        signer: &S,
+        now: i64,
+        seed: u64,
+    ) -> Result<Self> {
+        let mut e = Self::idle();
+        e.start(config, signer, now, seed)?;
+        Ok(e)
+    }
+
+    fn wipe_bearer(&mut self) {
+        // The bearer header holds the token secret.
+        let mut bytes = core::mem::take(&mut self.bearer).into_bytes();
+        bytes.as_mut_slice().zeroize();
+    }
+
+    /// Back to [`Phase::Idle`], forgetting the configuration, the CSR and any result (the bearer
+    /// token is wiped).
+    pub fn reset(&mut self) {
+        self.wipe_bearer();
+        self.cfg.node_name.clear();
+        self.cfg.dns.clear();
+        self.cfg.ips.clear();
+        self.cfg.ca.clear();
+        self.cfg.serving = false;
+        self.cfg.expiration_seconds = None;
+        self.cfg.verifier = SOFTWARE;
+        self.csr_pem.clear();
+        self.name.clear();
+        self.uid.clear();
+        self.path.clear();
+        self.pending = 0;
+        self.cert.clear();
+        self.verified = None;
+        self.rotation_deadline = 0;
+        self.phase = Phase::Idle;
+        self.resume = Phase::Idle;
+        self.until = 0;
+        self.give_up_at = 0;
+        self.sent = None;
+        self.deadline = 0;
+        self.attempt = 0;
+        self.watch_failures = 0;
+        self.unauthorized = 0;
+        self.poll_mode = false;
+        self.events_seen = false;
+        self.error = None;
+        self.detail = FailureDetail::empty();
+    }
+
+    /// Copy `config`, build and sign the CSR with `signer` (which is not kept), and get ready to
+    /// create it. `seed` drives backoff and rotation jitter (take it from a CSPRNG or any
+    /// unpredictable source; it is not a secret). Whatever the engine held before is forgotten.
+    ///
+    /// Errors (the engine is then [`Phase::Idle`]): the CSR's ([`Error::InvalidNodeName`],
+    /// [`Error::InvalidDnsName`], [`Error::TooManySans`], [`Error::SignerFailed`], ...),
+    /// [`Error::InvalidExpirationSeconds`], and [`Error::TooLarge`] for a CA bundle over
+    /// [`MAX_CA_PEM`] bytes or an empty one.
+    pub fn start<S: P256Signer + ?Sized>(
+        &mut self,
+        config: &Config<'_>,
+        signer: &S,
+        now: i64,
+        seed: u64,
+    ) -> Result<()> {
+        self.reset();
+        let r = self.configure(config, signer, now, seed);
+        if r.is_err() {
+            self.reset();
+        }
+        r
+    }
+
+    fn configure<S: P256Signer + ?Sized>(
+        &mut self,
+        config: &Config<'_>,
+        signer: &S,
+        now: i64,
+        seed: u64,
+    ) -> Result<()> {
+        let builder = match config.profile {
+            Profile::Client => CsrBuilder::client(config.node_name)?,
+            Profile::Serving { dns, ips } => CsrBuilder::serving(config.node_name, dns, ips)?,
+        };
+        if config.expiration_seconds.is_some_and(|e| e < api::MIN_EXPIRATION_SECONDS) {
+            return Err(Error::InvalidExpirationSeconds);
+        }
+        if config.ca_pem.is_empty() {
+            return Err(Error::Malformed);
+        }
+        let c = &mut self.cfg;
+        c.ca.extend_from_slice(config.ca_pem).map_err(|_| Error::TooLarge)?;
+        c.node_name.push_str(config.node_name).map_err(|_| Error::InvalidNodeName)?;
+        if let Profile::Serving { dns, ips } = config.profile {
+            c.serving = true;
+            for d in dns {
+                let s = heapless::String::try_from(*d).map_err(|_| Error::InvalidDnsName)?;
+                c.dns.push(s).map_err(|_| Error::TooManySans)?;
+            }
+            c.ips.extend_from_slice(ips).map_err(|_| Error::TooManySans)?;
+        }
+        c.naming = config.naming;
+        c.expiration_seconds = config.expiration_seconds;
+        c.verifier = config.verifier;
+
+        self.csr_pem.resize_default(MAX_CSR_PEM).map_err(|_| Error::TooLarge)?;
+        let n = builder.write_pem(signer, &mut self.csr_pem)?;
+        self.csr_pem.truncate(n);
+        self.spki = signer.public_key_spki();
+        #[cfg(feature = "csr-name")]
+        if config.naming == Naming::NodeCsr {
+            let mut cn = [0u8; NODE_USER_PREFIX.len() + MAX_NODE_NAME];
+            let cn = builder.common_name(&mut cn);
+            let n = api::node_csr_name(&self.spki, cn, &[NODES_GROUP], self.cfg.usages());
+            self.name.push_str(n.as_str()).map_err(|_| Error::TooLarge)?;
+        }
+        if let Auth::Token(t) = config.auth {
+            let wire = t.to_wire();
+            self.bearer.push_str("Bearer ").map_err(|_| Error::TooLarge)?;
+            self.bearer.push_str(wire.as_str()).map_err(|_| Error::TooLarge)?;
+        }
+        self.phase = Phase::Create;
+        self.resume = Phase::Create;
+        self.until = now;
+        self.deadline = now.saturating_add(config.wait_secs.max(0));
+        self.poll_mode = !config.watch;
+        self.jitter = Jitter(seed);
+        Ok(())
+    }
+
+    /// The work buffer, as scratch for a caller that owns the engine while it is idle (the
+    /// agent validates the node's files with it).
+    pub(crate) fn scratch(&mut self) -> &mut [u8] {
+        &mut self.buf
     }
 
     /// The current phase.
@@ -446,6 +683,12 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
         &self.name
     }
 
+    /// The signer name of the CSR (`kubernetes.io/kube-apiserver-client-kubelet` or
+    /// `kubernetes.io/kubelet-serving`).
+    pub fn signer_name(&self) -> &'static str {
+        self.cfg.signer_name()
+    }
+
     /// Whether the apiserver has acknowledged our CSR object (created, or found by name and
     /// adopted): from then on it may still be approved, so the key that signed it is worth keeping.
     pub fn created(&self) -> bool {
@@ -454,12 +697,12 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
 
     /// The CSR PEM we send.
     pub fn csr_pem(&self) -> &[u8] {
-        self.csr_pem.get(..self.csr_pem_len).unwrap_or(&[])
+        &self.csr_pem
     }
 
-    /// The signer that signed our CSR.
-    pub fn signer(&self) -> &S {
-        self.signer
+    /// The public key (SubjectPublicKeyInfo DER) of the CSR, and so of the issued certificate.
+    pub fn public_key_spki(&self) -> &[u8; P256_SPKI_LEN] {
+        &self.spki
     }
 
     /// The failure, with the server's reason and message, once [`Action::Failed`] was returned.
@@ -472,8 +715,27 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
         self.deadline
     }
 
+    /// Whether a request is outstanding (sent, its outcome not yet fed).
+    pub fn request_outstanding(&self) -> bool {
+        matches!(self.phase, Phase::Creating | Phase::Fetching | Phase::Watching)
+    }
+
+    /// When `poll` next has something to do: now while a request is to be sent, the end of a
+    /// backoff, the give-up time of an outstanding request; `None` when done, failed or idle.
+    pub fn poll_timeout(&self) -> Option<i64> {
+        match self.phase {
+            Phase::Idle | Phase::Done | Phase::Failed => None,
+            Phase::Backoff => Some(self.until.min(self.deadline)),
+            Phase::Creating | Phase::Fetching | Phase::Watching => Some(self.give_up_at),
+            Phase::Create | Phase::Fetch | Phase::Watch => Some(self.until.min(self.deadline)),
+        }
+    }
+
     /// What to do now.
     pub fn poll(&mut self, now: i64) -> Action<'_> {
+        if self.phase == Phase::Idle {
+            return Action::Failed(Error::InvalidState);
+        }
         if let Some(e) = self.error {
             return Action::Failed(e);
         }
@@ -499,6 +761,7 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
                 self.phase = Phase::Creating;
                 self.path.clear();
                 let _ = self.path.push_str(api::CSR_PATH);
+                self.give_up_at = self.deadline;
                 Action::Send(self.request(RequestKind::Create, Method::Post, body_len))
             }
             Phase::Fetch => {
@@ -506,6 +769,7 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
                     return self.fail_now(e);
                 }
                 self.phase = Phase::Fetching;
+                self.give_up_at = self.deadline;
                 Action::Send(self.request(RequestKind::Get, Method::Get, 0))
             }
             Phase::Watch => {
@@ -519,19 +783,23 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
                 self.phase = Phase::Watching;
                 self.pending = 0;
                 self.events_seen = false;
+                let watch_end = now.saturating_add(i64::from(WATCH_TIMEOUT_SECS) + 30);
+                self.give_up_at = watch_end.min(self.deadline);
                 Action::Send(self.request(RequestKind::Watch, Method::Get, 0))
             }
             Phase::Creating | Phase::Fetching | Phase::Watching => {
-                Action::AwaitResponse { until: self.deadline }
+                Action::AwaitResponse { until: self.give_up_at }
             }
-            Phase::Backoff | Phase::Done | Phase::Failed => Action::Wait { until: self.deadline },
+            Phase::Idle | Phase::Backoff | Phase::Done | Phase::Failed => {
+                Action::Wait { until: self.deadline }
+            }
         }
     }
 
     fn done_action(&self) -> Action<'_> {
         match &self.verified {
             Some(v) => Action::Done(Issued {
-                cert_pem: self.cert.get(..self.cert_len).unwrap_or(&[]),
+                cert_pem: &self.cert,
                 verified: v,
                 rotation_deadline: self.rotation_deadline,
                 csr_name: &self.name,
@@ -540,7 +808,23 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
         }
     }
 
-    fn request(&self, kind: RequestKind, method: Method, body_len: usize) -> Request<'_> {
+    /// The outstanding request again (what the last [`Action::Send`] said), while
+    /// [`Engine::request_outstanding`]; `None` otherwise.
+    pub fn outstanding_request(&self) -> Option<Request<'_>> {
+        match self.sent {
+            Some((kind, method, body_len)) if self.request_outstanding() => {
+                Some(self.request_view(kind, method, body_len))
+            }
+            _ => None,
+        }
+    }
+
+    fn request(&mut self, kind: RequestKind, method: Method, body_len: usize) -> Request<'_> {
+        self.sent = Some((kind, method, body_len));
+        self.request_view(kind, method, body_len)
+    }
+
+    fn request_view(&self, kind: RequestKind, method: Method, body_len: usize) -> Request<'_> {
         Request {
             kind,
             method,
@@ -549,21 +833,22 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
             content_type: if body_len > 0 { Some("application/json") } else { None },
             accept: "application/json",
             body: self.buf.get(..body_len).unwrap_or(&[]),
+            give_up_at: self.give_up_at,
         }
     }
 
     fn write_create_body(&mut self) -> Result<usize> {
-        let name = match self.config.naming {
+        let name = match self.cfg.naming {
             #[cfg(feature = "csr-name")]
             Naming::NodeCsr => ObjectName::Fixed(self.name.as_str()),
             Naming::Generate => ObjectName::Generate,
         };
         let obj = CsrObject::new(
             name,
-            self.csr_pem.get(..self.csr_pem_len).unwrap_or(&[]),
-            self.config.signer_name(),
-            self.config.usages(),
-            self.config.expiration_seconds,
+            &self.csr_pem,
+            self.cfg.signer_name(),
+            self.cfg.usages(),
+            self.cfg.expiration_seconds,
         )?;
         obj.write_json(&mut self.buf).map_err(|e| match e {
             Error::BufferTooSmall { .. } => Error::TooLarge,
@@ -626,8 +911,9 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
         self.phase = Phase::Backoff;
     }
 
-    /// The request could not be sent or no response arrived (connection refused, TLS failure,
-    /// timeout). Retried with backoff until the deadline.
+    /// The request could not be sent or no (complete) response arrived (connection refused, TLS
+    /// failure, timeout, a broken stream). Retried with backoff until the deadline. Ignored when
+    /// no request is outstanding.
     pub fn on_transport_error(&mut self, now: i64) {
         match self.phase {
             Phase::Creating => self.backoff(now, Phase::Create),
@@ -651,19 +937,25 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
         self.backoff(now, Phase::Watch);
     }
 
-    /// The whole response to the outstanding request. For a watch this is the complete stream
-    /// (a transport that cannot stream may deliver it this way).
-    pub fn on_response(&mut self, now: i64, status: u16, body: &[u8]) -> Result<()> {
+    /// The whole response to the outstanding request. For a watch this may be the complete stream
+    /// (a transport that cannot stream delivers it this way). Ignored when no request is
+    /// outstanding; failures come out of the next [`Engine::poll`].
+    pub fn on_response(&mut self, now: i64, status: u16, body: &[u8]) {
         let phase = self.phase;
         match phase {
             Phase::Creating | Phase::Fetching | Phase::Watching => {}
-            _ => return Err(Error::InvalidState),
+            _ => return,
         }
         if phase == Phase::Watching && status == 200 {
-            self.on_stream_data(now, body)?;
-            self.on_stream_end(now);
-            return Ok(());
+            if self.on_stream_data(now, body) == StreamControl::Continue {
+                self.on_stream_end(now);
+            }
+            return;
         }
+        let _ = self.response(now, status, body, phase);
+    }
+
+    fn response(&mut self, now: i64, status: u16, body: &[u8], phase: Phase) -> Result<()> {
         match status {
             200 | 201 => {
                 self.unauthorized = 0;
@@ -748,11 +1040,12 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
         self.fail(e, Some(status), reason, message);
     }
 
-    /// A chunk of the watch stream. Events are newline-delimited JSON objects; chunk boundaries
-    /// may fall anywhere.
-    pub fn on_stream_data(&mut self, now: i64, mut chunk: &[u8]) -> Result<()> {
+    /// A chunk of a watch response with status 200. Events are newline-delimited JSON objects;
+    /// chunk boundaries may fall anywhere. Answers whether to keep reading; when no watch is
+    /// outstanding the chunk is ignored and the answer is [`StreamControl::Close`].
+    pub fn on_stream_data(&mut self, now: i64, mut chunk: &[u8]) -> StreamControl {
         if self.phase != Phase::Watching {
-            return Err(Error::InvalidState);
+            return StreamControl::Close;
         }
         self.unauthorized = 0; // the stream was accepted
         while !chunk.is_empty() && self.phase == Phase::Watching {
@@ -764,7 +1057,7 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
             let end = self.pending + part.len();
             if end > N {
                 self.fail(Error::TooLarge, None, "", "watch event larger than the buffer");
-                return Err(Error::TooLarge);
+                return StreamControl::Close;
             }
             if let Some(dst) = self.buf.get_mut(self.pending..end) {
                 dst.copy_from_slice(part);
@@ -773,13 +1066,16 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
             chunk = rest;
             if complete {
                 let len = core::mem::take(&mut self.pending);
-                self.on_event(now, len)?;
+                if self.on_event(now, len).is_err() {
+                    return StreamControl::Close;
+                }
             }
         }
-        Ok(())
+        if self.phase == Phase::Watching { StreamControl::Continue } else { StreamControl::Close }
     }
 
-    /// The watch stream ended (server timeout or closed connection).
+    /// The watch stream ended (server timeout or closed connection). Call it after the last
+    /// [`Engine::on_stream_data`]; ignored when no watch is open.
     pub fn on_stream_end(&mut self, now: i64) {
         if self.phase != Phase::Watching {
             return;
@@ -954,6 +1250,7 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
                     }
                     Condition::Approved => {
                         if let Some(cert) = csr.certificate {
+                            let _ = self.cert.resize_default(MAX_CERT_PEM);
                             match decode_base64_str(cert, &mut self.cert) {
                                 Ok(n) if n > 0 => {
                                     cert_len = n;
@@ -967,6 +1264,9 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
                     Condition::None => {}
                 }
             }
+        }
+        if !matches!(outcome, ObjectOutcome::Issued) {
+            self.cert.clear();
         }
         match outcome {
             ObjectOutcome::Pending => {
@@ -993,7 +1293,7 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
                 Err(e)
             }
             ObjectOutcome::Issued => {
-                self.cert_len = cert_len;
+                self.cert.truncate(cert_len);
                 self.validate(now)
             }
         }
@@ -1003,7 +1303,7 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
     fn compatible(&self, csr: &CsrView<'_>) -> core::result::Result<(), &'static str> {
         let Some(req_b64) = csr.request else { return Err("retrieved csr has no spec.request") };
         if let Some(signer) = csr.signer {
-            if !signer.eq_str(self.config.signer_name()) {
+            if !signer.eq_str(self.cfg.signer_name()) {
                 return Err("retrieved csr is not compatible: signer name differs");
             }
         }
@@ -1016,9 +1316,9 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
         // Subject: exactly O=system:nodes, CN=system:node:<name>.
         let cn_ok = req.common_name().is_some_and(|cn| {
             cn.starts_with(NODE_USER_PREFIX)
-                && cn
-                    .as_str()
-                    .is_some_and(|s| s.get(NODE_USER_PREFIX.len()..) == Some(self.config.node_name))
+                && cn.as_str().is_some_and(|s| {
+                    s.get(NODE_USER_PREFIX.len()..) == Some(self.cfg.node_name.as_str())
+                })
         });
         let mut orgs = req.organizations();
         let o_ok = orgs.next().is_some_and(|o| o.eq_str(NODES_GROUP)) && orgs.next().is_none();
@@ -1032,13 +1332,20 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
     }
 
     fn validate(&mut self, now: i64) -> Result<()> {
+        let mut refs = [""; MAX_SANS];
         let expected = Expected {
-            node_name: self.config.node_name,
+            node_name: &self.cfg.node_name,
             public_key: &self.spki,
-            profile: self.config.profile,
+            profile: self.cfg.profile(&mut refs),
         };
-        let cert = self.cert.get(..self.cert_len).unwrap_or(&[]);
-        let result = verify::verify_issued(cert, self.config.ca_pem, &expected, now, &mut self.buf);
+        let result = verify::verify_issued_with(
+            self.cfg.verifier,
+            &self.cert,
+            &self.cfg.ca,
+            &expected,
+            now,
+            &mut self.buf,
+        );
         match result {
             Ok(v) => {
                 self.rotation_deadline =
@@ -1048,9 +1355,7 @@ impl<'a, S: P256Signer + ?Sized, const N: usize> Engine<'a, S, N> {
                 Ok(())
             }
             Err(e) => {
-                // An expired certificate on a reused (409) CSR is an incompatible CSR upstream.
                 let e = match e {
-                    Error::Verify(v) if v.reason == Reason::Expired && !self.events_seen => e,
                     Error::BufferTooSmall { .. } => Error::TooLarge,
                     e => e,
                 };

@@ -71,6 +71,9 @@ pub enum Error {
     Verify(VerifyError),
     /// A CSR would be rejected by the apiserver, approver or signer; see [`PolicyViolation`].
     Policy(PolicyViolation),
+    /// A file of the node (cert dir, kubeconfig, key cache, ...) could not be read or written;
+    /// see [`StoreErrorKind`].
+    Store(StoreErrorKind),
 
     /// A CA pin is not `sha256:<64 hex>`.
     InvalidPin,
@@ -106,107 +109,81 @@ pub enum Error {
     /// token — its detached JWS (HS256 keyed by the token secret) does not verify (wrong secret
     /// or tampered content), or the copy fetched over verified TLS differs from the signed one.
     JwsInvalid,
+
+    /// The node's credentials are unusable and nothing to bootstrap with was configured (no
+    /// bootstrap kubeconfig, no discovery).
+    NoBootstrapCredentials,
+    /// No CA to trust the apiserver with, or to validate a certificate against (the kubeconfig
+    /// has none and no CA bundle was given); system roots are never used for a cluster.
+    NoCa,
+    /// The agent's configuration is unusable (a missing node name, a path that is not absolute
+    /// or too long, an unknown option value).
+    InvalidConfig,
 }
 
 impl Error {
+    /// The catalogue entry of this error ([`Code`]): its stable number, name and message.
+    pub const fn kind(&self) -> Code {
+        match self {
+            Error::BufferTooSmall { .. } => Code::InsufficientSize,
+            Error::InvalidToken => Code::InvalidToken,
+            Error::InvalidTokenId => Code::InvalidTokenId,
+            Error::InvalidSecretName => Code::InvalidSecretName,
+            Error::InvalidGroup => Code::InvalidGroup,
+            Error::InvalidUsage => Code::InvalidUsage,
+            Error::InvalidExpiration => Code::InvalidExpiration,
+            Error::TokenExpired => Code::TokenExpired,
+            Error::TokenNotForAuthentication => Code::TokenNotForAuthentication,
+            Error::TokenMismatch => Code::TokenMismatch,
+            Error::InvalidAuthFileLine => Code::InvalidAuthFileLine,
+            Error::InsufficientEntropy => Code::InsufficientEntropy,
+            Error::MalformedKey => Code::MalformedKey,
+            Error::UnsupportedKey => Code::UnsupportedKey,
+            Error::BadEntropy => Code::BadEntropy,
+            Error::InvalidNodeName => Code::InvalidNodeName,
+            Error::InvalidDnsName => Code::InvalidDnsName,
+            Error::InvalidIpAddress => Code::InvalidIpAddress,
+            Error::TooManySans => Code::TooManySans,
+            Error::InvalidExpirationSeconds => Code::InvalidExpirationSeconds,
+            Error::SignerFailed => Code::SignerFailed,
+            Error::Malformed => Code::Malformed,
+            Error::Verify(v) => v.reason.kind(),
+            Error::Policy(p) => p.kind(),
+            Error::Store(k) => k.code(),
+            Error::InvalidPin => Code::InvalidPin,
+            Error::PinMismatch => Code::PinMismatch,
+            Error::Unauthorized => Code::Unauthorized,
+            Error::Forbidden => Code::Forbidden,
+            Error::CsrDenied => Code::CsrDenied,
+            Error::CsrFailed => Code::CsrFailed,
+            Error::CsrDeleted => Code::CsrDeleted,
+            Error::CsrUidChanged => Code::CsrUidChanged,
+            Error::CsrIncompatible => Code::CsrIncompatible,
+            Error::Timeout => Code::Timeout,
+            Error::HttpStatus => Code::HttpStatus,
+            Error::MalformedResponse => Code::MalformedResponse,
+            Error::TooLarge => Code::TooLarge,
+            Error::InvalidState => Code::InvalidState,
+            Error::JwsInvalid => Code::JwsInvalid,
+            Error::NoBootstrapCredentials => Code::NoBootstrapCredentials,
+            Error::NoCa => Code::NoCa,
+            Error::InvalidConfig => Code::InvalidConfig,
+        }
+    }
+
     /// The stable numeric code of this error (also the C ABI's `kubeboot_result`).
     pub const fn code(&self) -> u32 {
-        match self {
-            Error::BufferTooSmall { .. } => 3,
-            Error::InvalidToken => 100,
-            Error::InvalidTokenId => 101,
-            Error::InvalidSecretName => 102,
-            Error::InvalidGroup => 103,
-            Error::InvalidUsage => 104,
-            Error::InvalidExpiration => 105,
-            Error::TokenExpired => 106,
-            Error::TokenNotForAuthentication => 107,
-            Error::TokenMismatch => 108,
-            Error::InvalidAuthFileLine => 109,
-            Error::InsufficientEntropy => 110,
-            Error::MalformedKey => 200,
-            Error::UnsupportedKey => 201,
-            Error::BadEntropy => 202,
-            Error::InvalidNodeName => 300,
-            Error::InvalidDnsName => 301,
-            Error::InvalidIpAddress => 302,
-            Error::TooManySans => 303,
-            Error::InvalidExpirationSeconds => 304,
-            Error::SignerFailed => 305,
-            Error::Malformed => 306,
-            Error::Verify(v) => v.reason.code(),
-            Error::Policy(p) => p.code(),
-            Error::InvalidPin => 600,
-            Error::PinMismatch => 601,
-            Error::Unauthorized => 700,
-            Error::Forbidden => 701,
-            Error::CsrDenied => 702,
-            Error::CsrFailed => 703,
-            Error::CsrDeleted => 704,
-            Error::CsrUidChanged => 705,
-            Error::CsrIncompatible => 706,
-            Error::Timeout => 707,
-            Error::HttpStatus => 708,
-            Error::MalformedResponse => 709,
-            Error::TooLarge => 710,
-            Error::InvalidState => 711,
-            Error::JwsInvalid => 712,
-        }
+        self.kind() as u32
+    }
+
+    /// The stable kebab-case name (`invalid-token`, `expired`, `csr-denied`, ...).
+    pub const fn name(&self) -> &'static str {
+        self.kind().name()
     }
 
     /// A short, fixed, human-readable description (no detail, no secrets).
     pub const fn message(&self) -> &'static str {
-        match self {
-            Error::BufferTooSmall { .. } => "output buffer too small",
-            Error::InvalidToken => "token does not match [a-z0-9]{6}.[a-z0-9]{16}",
-            Error::InvalidTokenId => "token id does not match [a-z0-9]{6}",
-            Error::InvalidSecretName => "secret name is not bootstrap-token-<id>",
-            Error::InvalidGroup => {
-                "group does not match system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]"
-            }
-            Error::InvalidUsage => "unknown token usage (allowed: signing, authentication)",
-            Error::InvalidExpiration => "expiration is not an RFC 3339 time or valid duration",
-            Error::TokenExpired => "token has expired",
-            Error::TokenNotForAuthentication => {
-                "token secret lacks usage-bootstrap-authentication: \"true\""
-            }
-            Error::TokenMismatch => "token secret's token-id/token-secret missing or mismatched",
-            Error::InvalidAuthFileLine => "malformed token auth file line",
-            Error::InsufficientEntropy => "not enough entropy supplied",
-            Error::MalformedKey => "malformed private key",
-            Error::UnsupportedKey => "unsupported key type (only ECDSA P-256 node keys)",
-            Error::BadEntropy => "entropy produced an invalid key; supply fresh entropy",
-            Error::InvalidNodeName => "node name is not a lower-case DNS-1123 subdomain",
-            Error::InvalidDnsName => "invalid DNS name",
-            Error::InvalidIpAddress => "invalid IP address",
-            Error::TooManySans => "too many subject alternative names",
-            Error::InvalidExpirationSeconds => {
-                "expirationSeconds may not be less than 600 seconds (10 minutes)"
-            }
-            Error::SignerFailed => "signer failed",
-            Error::Malformed => "malformed PEM/DER input",
-            Error::Verify(v) => v.reason.name(),
-            Error::Policy(p) => p.message(),
-            Error::InvalidPin => "invalid hash, expected \"sha256:<64 hex digits>\"",
-            Error::PinMismatch => "none of the CA public keys are pinned",
-            Error::Unauthorized => {
-                "unauthorized: the bootstrap token is invalid, expired or deleted (or the client certificate is not accepted)"
-            }
-            Error::Forbidden => {
-                "forbidden: bind system:node-bootstrapper to the token's group (e.g. kubectl create clusterrolebinding create-csrs-for-bootstrapping --clusterrole=system:node-bootstrapper --group=system:bootstrappers)"
-            }
-            Error::CsrDenied => "certificate signing request is denied",
-            Error::CsrFailed => "certificate signing request failed",
-            Error::CsrDeleted => "certificate signing request was deleted",
-            Error::CsrUidChanged => "certificate signing request changed UIDs",
-            Error::CsrIncompatible => "retrieved csr is not compatible",
-            Error::Timeout => "timed out waiting for the certificate",
-            Error::HttpStatus => "unexpected HTTP status from the apiserver",
-            Error::MalformedResponse => "malformed response from the apiserver",
-            Error::TooLarge => "response too large for the engine's buffers",
-            Error::InvalidState => "engine driven out of order",
-            Error::JwsInvalid => "failed to verify JWS signature of the cluster-info ConfigMap",
-        }
+        self.kind().message()
     }
 }
 
@@ -296,6 +273,22 @@ impl Reason {
     /// The stable numeric code (400–409).
     pub const fn code(self) -> u32 {
         400 + self as u32
+    }
+
+    /// The catalogue entry.
+    pub const fn kind(self) -> Code {
+        match self {
+            Reason::Malformed => Code::VerifyMalformed,
+            Reason::Untrusted => Code::VerifyUntrusted,
+            Reason::BadSignature => Code::VerifyBadSignature,
+            Reason::Expired => Code::VerifyExpired,
+            Reason::NotYetValid => Code::VerifyNotYetValid,
+            Reason::KeyMismatch => Code::VerifyKeyMismatch,
+            Reason::SubjectMismatch => Code::VerifySubjectMismatch,
+            Reason::WrongUsage => Code::VerifyWrongUsage,
+            Reason::IsCa => Code::VerifyIsCa,
+            Reason::UnsupportedAlgorithm => Code::VerifyUnsupportedAlgorithm,
+        }
     }
 }
 
@@ -402,34 +395,271 @@ impl PolicyViolation {
         500 + self as u32
     }
 
-    /// Upstream's message for this violation.
-    pub const fn message(self) -> &'static str {
+    /// The catalogue entry.
+    pub const fn kind(self) -> Code {
         match self {
-            PolicyViolation::NotCertificateRequest => "PEM block type must be CERTIFICATE REQUEST",
-            PolicyViolation::BadSignature => "CSR signature does not verify",
-            PolicyViolation::UnsupportedKey => "unsupported CSR key type",
-            PolicyViolation::Organization => "subject organization is not system:nodes",
-            PolicyViolation::CommonName => "subject common name does not begin with system:node:",
-            PolicyViolation::DnsSanNotAllowed => "DNS subjectAltNames are not allowed",
-            PolicyViolation::EmailSanNotAllowed => "Email subjectAltNames are not allowed",
-            PolicyViolation::IpSanNotAllowed => "IP subjectAltNames are not allowed",
-            PolicyViolation::UriSanNotAllowed => "URI subjectAltNames are not allowed",
-            PolicyViolation::SanRequired => "DNS or IP subjectAltName is required",
-            PolicyViolation::ClientUsages => {
-                "usages did not match [client auth digital signature key encipherment]"
-            }
-            PolicyViolation::ServingUsages => {
-                "usages did not match [digital signature key encipherment server auth]"
-            }
-            PolicyViolation::UnknownUsage => "unsupported usage",
-            PolicyViolation::DuplicateUsage => "duplicate usage",
-            PolicyViolation::UsagesRequired => "usages: Required value",
-            PolicyViolation::Signer => "signerName is not a kubelet signer",
-            PolicyViolation::ExpirationTooShort => {
-                "may not specify a duration less than 600 seconds (10 minutes)"
-            }
+            PolicyViolation::NotCertificateRequest => Code::PolicyNotCertificateRequest,
+            PolicyViolation::BadSignature => Code::PolicyBadSignature,
+            PolicyViolation::UnsupportedKey => Code::PolicyUnsupportedKey,
+            PolicyViolation::Organization => Code::PolicyOrganization,
+            PolicyViolation::CommonName => Code::PolicyCommonName,
+            PolicyViolation::DnsSanNotAllowed => Code::PolicyDnsSanNotAllowed,
+            PolicyViolation::EmailSanNotAllowed => Code::PolicyEmailSanNotAllowed,
+            PolicyViolation::IpSanNotAllowed => Code::PolicyIpSanNotAllowed,
+            PolicyViolation::UriSanNotAllowed => Code::PolicyUriSanNotAllowed,
+            PolicyViolation::SanRequired => Code::PolicySanRequired,
+            PolicyViolation::ClientUsages => Code::PolicyClientUsages,
+            PolicyViolation::ServingUsages => Code::PolicyServingUsages,
+            PolicyViolation::UnknownUsage => Code::PolicyUnknownUsage,
+            PolicyViolation::DuplicateUsage => Code::PolicyDuplicateUsage,
+            PolicyViolation::UsagesRequired => Code::PolicyUsagesRequired,
+            PolicyViolation::Signer => Code::PolicySigner,
+            PolicyViolation::ExpirationTooShort => Code::PolicyExpirationTooShort,
         }
     }
+
+    /// Upstream's message for this violation.
+    pub const fn message(self) -> &'static str {
+        self.kind().message()
+    }
+}
+
+/// What went wrong with a file of the node: the certificate store (cert dir), the kubeconfig, the
+/// key cache, a CA bundle. The std file store ([`crate::store`]) reports these with the path and
+/// the OS error; a front-end reports them to the agent as the outcome of a file step.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StoreErrorKind {
+    /// A filesystem call failed (permissions, I/O error, no space).
+    Io,
+    /// Neither `-current.pem`, the explicit files nor the legacy `.crt`/`.key` exist.
+    NoCertKeyFiles,
+    /// The certificate input holds no usable `CERTIFICATE` block.
+    NoCertificates,
+    /// A `CERTIFICATE` block is not an X.509 certificate we can read.
+    MalformedCertificate,
+    /// No private-key block, or it does not parse.
+    MalformedKey,
+    /// The private key is neither ECDSA P-256 nor RSA.
+    UnsupportedKey,
+    /// The private key does not belong to the leaf certificate.
+    KeyMismatch,
+    /// `<prefix>-current.pem` exists and is not a symlink.
+    CurrentNotSymlink,
+    /// `<prefix>-updated.pem` exists and is not a symlink.
+    UpdatedNotSymlink,
+    /// A file read back after writing differs from what was written.
+    ReadBackMismatch,
+    /// The store prefix is empty or contains `/`, NUL, or starts with `.`.
+    InvalidPrefix,
+    /// A timestamp is out of range or not `YYYY-MM-DD-HH-MM-SS`.
+    InvalidTimestamp,
+    /// Generating a key failed (the entropy callback failed or gave bad entropy).
+    KeyGeneration,
+    /// The file (or its directory) does not exist.
+    NotFound,
+    /// The file is larger than the agent reads (see the read request's limit).
+    FileTooLarge,
+    /// The operating system refused access to the file or directory.
+    PermissionDenied,
+}
+
+impl StoreErrorKind {
+    /// Every kind, in code order.
+    pub const ALL: [StoreErrorKind; 16] = [
+        StoreErrorKind::Io,
+        StoreErrorKind::NoCertKeyFiles,
+        StoreErrorKind::NoCertificates,
+        StoreErrorKind::MalformedCertificate,
+        StoreErrorKind::MalformedKey,
+        StoreErrorKind::UnsupportedKey,
+        StoreErrorKind::KeyMismatch,
+        StoreErrorKind::CurrentNotSymlink,
+        StoreErrorKind::UpdatedNotSymlink,
+        StoreErrorKind::ReadBackMismatch,
+        StoreErrorKind::InvalidPrefix,
+        StoreErrorKind::InvalidTimestamp,
+        StoreErrorKind::KeyGeneration,
+        StoreErrorKind::NotFound,
+        StoreErrorKind::FileTooLarge,
+        StoreErrorKind::PermissionDenied,
+    ];
+
+    /// The catalogue entry (codes 10–25).
+    pub const fn code(self) -> Code {
+        match self {
+            StoreErrorKind::Io => Code::StoreIo,
+            StoreErrorKind::NoCertKeyFiles => Code::StoreNoCertKeyFiles,
+            StoreErrorKind::NoCertificates => Code::StoreNoCertificates,
+            StoreErrorKind::MalformedCertificate => Code::StoreMalformedCertificate,
+            StoreErrorKind::MalformedKey => Code::StoreMalformedKey,
+            StoreErrorKind::UnsupportedKey => Code::StoreUnsupportedKey,
+            StoreErrorKind::KeyMismatch => Code::StoreKeyMismatch,
+            StoreErrorKind::CurrentNotSymlink => Code::StoreCurrentNotSymlink,
+            StoreErrorKind::UpdatedNotSymlink => Code::StoreUpdatedNotSymlink,
+            StoreErrorKind::ReadBackMismatch => Code::StoreReadBackMismatch,
+            StoreErrorKind::InvalidPrefix => Code::StoreInvalidPrefix,
+            StoreErrorKind::InvalidTimestamp => Code::StoreInvalidTimestamp,
+            StoreErrorKind::KeyGeneration => Code::StoreKeyGeneration,
+            StoreErrorKind::NotFound => Code::StoreNotFound,
+            StoreErrorKind::FileTooLarge => Code::StoreFileTooLarge,
+            StoreErrorKind::PermissionDenied => Code::StorePermissionDenied,
+        }
+    }
+
+    /// The kind with catalogue code `code`, if any.
+    pub fn from_code(code: u32) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| k.code() as u32 == code)
+    }
+
+    /// A short fixed description.
+    pub const fn message(self) -> &'static str {
+        self.code().message()
+    }
+}
+
+impl From<StoreErrorKind> for Error {
+    fn from(k: StoreErrorKind) -> Self {
+        Error::Store(k)
+    }
+}
+
+/// The one catalogue of results: every code with its stable kebab-case name and fixed message.
+/// It generates [`Code`] (its discriminants are the codes), [`Code::name`], [`Code::message`] and
+/// [`CATALOGUE`]; the C ABI's `kubeboot_result` enum and `kubeboot_result_name` /
+/// `kubeboot_result_message` are generated from it too (`ffi/src/result.rs`, checked against
+/// this table by the FFI's tests).
+macro_rules! catalogue {
+    ($( $code:literal $ident:ident $name:literal $msg:literal; )*) => {
+        /// Every result code of kubeboot, as numbered in the C ABI (`KUBEBOOT_RESULT_*`). Ranges:
+        /// 0–9 ABI-level, 10–25 files and the certificate store, 100s tokens, 200s keys, 300s CSR
+        /// input, 400s issued-certificate validation ([`Reason`]), 500s CSR policy
+        /// ([`PolicyViolation`]), 600s CA pins, 700s the engine and the apiserver's answers, 800s
+        /// the node agent. A code, once published, never changes meaning.
+        #[non_exhaustive]
+        #[repr(u32)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Code {
+            $( #[doc = $msg] $ident = $code, )*
+        }
+
+        /// `(code, name, message)` for every [`Code`], in code order.
+        pub const CATALOGUE: &[(Code, &str, &str)] = &[ $( (Code::$ident, $name, $msg), )* ];
+
+        impl Code {
+            /// The stable kebab-case name.
+            pub const fn name(self) -> &'static str {
+                match self { $( Code::$ident => $name, )* }
+            }
+
+            /// The fixed message (no detail, no secrets).
+            pub const fn message(self) -> &'static str {
+                match self { $( Code::$ident => $msg, )* }
+            }
+
+            /// The code with number `code`, if there is one.
+            pub const fn from_u32(code: u32) -> Option<Code> {
+                match code { $( $code => Some(Code::$ident), )* _ => None }
+            }
+
+            /// The Rust identifier of the code (`InvalidToken`), for generated bindings.
+            pub const fn ident(self) -> &'static str {
+                match self { $( Code::$ident => stringify!($ident), )* }
+            }
+        }
+    };
+}
+
+catalogue! {
+    0 Ok "ok" "success";
+    1 NullParameter "null-parameter" "a required pointer argument was NULL";
+    2 Panic "panic" "internal panic (a bug in kubeboot)";
+    3 InsufficientSize "insufficient-size" "output buffer too small";
+    4 InvalidUtf8 "invalid-utf8" "text argument is not valid UTF-8";
+    5 InvalidParameter "invalid-parameter" "argument out of range";
+    6 UnknownError "unknown-error" "unknown error";
+    10 StoreIo "store-io" "filesystem error";
+    11 StoreNoCertKeyFiles "store-no-cert-key-files" "no cert/key files read";
+    12 StoreNoCertificates "store-no-certificates" "no certificates found in certificate input";
+    13 StoreMalformedCertificate "store-malformed-certificate" "malformed certificate";
+    14 StoreMalformedKey "store-malformed-key" "no parseable private key";
+    15 StoreUnsupportedKey "store-unsupported-key" "unsupported private key type";
+    16 StoreKeyMismatch "store-key-mismatch" "private key does not match public key in certificate";
+    17 StoreCurrentNotSymlink "store-current-not-symlink" "expected a symlink but it is a file";
+    18 StoreUpdatedNotSymlink "store-updated-not-symlink" "expected a symlink but it is a file";
+    19 StoreReadBackMismatch "store-read-back-mismatch" "file read back differs from what was written";
+    20 StoreInvalidPrefix "store-invalid-prefix" "invalid store prefix";
+    21 StoreInvalidTimestamp "store-invalid-timestamp" "invalid timestamp (want YYYY-MM-DD-HH-MM-SS)";
+    22 StoreKeyGeneration "store-key-generation" "key generation failed";
+    23 StoreNotFound "store-not-found" "no such file or directory";
+    24 StoreFileTooLarge "store-file-too-large" "file larger than the agent reads";
+    25 StorePermissionDenied "store-permission-denied" "permission denied";
+    100 InvalidToken "invalid-token" "token does not match [a-z0-9]{6}.[a-z0-9]{16}";
+    101 InvalidTokenId "invalid-token-id" "token id does not match [a-z0-9]{6}";
+    102 InvalidSecretName "invalid-secret-name" "secret name is not bootstrap-token-<id>";
+    103 InvalidGroup "invalid-group" "group does not match system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]";
+    104 InvalidUsage "invalid-usage" "unknown token usage (allowed: signing, authentication)";
+    105 InvalidExpiration "invalid-expiration" "expiration is not an RFC 3339 time or valid duration";
+    106 TokenExpired "token-expired" "token has expired";
+    107 TokenNotForAuthentication "token-not-for-authentication" "token secret lacks usage-bootstrap-authentication: \"true\"";
+    108 TokenMismatch "token-mismatch" "token secret's token-id/token-secret missing or mismatched";
+    109 InvalidAuthFileLine "invalid-auth-file-line" "malformed token auth file line";
+    110 InsufficientEntropy "insufficient-entropy" "not enough entropy supplied";
+    200 MalformedKey "malformed-key" "malformed private key";
+    201 UnsupportedKey "unsupported-key" "unsupported key type (only ECDSA P-256 node keys)";
+    202 BadEntropy "bad-entropy" "entropy produced an invalid key; supply fresh entropy";
+    300 InvalidNodeName "invalid-node-name" "node name is not a lower-case DNS-1123 subdomain";
+    301 InvalidDnsName "invalid-dns-name" "invalid DNS name";
+    302 InvalidIpAddress "invalid-ip-address" "invalid IP address";
+    303 TooManySans "too-many-sans" "too many subject alternative names";
+    304 InvalidExpirationSeconds "invalid-expiration-seconds" "expirationSeconds may not be less than 600 seconds (10 minutes)";
+    305 SignerFailed "signer-failed" "signer failed";
+    306 Malformed "malformed-input" "malformed PEM/DER input";
+    400 VerifyMalformed "malformed" "malformed";
+    401 VerifyUntrusted "untrusted" "untrusted";
+    402 VerifyBadSignature "bad-signature" "bad-signature";
+    403 VerifyExpired "expired" "expired";
+    404 VerifyNotYetValid "not-yet-valid" "not-yet-valid";
+    405 VerifyKeyMismatch "key-mismatch" "key-mismatch";
+    406 VerifySubjectMismatch "subject-mismatch" "subject-mismatch";
+    407 VerifyWrongUsage "wrong-usage" "wrong-usage";
+    408 VerifyIsCa "is-ca" "is-ca";
+    409 VerifyUnsupportedAlgorithm "unsupported-algorithm" "unsupported-algorithm";
+    500 PolicyNotCertificateRequest "policy-not-certificate-request" "PEM block type must be CERTIFICATE REQUEST";
+    501 PolicyBadSignature "policy-bad-signature" "CSR signature does not verify";
+    502 PolicyUnsupportedKey "policy-unsupported-key" "unsupported CSR key type";
+    503 PolicyOrganization "policy-organization" "subject organization is not system:nodes";
+    504 PolicyCommonName "policy-common-name" "subject common name does not begin with system:node:";
+    505 PolicyDnsSanNotAllowed "policy-dns-san-not-allowed" "DNS subjectAltNames are not allowed";
+    506 PolicyEmailSanNotAllowed "policy-email-san-not-allowed" "Email subjectAltNames are not allowed";
+    507 PolicyIpSanNotAllowed "policy-ip-san-not-allowed" "IP subjectAltNames are not allowed";
+    508 PolicyUriSanNotAllowed "policy-uri-san-not-allowed" "URI subjectAltNames are not allowed";
+    509 PolicySanRequired "policy-san-required" "DNS or IP subjectAltName is required";
+    510 PolicyClientUsages "policy-client-usages" "usages did not match [client auth digital signature key encipherment]";
+    511 PolicyServingUsages "policy-serving-usages" "usages did not match [digital signature key encipherment server auth]";
+    512 PolicyUnknownUsage "policy-unknown-usage" "unsupported usage";
+    513 PolicyDuplicateUsage "policy-duplicate-usage" "duplicate usage";
+    514 PolicyUsagesRequired "policy-usages-required" "usages: Required value";
+    515 PolicySigner "policy-signer" "signerName is not a kubelet signer";
+    516 PolicyExpirationTooShort "policy-expiration-too-short" "may not specify a duration less than 600 seconds (10 minutes)";
+    600 InvalidPin "invalid-pin" "invalid hash, expected \"sha256:<64 hex digits>\"";
+    601 PinMismatch "pin-mismatch" "none of the CA public keys are pinned";
+    700 Unauthorized "unauthorized" "unauthorized: the bootstrap token is invalid, expired or deleted (or the client certificate is not accepted)";
+    701 Forbidden "forbidden" "forbidden: bind system:node-bootstrapper to the token's group (e.g. kubectl create clusterrolebinding create-csrs-for-bootstrapping --clusterrole=system:node-bootstrapper --group=system:bootstrappers)";
+    702 CsrDenied "csr-denied" "certificate signing request is denied";
+    703 CsrFailed "csr-failed" "certificate signing request failed";
+    704 CsrDeleted "csr-deleted" "certificate signing request was deleted";
+    705 CsrUidChanged "csr-uid-changed" "certificate signing request changed UIDs";
+    706 CsrIncompatible "csr-incompatible" "retrieved csr is not compatible";
+    707 Timeout "timeout" "timed out waiting for the certificate";
+    708 HttpStatus "http-status" "unexpected HTTP status from the apiserver";
+    709 MalformedResponse "malformed-response" "malformed response from the apiserver";
+    710 TooLarge "too-large" "input too large for the fixed buffers";
+    711 InvalidState "invalid-state" "driven out of order";
+    712 JwsInvalid "jws-invalid" "failed to verify JWS signature of the cluster-info ConfigMap";
+    800 NoBootstrapCredentials "no-bootstrap-credentials" "the node's credentials are unusable and no bootstrap kubeconfig (or discovery) is configured";
+    801 NoCa "no-ca" "no CA to trust (the kubeconfig has none and no CA bundle was given); system roots are never used for a cluster";
+    802 InvalidConfig "invalid-config" "unusable agent configuration";
 }
 
 #[cfg(test)]
@@ -499,11 +729,48 @@ mod tests {
             Error::TooLarge,
             Error::InvalidState,
             Error::JwsInvalid,
+            Error::Store(StoreErrorKind::Io),
+            Error::Store(StoreErrorKind::NotFound),
+            Error::NoBootstrapCredentials,
+            Error::NoCa,
+            Error::InvalidConfig,
         ];
         for (i, a) in samples.iter().enumerate() {
             for b in &samples[i + 1..] {
                 assert_ne!(a.code(), b.code(), "{a:?} vs {b:?}");
             }
         }
+    }
+
+    #[test]
+    fn catalogue_is_one_consistent_table() {
+        for (i, (code, name, message)) in CATALOGUE.iter().enumerate() {
+            assert_eq!(Code::from_u32(*code as u32), Some(*code));
+            assert_eq!(code.name(), *name);
+            assert_eq!(code.message(), *message);
+            assert!(!message.is_empty());
+            assert!(
+                name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            );
+            for (other, other_name, _) in &CATALOGUE[i + 1..] {
+                assert!((*code as u32) < (*other as u32), "codes in order");
+                assert_ne!(name, other_name);
+            }
+        }
+        for r in Reason::ALL {
+            assert_eq!(r.kind() as u32, r.code());
+            assert_eq!(r.kind().name(), r.name());
+            assert_eq!(Error::Verify(VerifyError::new(r)).message(), r.name());
+        }
+        for code in 500..517 {
+            let k = Code::from_u32(code).unwrap();
+            assert!(k.name().starts_with("policy-"));
+        }
+        for k in StoreErrorKind::ALL {
+            assert_eq!(StoreErrorKind::from_code(k.code() as u32), Some(k));
+            assert_eq!(Error::Store(k).code(), k.code() as u32);
+            assert!((10..26).contains(&(k.code() as u32)));
+        }
+        assert_eq!(Error::BufferTooSmall { needed: 9 }.name(), "insufficient-size");
     }
 }

@@ -27,6 +27,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod agent;
 pub mod api;
 pub mod backend;
 pub mod csr;

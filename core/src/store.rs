@@ -56,6 +56,7 @@
 //! Every filesystem call goes through the [`Fs`] trait; [`StdFs`] is the real one. Tests wrap it
 //! to fail or "crash" at the N-th call and check that recovery always finds a working pair.
 
+use crate::agent::FileStep;
 use crate::error::Error;
 use crate::key::{NodeKey, SEC1_PEM_LEN};
 use crate::pem::{self, PemBlock};
@@ -89,58 +90,7 @@ const OID_RSA_ENCRYPTION: der::asn1::ObjectIdentifier =
 // ---------------------------------------------------------------------------------------------
 // Errors
 
-/// What went wrong in a [`CertStore`] operation.
-#[non_exhaustive]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StoreErrorKind {
-    /// A filesystem call failed; see [`StoreError::io_kind`].
-    Io,
-    /// Neither `-current.pem`, the explicit files nor the legacy `.crt`/`.key` exist.
-    NoCertKeyFiles,
-    /// The certificate input holds no usable `CERTIFICATE` block.
-    NoCertificates,
-    /// A `CERTIFICATE` block is not an X.509 certificate we can read.
-    MalformedCertificate,
-    /// No private-key block, or it does not parse.
-    MalformedKey,
-    /// The private key is neither ECDSA P-256 nor RSA.
-    UnsupportedKey,
-    /// The private key does not belong to the leaf certificate.
-    KeyMismatch,
-    /// `<prefix>-current.pem` exists and is not a symlink.
-    CurrentNotSymlink,
-    /// `<prefix>-updated.pem` exists and is not a symlink.
-    UpdatedNotSymlink,
-    /// A file read back after writing differs from what was written.
-    ReadBackMismatch,
-    /// The store prefix is empty or contains `/`, NUL, or starts with `.`.
-    InvalidPrefix,
-    /// A timestamp is out of range or not `YYYY-MM-DD-HH-MM-SS`.
-    InvalidTimestamp,
-    /// Generating a key failed (the entropy callback failed or gave bad entropy).
-    KeyGeneration,
-}
-
-impl StoreErrorKind {
-    /// A short fixed description.
-    pub const fn message(self) -> &'static str {
-        match self {
-            StoreErrorKind::Io => "filesystem error",
-            StoreErrorKind::NoCertKeyFiles => "no cert/key files read",
-            StoreErrorKind::NoCertificates => "no certificates found in certificate input",
-            StoreErrorKind::MalformedCertificate => "malformed certificate",
-            StoreErrorKind::MalformedKey => "no parseable private key",
-            StoreErrorKind::UnsupportedKey => "unsupported private key type",
-            StoreErrorKind::KeyMismatch => "private key does not match public key in certificate",
-            StoreErrorKind::CurrentNotSymlink => "expected a symlink but it is a file",
-            StoreErrorKind::UpdatedNotSymlink => "expected a symlink but it is a file",
-            StoreErrorKind::ReadBackMismatch => "file read back differs from what was written",
-            StoreErrorKind::InvalidPrefix => "invalid store prefix",
-            StoreErrorKind::InvalidTimestamp => "invalid timestamp (want YYYY-MM-DD-HH-MM-SS)",
-            StoreErrorKind::KeyGeneration => "key generation failed",
-        }
-    }
-}
+pub use crate::error::StoreErrorKind;
 
 /// A certificate store error: the kind, the path involved, the OS error kind and the crate error
 /// behind it, if any. Never contains key material.
@@ -190,6 +140,18 @@ impl StoreError {
     pub fn cause(&self) -> Option<Error> {
         self.cause
     }
+
+    /// The kind as the agent is told it: an [`StoreErrorKind::Io`] that is a missing file or a
+    /// refused access is [`StoreErrorKind::NotFound`] / [`StoreErrorKind::PermissionDenied`].
+    pub fn reported_kind(&self) -> StoreErrorKind {
+        match (self.kind, self.io) {
+            (StoreErrorKind::Io, Some(io::ErrorKind::NotFound)) => StoreErrorKind::NotFound,
+            (StoreErrorKind::Io, Some(io::ErrorKind::PermissionDenied)) => {
+                StoreErrorKind::PermissionDenied
+            }
+            (k, _) => k,
+        }
+    }
 }
 
 impl fmt::Display for StoreError {
@@ -209,6 +171,12 @@ impl fmt::Display for StoreError {
 }
 
 impl std::error::Error for StoreError {}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Self {
+        Error::Store(e.kind)
+    }
+}
 
 /// Result alias for store operations.
 pub type StoreResult<T> = core::result::Result<T, StoreError>;
@@ -261,6 +229,10 @@ pub trait Fs {
     fn symlink_metadata(&self, path: &Path) -> io::Result<FileKind>;
     /// The entry names of a directory.
     fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>>;
+    /// Remove an empty directory.
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_dir(path)
+    }
 }
 
 /// The real filesystem (`std::fs`).
@@ -868,11 +840,6 @@ impl<F: Fs> CertStore<F> {
         self.dir.join(format!("{}.key.tmp", self.prefix))
     }
 
-    fn tmp_path(&self, final_path: &Path) -> PathBuf {
-        let name = final_path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-        self.dir.join(format!(".{name}{TMP_SUFFIX}"))
-    }
-
     fn recover(&self) -> StoreResult<()> {
         let current = self.current_path();
         match self.fs.metadata(&current) {
@@ -977,31 +944,14 @@ impl<F: Fs> CertStore<F> {
         Err(StoreError::new(StoreErrorKind::NoCertKeyFiles, Some(&self.dir)))
     }
 
-    /// Write `data` to `path` crash-safely: temp file (0600), fsync, `check` the bytes read back,
-    /// rename into place, fsync the dir. On error the temp file is removed (best effort).
+    /// Write `data` to `path` crash-safely (see [`write_atomic`]).
     fn write_atomic(
         &self,
         path: &Path,
         data: &[u8],
         check: impl Fn(&[u8]) -> Result<(), StoreErrorKind>,
     ) -> StoreResult<()> {
-        let tmp = self.tmp_path(path);
-        let result = (|| {
-            self.fs.create(&tmp, FILE_MODE).map_err(|e| StoreError::io(&tmp, &e))?;
-            self.fs.write(&tmp, data).map_err(|e| StoreError::io(&tmp, &e))?;
-            self.fs.sync_file(&tmp).map_err(|e| StoreError::io(&tmp, &e))?;
-            let back = Zeroizing::new(self.fs.read(&tmp).map_err(|e| StoreError::io(&tmp, &e))?);
-            if back.as_slice() != data {
-                return Err(StoreError::new(StoreErrorKind::ReadBackMismatch, Some(&tmp)));
-            }
-            check(&back).map_err(|k| StoreError::new(k, Some(&tmp)))?;
-            self.fs.rename(&tmp, path).map_err(|e| StoreError::io(path, &e))
-        })();
-        if result.is_err() {
-            let _ = self.fs.remove_file(&tmp);
-            return result;
-        }
-        self.fs.sync_dir(&self.dir).map_err(|e| StoreError::io(&self.dir, &e))
+        write_atomic(&self.fs, &self.dir, path, data, check)
     }
 
     /// Store a new pair (upstream `Update(certPEM, keyPEM)`) and point `-current.pem` at it.
@@ -1052,16 +1002,8 @@ impl<F: Fs> CertStore<F> {
             if p.leaf_der == expect_leaf { Ok(()) } else { Err(StoreErrorKind::ReadBackMismatch) }
         })?;
 
-        if updated_exists {
-            self.fs.remove_file(&updated).map_err(|e| StoreError::io(&updated, &e))?;
-        }
         // `data_path` is absolute because `self.dir` is.
-        self.fs.symlink(&data_path, &updated).map_err(|e| StoreError::io(&updated, &e))?;
-        if let Err(e) = self.fs.rename(&updated, &current) {
-            let _ = self.fs.remove_file(&updated);
-            return Err(StoreError::io(&current, &e));
-        }
-        self.fs.sync_dir(&self.dir).map_err(|e| StoreError::io(&self.dir, &e))?;
+        swap_current(&self.fs, &current, &updated, &data_path, updated_exists)?;
         Ok(data_path)
     }
 
@@ -1131,6 +1073,266 @@ impl<F: Fs> CertStore<F> {
     pub fn current_target(&self) -> StoreResult<PathBuf> {
         let current = self.current_path();
         self.fs.read_link(&current).map_err(|e| StoreError::io(&current, &e))
+    }
+}
+
+/// Write `data` to `path` (in `dir`) crash-safely: a hidden temporary file
+/// `.<name>.kubeboot-tmp` (mode 0600) in `dir`, fsync, read back (the bytes must equal `data`,
+/// then `check` must accept them), rename into place, fsync `dir`. On error the temporary file is
+/// removed (best effort) and `path` is untouched.
+pub fn write_atomic<F: Fs>(
+    fs: &F,
+    dir: &Path,
+    path: &Path,
+    data: &[u8],
+    check: impl Fn(&[u8]) -> Result<(), StoreErrorKind>,
+) -> StoreResult<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}{TMP_SUFFIX}"));
+    let result = (|| {
+        fs.create(&tmp, FILE_MODE).map_err(|e| StoreError::io(&tmp, &e))?;
+        fs.write(&tmp, data).map_err(|e| StoreError::io(&tmp, &e))?;
+        fs.sync_file(&tmp).map_err(|e| StoreError::io(&tmp, &e))?;
+        let back = Zeroizing::new(fs.read(&tmp).map_err(|e| StoreError::io(&tmp, &e))?);
+        if back.as_slice() != data {
+            return Err(StoreError::new(StoreErrorKind::ReadBackMismatch, Some(&tmp)));
+        }
+        check(&back).map_err(|k| StoreError::new(k, Some(&tmp)))?;
+        fs.rename(&tmp, path).map_err(|e| StoreError::io(path, &e))
+    })();
+    if result.is_err() {
+        let _ = fs.remove_file(&tmp);
+        return result;
+    }
+    fs.sync_dir(dir).map_err(|e| StoreError::io(dir, &e))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The agent's file steps
+
+/// Executes the node agent's reads and [`FileStep`]s ([`crate::agent`]) on a file system, with
+/// the crash-safety this module documents: every write through [`write_atomic`], the symlink swap
+/// as [`CertStore::update`] does it, recovery as [`CertStore::open`] does it. The Rust CLI and
+/// the C ABI's std build (so the C and Go agents) use it; an embedded caller implements the
+/// steps over its own flash.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FileSteps<F: Fs = StdFs> {
+    fs: F,
+}
+
+impl FileSteps<StdFs> {
+    /// On the real file system.
+    pub fn new() -> Self {
+        FileSteps { fs: StdFs }
+    }
+}
+
+impl<F: Fs> FileSteps<F> {
+    /// Over `fs` (tests inject faults here).
+    pub fn with_fs(fs: F) -> Self {
+        FileSteps { fs }
+    }
+
+    /// Read a whole file for [`crate::agent::Agent::on_read`]: at most `max_len` bytes (else
+    /// [`StoreErrorKind::FileTooLarge`]). The buffer is wiped when dropped (the file may hold a
+    /// key).
+    pub fn read(&self, path: &Path, max_len: usize) -> StoreResult<Zeroizing<Vec<u8>>> {
+        match self.fs.metadata(path) {
+            Ok(FileKind::File { len }) if len > max_len as u64 => {
+                return Err(StoreError::new(StoreErrorKind::FileTooLarge, Some(path)));
+            }
+            Ok(FileKind::File { .. }) => {}
+            Ok(_) => return Err(StoreError::new(StoreErrorKind::Io, Some(path))),
+            Err(e) => return Err(StoreError::io(path, &e)),
+        }
+        let data = Zeroizing::new(self.fs.read(path).map_err(|e| StoreError::io(path, &e))?);
+        if data.len() > max_len {
+            return Err(StoreError::new(StoreErrorKind::FileTooLarge, Some(path)));
+        }
+        Ok(data)
+    }
+
+    /// Perform the agent's outstanding [`Read`](crate::agent::Action::Read) or
+    /// [`File`](crate::agent::Action::File) action and answer it. `None` when neither is
+    /// outstanding; else the outcome, whose error (with its path and OS error) is for printing —
+    /// the agent already got its kind.
+    pub fn perform<const N: usize>(
+        &self,
+        agent: &mut crate::agent::Agent<N>,
+        now: i64,
+    ) -> Option<StoreResult<()>> {
+        if let Some(r) = agent.outstanding_read() {
+            let result = self.read(Path::new(r.path), r.max_len);
+            match &result {
+                Ok(bytes) => agent.on_read(now, Ok(bytes)),
+                Err(e) => agent.on_read(now, Err(e.reported_kind())),
+            }
+            return Some(result.map(|_| ()));
+        }
+        let result = self.execute(&agent.outstanding_file_step()?);
+        agent.on_file_done(now, result.as_ref().map(|_| ()).map_err(StoreError::reported_kind));
+        Some(result)
+    }
+
+    /// Execute one step; see [`FileStep`] for what each must do.
+    pub fn execute(&self, step: &FileStep<'_>) -> StoreResult<()> {
+        let p = |s: &str| PathBuf::from(s);
+        match *step {
+            FileStep::Recover { dir, prefix } => {
+                let dir = p(dir);
+                match self.fs.metadata(&dir) {
+                    Ok(FileKind::Dir) => {}
+                    Ok(_) => return Err(StoreError::new(StoreErrorKind::Io, Some(&dir))),
+                    Err(e) => return Err(StoreError::io(&dir, &e)),
+                }
+                let store =
+                    CertStore { fs: &self.fs, prefix: prefix.to_owned(), dir, explicit: None };
+                store.recover()
+            }
+            FileStep::CreateDir { path } => {
+                let path = p(path);
+                self.fs.create_dir_all(&path, DIR_MODE).map_err(|e| StoreError::io(&path, &e))
+            }
+            FileStep::WriteKeyCache { path, pem } => self.write(&p(path), pem, |back| {
+                NodeKey::from_pem(back).map(|_| ()).map_err(|_| StoreErrorKind::MalformedKey)
+            }),
+            FileStep::WritePair { path, content } => {
+                self.write(&p(path), content, |back| load_pair(back, back).map(|_| ()))
+            }
+            FileStep::SwapCurrent { current, updated, target } => {
+                self.swap(&p(current), &p(updated), &p(target))
+            }
+            FileStep::WriteKubeconfig { path, content }
+            | FileStep::WriteBootstrapKubeconfig { path, content } => {
+                let path = p(path);
+                if let Some(parent) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    self.fs
+                        .create_dir_all(parent, 0o755)
+                        .map_err(|e| StoreError::io(parent, &e))?;
+                }
+                self.write(&path, content, |_| Ok(()))
+            }
+            FileStep::RemoveKeyCache { path } => {
+                let path = p(path);
+                match self.fs.remove_file(&path) {
+                    Ok(()) => {
+                        let dir = path.parent().unwrap_or(Path::new("/"));
+                        self.fs.sync_dir(dir).map_err(|e| StoreError::io(dir, &e))
+                    }
+                    Err(e) if not_found(&e) => Ok(()),
+                    Err(e) => Err(StoreError::io(&path, &e)),
+                }
+            }
+            FileStep::RemoveDir { path } => {
+                let path = p(path);
+                match self.fs.remove_dir(&path) {
+                    Ok(()) => Ok(()),
+                    Err(e) if not_found(&e) => Ok(()),
+                    Err(e) => Err(StoreError::io(&path, &e)),
+                }
+            }
+        }
+    }
+
+    fn write(
+        &self,
+        path: &Path,
+        data: &[u8],
+        check: impl Fn(&[u8]) -> Result<(), StoreErrorKind>,
+    ) -> StoreResult<()> {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        write_atomic(&self.fs, dir, path, data, check)
+    }
+
+    /// `updated` → `target`, renamed over `current`, after checking both are symlinks or absent
+    /// and `target` is a file.
+    fn swap(&self, current: &Path, updated: &Path, target: &Path) -> StoreResult<()> {
+        match self.fs.symlink_metadata(current) {
+            Ok(FileKind::Symlink) => {}
+            Ok(_) => return Err(StoreError::new(StoreErrorKind::CurrentNotSymlink, Some(current))),
+            Err(e) if not_found(&e) => {}
+            Err(e) => return Err(StoreError::io(current, &e)),
+        }
+        let updated_exists = match self.fs.symlink_metadata(updated) {
+            Ok(FileKind::Symlink) => true,
+            Ok(_) => return Err(StoreError::new(StoreErrorKind::UpdatedNotSymlink, Some(updated))),
+            Err(e) if not_found(&e) => false,
+            Err(e) => return Err(StoreError::io(updated, &e)),
+        };
+        match self.fs.metadata(target) {
+            Ok(FileKind::File { .. }) => {}
+            Ok(_) => return Err(StoreError::new(StoreErrorKind::Io, Some(target))),
+            Err(e) => return Err(StoreError::io(target, &e)),
+        }
+        swap_current(&self.fs, current, updated, target, updated_exists)
+    }
+}
+
+/// The last part of a store update (client-go's `updateSymlink`, without its window): remove a
+/// stale `updated` symlink, create `updated` → `target` (absolute), rename it over `current`
+/// (atomic: there is always a `current`), fsync the directory.
+fn swap_current<F: Fs>(
+    fs: &F,
+    current: &Path,
+    updated: &Path,
+    target: &Path,
+    updated_exists: bool,
+) -> StoreResult<()> {
+    if updated_exists {
+        fs.remove_file(updated).map_err(|e| StoreError::io(updated, &e))?;
+    }
+    fs.symlink(target, updated).map_err(|e| StoreError::io(updated, &e))?;
+    if let Err(e) = fs.rename(updated, current) {
+        let _ = fs.remove_file(updated);
+        return Err(StoreError::io(current, &e));
+    }
+    let dir = current.parent().unwrap_or(Path::new("/"));
+    fs.sync_dir(dir).map_err(|e| StoreError::io(dir, &e))
+}
+
+/// [`Fs`] through a reference.
+impl<F: Fs + ?Sized> Fs for &F {
+    fn create_dir_all(&self, path: &Path, mode: u32) -> io::Result<()> {
+        (**self).create_dir_all(path, mode)
+    }
+    fn create(&self, path: &Path, mode: u32) -> io::Result<()> {
+        (**self).create(path, mode)
+    }
+    fn write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
+        (**self).write(path, data)
+    }
+    fn sync_file(&self, path: &Path) -> io::Result<()> {
+        (**self).sync_file(path)
+    }
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        (**self).sync_dir(path)
+    }
+    fn symlink(&self, target: &Path, link: &Path) -> io::Result<()> {
+        (**self).symlink(target, link)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        (**self).rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        (**self).remove_file(path)
+    }
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        (**self).read(path)
+    }
+    fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+        (**self).read_link(path)
+    }
+    fn metadata(&self, path: &Path) -> io::Result<FileKind> {
+        (**self).metadata(path)
+    }
+    fn symlink_metadata(&self, path: &Path) -> io::Result<FileKind> {
+        (**self).symlink_metadata(path)
+    }
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+        (**self).read_dir(path)
+    }
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        (**self).remove_dir(path)
     }
 }
 

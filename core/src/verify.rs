@@ -1692,6 +1692,30 @@ fn attribute_bytes<'a>(value: &Tlv<'a>) -> Option<&'a [u8]> {
     }
 }
 
+/// The node name in a certificate's subject: the value of its one `CN`, PrintableString or
+/// UTF8String, when that is `system:node:<name>` (`None` otherwise, or when the certificate does
+/// not parse). Used to learn the node name from a node's own credentials; it checks nothing else
+/// (use [`verify_issued`]).
+pub fn subject_node_name(der: &[u8]) -> Option<&str> {
+    let cert = Cert::parse(der).ok()?;
+    let name = single(cert.subject, tag::SEQUENCE).ok()?;
+    let mut found: Option<&[u8]> = None;
+    let mut cns = 0usize;
+    for_each_attribute(name.value(), |ty, value| {
+        if is_oid(&ty, &OID_CN) {
+            cns += 1;
+            found = attribute_bytes(&value);
+        }
+        Ok(())
+    })
+    .ok()?;
+    if cns != 1 {
+        return None;
+    }
+    let node = found?.strip_prefix(b"system:node:")?;
+    core::str::from_utf8(node).ok().filter(|n| !n.is_empty())
+}
+
 /// Check a Name's structure (`Err`: [`Reason::Malformed`]) and whether it is the node's subject
 /// (`Ok(Some(field))`: the field of a [`Reason::SubjectMismatch`], for step 5).
 fn subject_verdict(name: &Tlv<'_>, node_name: &str) -> Result<Option<&'static str>, VerifyError> {

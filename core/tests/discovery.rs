@@ -73,14 +73,32 @@ fn sign(token: &BootstrapToken, content: &str) -> String {
 
 const T0: i64 = 1_796_208_640; // 2026-12-02T10:50:40Z
 
-type D<'a> = Discovery<'a>;
+/// `on_response` with its outcome as a result (as the tests state it): `Err(InvalidState)` when
+/// no request was outstanding (ignored, nothing changes: checked), else the failure it caused.
+fn respond<const N: usize>(
+    d: &mut Discovery<N>,
+    now: i64,
+    status: u16,
+    body: &[u8],
+) -> Result<(), Error> {
+    if !d.request_outstanding() {
+        let before = format!("{d:?}");
+        d.on_response(now, status, body);
+        assert_eq!(format!("{d:?}"), before, "an unexpected response changed discovery");
+        return Err(Error::InvalidState);
+    }
+    d.on_response(now, status, body);
+    d.failure().map_or(Ok(()), |(e, _)| Err(e))
+}
 
-fn new<'a>(token: &'a BootstrapToken, pins: &'a [CaPin]) -> Box<D<'a>> {
+type D = Discovery;
+
+fn new(token: &BootstrapToken, pins: &[CaPin]) -> Box<D> {
     Box::new(Discovery::new(Config::new(token, pins), T0).unwrap())
 }
 
 /// Poll and expect a GET of cluster-info; returns the CA PEM when TLS must be verified.
-fn expect_get(d: &mut D<'_>, now: i64) -> Option<Vec<u8>> {
+fn expect_get(d: &mut D, now: i64) -> Option<Vec<u8>> {
     match d.poll(now) {
         Action::Send(r) => {
             assert_eq!(r.method, Method::Get);
@@ -95,7 +113,7 @@ fn expect_get(d: &mut D<'_>, now: i64) -> Option<Vec<u8>> {
     }
 }
 
-fn expect_failed(d: &mut D<'_>, now: i64, e: Error) {
+fn expect_failed(d: &mut D, now: i64, e: Error) {
     match d.poll(now) {
         Action::Failed(got) => assert_eq!(got, e, "{:?}", d.failure()),
         other => panic!("expected Failed({e:?}), got {other:?}"),
@@ -111,10 +129,10 @@ fn recorded_cluster_info_pinned() {
     let mut d = new(&token, &pins);
     assert_eq!(expect_get(&mut d, T0), None, "first fetch is not TLS-verified");
     assert!(matches!(d.poll(T0), Action::AwaitResponse { .. }));
-    d.on_response(T0, 200, &body()).unwrap();
+    respond(&mut d, T0, 200, &body()).unwrap();
     let ca = expect_get(&mut d, T0).expect("second fetch verifies TLS");
     assert_eq!(ca, rec("serving-ca.pem"), "the CA to verify with is the recorded serving CA");
-    d.on_response(T0 + 1, 200, &body()).unwrap();
+    respond(&mut d, T0 + 1, 200, &body()).unwrap();
     let kubeconfig = data()["kubeconfig"].as_str().unwrap().to_owned();
     match d.poll(T0 + 1) {
         Action::Done(found) => {
@@ -128,7 +146,7 @@ fn recorded_cluster_info_pinned() {
     assert_eq!(d.attempts(), 2);
     // Done is sticky; a stray response is refused.
     assert!(matches!(d.poll(T0 + 2), Action::Done(_)));
-    assert_eq!(d.on_response(T0 + 2, 200, &body()), Err(Error::InvalidState));
+    assert_eq!(respond(&mut d, T0 + 2, 200, &body()), Err(Error::InvalidState));
 }
 
 /// Our JWS reproduces the real bootstrapsigner's value byte for byte.
@@ -201,7 +219,7 @@ fn wrong_pin_is_pin_mismatch() {
     let pins = [other_pin()];
     let mut d = new(&token, &pins);
     expect_get(&mut d, T0);
-    assert_eq!(d.on_response(T0, 200, &body()), Err(Error::PinMismatch));
+    assert_eq!(respond(&mut d, T0, 200, &body()), Err(Error::PinMismatch));
     expect_failed(&mut d, T0, Error::PinMismatch);
     assert_eq!(d.attempts(), 1, "no second fetch");
 }
@@ -213,7 +231,7 @@ fn wrong_secret_same_id_fails_jws() {
     let pins = [pin()];
     let mut d = new(&token, &pins);
     expect_get(&mut d, T0);
-    assert_eq!(d.on_response(T0, 200, &body()), Err(Error::JwsInvalid));
+    assert_eq!(respond(&mut d, T0, 200, &body()), Err(Error::JwsInvalid));
     expect_failed(&mut d, T0, Error::JwsInvalid);
     assert_eq!(Error::JwsInvalid.code(), 712);
 }
@@ -231,7 +249,7 @@ fn other_token_id_polls_until_timeout() {
             Action::Send(r) => {
                 assert_eq!(r.tls, Tls::Insecure);
                 gets += 1;
-                d.on_response(now, 200, &body()).unwrap();
+                respond(&mut d, now, 200, &body()).unwrap();
                 assert_eq!(d.last_retry(), Some(Retry::NoSignature));
                 assert_eq!(d.phase(), Phase::Backoff);
             }
@@ -262,12 +280,12 @@ fn signature_added_later_is_picked_up() {
     unsigned.remove(&jws_key(token.id()));
     let mut d = new(&token, &pins);
     expect_get(&mut d, T0);
-    d.on_response(T0, 200, &with_data(&unsigned)).unwrap();
+    respond(&mut d, T0, 200, &with_data(&unsigned)).unwrap();
     assert!(matches!(d.poll(T0 + 4), Action::Wait { until } if until == T0 + 5));
     expect_get(&mut d, T0 + 5);
-    d.on_response(T0 + 5, 200, &body()).unwrap();
+    respond(&mut d, T0 + 5, 200, &body()).unwrap();
     assert!(expect_get(&mut d, T0 + 5).is_some());
-    d.on_response(T0 + 6, 200, &body()).unwrap();
+    respond(&mut d, T0 + 6, 200, &body()).unwrap();
     assert!(matches!(d.poll(T0 + 6), Action::Done(_)));
 }
 
@@ -280,7 +298,7 @@ fn tampered_content_fails_jws() {
     tampered.insert("kubeconfig".into(), Value::String(kc));
     let mut d = new(&token, &pins);
     expect_get(&mut d, T0);
-    assert_eq!(d.on_response(T0, 200, &with_data(&tampered)), Err(Error::JwsInvalid));
+    assert_eq!(respond(&mut d, T0, 200, &with_data(&tampered)), Err(Error::JwsInvalid));
     expect_failed(&mut d, T0, Error::JwsInvalid);
 
     // A tampered signature (one character changed, or "foo" appended) fails as well.
@@ -294,7 +312,7 @@ fn tampered_content_fails_jws() {
         m.insert(key.clone(), Value::String(bad));
         let mut d = new(&token, &pins);
         expect_get(&mut d, T0);
-        assert_eq!(d.on_response(T0, 200, &with_data(&m)), Err(Error::JwsInvalid));
+        assert_eq!(respond(&mut d, T0, 200, &with_data(&m)), Err(Error::JwsInvalid));
     }
 }
 
@@ -309,21 +327,21 @@ fn second_fetch_must_be_identical() {
     changed.insert(jws_key(token.id()), Value::String(sig));
     let mut d = new(&token, &pins);
     expect_get(&mut d, T0);
-    d.on_response(T0, 200, &body()).unwrap();
+    respond(&mut d, T0, 200, &body()).unwrap();
     assert!(expect_get(&mut d, T0).is_some());
     // Even correctly signed, different content on the verified connection is refused.
-    assert_eq!(d.on_response(T0, 200, &with_data(&changed)), Err(Error::JwsInvalid));
+    assert_eq!(respond(&mut d, T0, 200, &with_data(&changed)), Err(Error::JwsInvalid));
     expect_failed(&mut d, T0, Error::JwsInvalid);
     assert!(d.failure().unwrap().1.contains("differs"));
 
     // The same string escaped differently in JSON is the same content.
     let mut d = new(&token, &pins);
     expect_get(&mut d, T0);
-    d.on_response(T0, 200, &body()).unwrap();
+    respond(&mut d, T0, 200, &body()).unwrap();
     expect_get(&mut d, T0);
     let escaped = String::from_utf8(body()).unwrap().replace("https://", "https:\\u002f/");
     assert_ne!(escaped.as_bytes(), &body()[..]);
-    d.on_response(T0, 200, escaped.as_bytes()).unwrap();
+    respond(&mut d, T0, 200, escaped.as_bytes()).unwrap();
     assert!(matches!(d.poll(T0), Action::Done(_)));
 }
 
@@ -333,9 +351,9 @@ fn unpinned_needs_explicit_opt_in() {
     assert_eq!(D::new(Config::new(&token, &[]), T0).err(), Some(Error::PinMismatch));
     let mut cfg = Config::new(&token, &[]);
     cfg.allow_unpinned = true;
-    let mut d: Box<D<'_>> = Box::new(Discovery::new(cfg, T0).unwrap());
+    let mut d: Box<D> = Box::new(Discovery::new(cfg, T0).unwrap());
     expect_get(&mut d, T0);
-    d.on_response(T0, 200, &body()).unwrap();
+    respond(&mut d, T0, 200, &body()).unwrap();
     match d.poll(T0) {
         Action::Done(found) => {
             assert!(!found.pinned);
@@ -358,7 +376,7 @@ fn retries_and_http_errors() {
         assert_eq!(expect_get(&mut d, now), None);
         match outcome {
             Some(s) => {
-                d.on_response(now, s, b"{}").unwrap();
+                respond(&mut d, now, s, b"{}").unwrap();
                 assert_eq!(d.last_retry(), Some(Retry::Status(s)));
             }
             None => {
@@ -370,13 +388,13 @@ fn retries_and_http_errors() {
         now += 5;
     }
     expect_get(&mut d, now);
-    d.on_response(now, 200, &body()).unwrap();
+    respond(&mut d, now, 200, &body()).unwrap();
     // The verified re-fetch is retried as such.
     assert!(expect_get(&mut d, now).is_some());
     d.on_transport_error(now);
     now += 5;
     assert!(expect_get(&mut d, now).is_some());
-    d.on_response(now, 200, &body()).unwrap();
+    respond(&mut d, now, 200, &body()).unwrap();
     assert!(matches!(d.poll(now), Action::Done(_)));
 
     for (status, e) in
@@ -384,12 +402,12 @@ fn retries_and_http_errors() {
     {
         let mut d = new(&token, &pins);
         expect_get(&mut d, T0);
-        assert_eq!(d.on_response(T0, status, b"{}"), Err(e));
+        assert_eq!(respond(&mut d, T0, status, b"{}"), Err(e));
         expect_failed(&mut d, T0, e);
     }
     // Out of order.
     let mut d = new(&token, &pins);
-    assert_eq!(d.on_response(T0, 200, &body()), Err(Error::InvalidState));
+    assert_eq!(respond(&mut d, T0, 200, &body()), Err(Error::InvalidState));
     assert_eq!(d.phase(), Phase::Fetch);
 }
 
@@ -401,7 +419,7 @@ fn malformed_cluster_info() {
     let first = |body: &[u8]| {
         let mut d = new(&token, &pins);
         expect_get(&mut d, T0);
-        let r = d.on_response(T0, 200, body);
+        let r = respond(&mut d, T0, 200, body);
         (r, d.last_retry())
     };
     assert_eq!(first(b"<html>").0, Err(Error::MalformedResponse));
@@ -447,10 +465,10 @@ fn malformed_cluster_info() {
 fn small_buffers_are_too_large_not_panics() {
     let token = token();
     let pins = [pin()];
-    let mut d: Box<Discovery<'_, 512>> =
+    let mut d: Box<Discovery<512>> =
         Box::new(Discovery::new(Config::new(&token, &pins), T0).unwrap());
     assert!(matches!(d.poll(T0), Action::Send(_)));
-    assert_eq!(d.on_response(T0, 200, &body()), Err(Error::TooLarge));
+    assert_eq!(respond(&mut d, T0, 200, &body()), Err(Error::TooLarge));
 }
 
 #[test]
@@ -459,9 +477,9 @@ fn bootstrap_kubeconfig_read_by_kubectl() {
     let pins = [pin()];
     let mut d = new(&token, &pins);
     expect_get(&mut d, T0);
-    d.on_response(T0, 200, &body()).unwrap();
+    respond(&mut d, T0, 200, &body()).unwrap();
     expect_get(&mut d, T0);
-    d.on_response(T0, 200, &body()).unwrap();
+    respond(&mut d, T0, 200, &body()).unwrap();
     let mut out = vec![0u8; 8192];
     let n = match d.poll(T0) {
         Action::Done(found) => {

@@ -3,7 +3,9 @@
 //! harness), under a simulated clock.
 
 use kubeboot::Error;
-use kubeboot::engine::{Action, Auth, Config, Engine, Method, Naming, Phase, RequestKind};
+use kubeboot::engine::{
+    Action, Auth, Config, Engine, Method, Naming, Phase, RequestKind, StreamControl,
+};
 use kubeboot::error::Reason;
 use kubeboot::key::NodeKey;
 use kubeboot::token::BootstrapToken;
@@ -11,6 +13,32 @@ use kubeboot::token::BootstrapToken;
 fn rec(name: &str) -> Vec<u8> {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/recorded").join(name);
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// `on_response` with the engine's verdict as a result, as the tests state it: `Err(InvalidState)`
+/// when no request was outstanding (the response is ignored and changes nothing: checked), else
+/// the failure it caused, if any.
+fn respond(e: &mut Engine, now: i64, status: u16, body: &[u8]) -> Result<(), Error> {
+    if !e.request_outstanding() {
+        let before = format!("{e:?}");
+        e.on_response(now, status, body);
+        assert_eq!(format!("{e:?}"), before, "an unexpected response changed the engine");
+        return Err(Error::InvalidState);
+    }
+    e.on_response(now, status, body);
+    e.failure().map_or(Ok(()), |(err, _)| Err(err))
+}
+
+/// `on_stream_data` likewise: `Err(InvalidState)` when no watch was open (and `Close`), else the
+/// failure the chunk caused; `Close` exactly when the engine left the watch.
+fn stream(e: &mut Engine, now: i64, chunk: &[u8]) -> Result<(), Error> {
+    if e.phase() != Phase::Watching {
+        assert_eq!(e.on_stream_data(now, chunk), StreamControl::Close);
+        return Err(Error::InvalidState);
+    }
+    let control = e.on_stream_data(now, chunk);
+    assert_eq!(control == StreamControl::Close, e.phase() != Phase::Watching);
+    e.failure().map_or(Ok(()), |(err, _)| Err(err))
 }
 
 fn t0() -> i64 {
@@ -39,10 +67,7 @@ fn config<'a>(f: &'a Fixture, node: &'a str) -> Config<'a> {
 }
 
 /// Poll and expect a request; return (kind, method, path, authorization, body).
-fn expect_send(
-    e: &mut Engine<'_, NodeKey>,
-    now: i64,
-) -> (RequestKind, Method, String, Option<String>, Vec<u8>) {
+fn expect_send(e: &mut Engine, now: i64) -> (RequestKind, Method, String, Option<String>, Vec<u8>) {
     match e.poll(now) {
         Action::Send(r) => (
             r.kind,
@@ -55,7 +80,7 @@ fn expect_send(
     }
 }
 
-fn create_ok(e: &mut Engine<'_, NodeKey>, now: i64) {
+fn create_ok(e: &mut Engine, now: i64) {
     let (kind, method, path, auth, body) = expect_send(e, now);
     assert_eq!((kind, method), (RequestKind::Create, Method::Post));
     assert_eq!(path, "/apis/certificates.k8s.io/v1/certificatesigningrequests");
@@ -64,11 +89,11 @@ fn create_ok(e: &mut Engine<'_, NodeKey>, now: i64) {
     assert_eq!(v["spec"]["signerName"], "kubernetes.io/kube-apiserver-client-kubelet");
     assert!(v["metadata"]["name"].as_str().unwrap().starts_with("node-csr-"));
     assert!(matches!(e.poll(now), Action::AwaitResponse { .. }));
-    e.on_response(now, 201, &rec("csr-create-201.json")).unwrap();
+    respond(e, now, 201, &rec("csr-create-201.json")).unwrap();
     assert_eq!(e.csr_name(), APPROVED);
 }
 
-fn expect_watch(e: &mut Engine<'_, NodeKey>, now: i64, name: &str) {
+fn expect_watch(e: &mut Engine, now: i64, name: &str) {
     let (kind, method, path, _, body) = expect_send(e, now);
     assert_eq!((kind, method), (RequestKind::Watch, Method::Get));
     assert!(body.is_empty());
@@ -89,7 +114,7 @@ fn bootstrap_by_watch_with_any_chunking() {
     splits.push((1..watch.len()).collect());
     for cuts in splits {
         let now = t0();
-        let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 42).unwrap();
+        let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, 42).unwrap();
         create_ok(&mut e, now);
         expect_watch(&mut e, now, APPROVED);
         let mut last = 0;
@@ -97,7 +122,7 @@ fn bootstrap_by_watch_with_any_chunking() {
             if e.phase() != Phase::Watching {
                 break;
             }
-            e.on_stream_data(now + 1, &watch[last..c]).unwrap();
+            stream(&mut e, now + 1, &watch[last..c]).unwrap();
             last = c;
         }
         match e.poll(now + 1) {
@@ -119,9 +144,9 @@ fn bootstrap_by_watch_with_any_chunking() {
 fn already_exists_reuses_a_compatible_csr() {
     let f = fixture("approved.key.pem");
     let now = t0();
-    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 1).unwrap();
+    let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, 1).unwrap();
     let (_, _, _, _, _) = expect_send(&mut e, now);
-    e.on_response(now, 409, &rec("csr-create-409-already-exists.json")).unwrap();
+    respond(&mut e, now, 409, &rec("csr-create-409-already-exists.json")).unwrap();
     let (kind, method, path, auth, _) = expect_send(&mut e, now);
     assert_eq!((kind, method), (RequestKind::Get, Method::Get));
     assert!(
@@ -130,7 +155,7 @@ fn already_exists_reuses_a_compatible_csr() {
     );
     assert!(auth.is_some());
     // The object found is ours (same key, same subject) and already issued.
-    e.on_response(now, 200, &rec("csr-get-approved-issued.json")).unwrap();
+    respond(&mut e, now, 200, &rec("csr-get-approved-issued.json")).unwrap();
     assert!(matches!(e.poll(now), Action::Done(_)));
 }
 
@@ -138,12 +163,12 @@ fn already_exists_reuses_a_compatible_csr() {
 fn already_exists_refuses_a_csr_made_with_another_key() {
     let f = fixture("denied.key.pem");
     let now = t0();
-    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 1).unwrap();
+    let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, 1).unwrap();
     expect_send(&mut e, now);
-    e.on_response(now, 409, &rec("csr-create-409-already-exists.json")).unwrap();
+    respond(&mut e, now, 409, &rec("csr-create-409-already-exists.json")).unwrap();
     expect_send(&mut e, now);
     assert_eq!(
-        e.on_response(now, 200, &rec("csr-get-approved-issued.json")),
+        respond(&mut e, now, 200, &rec("csr-get-approved-issued.json")),
         Err(Error::CsrIncompatible)
     );
     assert_eq!(e.poll(now).failed(), Some(Error::CsrIncompatible));
@@ -172,16 +197,16 @@ fn denied_and_failed_carry_the_servers_reason() {
         let f = fixture(key);
         let now = t0();
         let node = if key.starts_with("denied") { "rec-2" } else { "rec-3" };
-        let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, node), &f.key, now, 7).unwrap();
+        let mut e: Engine = Engine::new(&config(&f, node), &f.key, now, 7).unwrap();
         expect_send(&mut e, now);
         let created = if key.starts_with("denied") {
             "csr-create-201-pending.json"
         } else {
             "csr-create-201-to-fail.json"
         };
-        e.on_response(now, 201, &rec(created)).unwrap();
+        respond(&mut e, now, 201, &rec(created)).unwrap();
         expect_send(&mut e, now);
-        assert_eq!(e.on_stream_data(now, &rec(watch)), Err(err));
+        assert_eq!(stream(&mut e, now, &rec(watch)), Err(err));
         assert_eq!(e.poll(now).failed(), Some(err));
         let (_, d) = e.failure().unwrap();
         if !reason.is_empty() {
@@ -189,7 +214,7 @@ fn denied_and_failed_carry_the_servers_reason() {
         }
         assert!(!d.message.is_empty());
         // Once failed, stays failed; further input is refused.
-        assert_eq!(e.on_response(now, 200, b"{}"), Err(Error::InvalidState));
+        assert_eq!(respond(&mut e, now, 200, b"{}"), Err(Error::InvalidState));
     }
 }
 
@@ -199,12 +224,12 @@ fn get_of_denied_and_failed_objects() {
     let now = t0();
     let mut cfg = config(&f, "rec-2");
     cfg.watch = false;
-    let mut e: Engine<'_, NodeKey> = Engine::new(cfg, &f.key, now, 7).unwrap();
+    let mut e: Engine = Engine::new(&cfg, &f.key, now, 7).unwrap();
     expect_send(&mut e, now);
-    e.on_response(now, 201, &rec("csr-create-201-pending.json")).unwrap();
+    respond(&mut e, now, 201, &rec("csr-create-201-pending.json")).unwrap();
     let (kind, ..) = expect_send(&mut e, now);
     assert_eq!(kind, RequestKind::Get, "poll mode GETs");
-    e.on_response(now, 200, &rec("csr-get-pending.json")).unwrap();
+    respond(&mut e, now, 200, &rec("csr-get-pending.json")).unwrap();
     // Pending: wait the poll interval, then GET again.
     match e.poll(now) {
         Action::Wait { until } => assert_eq!(until, now + 5),
@@ -212,7 +237,7 @@ fn get_of_denied_and_failed_objects() {
     }
     let (kind, ..) = expect_send(&mut e, now + 5);
     assert_eq!(kind, RequestKind::Get);
-    assert_eq!(e.on_response(now + 5, 200, &rec("csr-get-denied.json")), Err(Error::CsrDenied));
+    assert_eq!(respond(&mut e, now + 5, 200, &rec("csr-get-denied.json")), Err(Error::CsrDenied));
 }
 
 #[test]
@@ -224,9 +249,9 @@ fn unauthorized_forbidden_and_invalid() {
     ] {
         let f = fixture("approved.key.pem");
         let now = t0();
-        let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 3).unwrap();
+        let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, 3).unwrap();
         expect_send(&mut e, now);
-        assert_eq!(e.on_response(now, status, &rec(file)), Err(err));
+        assert_eq!(respond(&mut e, now, status, &rec(file)), Err(err));
         assert_eq!(e.poll(now).failed(), Some(err));
         let (_, d) = e.failure().unwrap();
         assert_eq!(d.status, Some(status));
@@ -239,12 +264,12 @@ fn unauthorized_while_waiting_is_retried_a_few_times() {
     // A restarted apiserver answers 401 until its token cache has synced: retried, then it works.
     let f = fixture("approved.key.pem");
     let now = t0();
-    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 4).unwrap();
+    let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, 4).unwrap();
     create_ok(&mut e, now);
     let mut t = now;
     for _ in 0..kubeboot::engine::UNAUTHORIZED_RETRIES {
         expect_watch(&mut e, t, APPROVED);
-        e.on_response(t, 401, &rec("csr-create-401-wrong-secret.json")).unwrap();
+        respond(&mut e, t, 401, &rec("csr-create-401-wrong-secret.json")).unwrap();
         let Action::Wait { until } = e.poll(t) else { panic!("a 401 while waiting backs off") };
         assert!(until > t);
         t = until;
@@ -252,19 +277,19 @@ fn unauthorized_while_waiting_is_retried_a_few_times() {
     // One more in a row is a failure naming the cause.
     expect_watch(&mut e, t, APPROVED);
     assert_eq!(
-        e.on_response(t, 401, &rec("csr-create-401-wrong-secret.json")),
+        respond(&mut e, t, 401, &rec("csr-create-401-wrong-secret.json")),
         Err(Error::Unauthorized)
     );
     assert_eq!(e.poll(t).failed(), Some(Error::Unauthorized));
 
     // A good answer in between resets the count.
-    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 4).unwrap();
+    let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, 4).unwrap();
     create_ok(&mut e, now);
     let mut cfg_t = now;
     for round in 0..2 {
         for _ in 0..kubeboot::engine::UNAUTHORIZED_RETRIES {
             expect_watch(&mut e, cfg_t, APPROVED);
-            e.on_response(cfg_t, 401, b"{}").unwrap();
+            respond(&mut e, cfg_t, 401, b"{}").unwrap();
             let Action::Wait { until } = e.poll(cfg_t) else { panic!("round {round}") };
             cfg_t = until;
         }
@@ -273,11 +298,11 @@ fn unauthorized_while_waiting_is_retried_a_few_times() {
         let first_line = watch.split(|&b| b == b'\n').next().unwrap();
         let mut line = first_line.to_vec();
         line.push(b'\n');
-        e.on_stream_data(cfg_t, &line).unwrap(); // a pending event: the token works again
+        stream(&mut e, cfg_t, &line).unwrap(); // a pending event: the token works again
         e.on_stream_end(cfg_t);
     }
     expect_watch(&mut e, cfg_t, APPROVED);
-    e.on_response(cfg_t, 200, &rec("watch-approved.json")).unwrap();
+    respond(&mut e, cfg_t, 200, &rec("watch-approved.json")).unwrap();
     assert!(e.poll(cfg_t).failed().is_none());
 }
 
@@ -285,12 +310,12 @@ fn unauthorized_while_waiting_is_retried_a_few_times() {
 fn server_errors_back_off_like_the_kubelet() {
     let f = fixture("approved.key.pem");
     let now = t0();
-    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 9).unwrap();
+    let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, 9).unwrap();
     let mut t = now;
     let mut waits = Vec::new();
     for _ in 0..7 {
         expect_send(&mut e, t);
-        e.on_response(t, 503, b"{\"kind\":\"Status\"}").unwrap();
+        respond(&mut e, t, 503, b"{\"kind\":\"Status\"}").unwrap();
         match e.poll(t) {
             Action::Wait { until } => {
                 waits.push(until - t);
@@ -310,7 +335,7 @@ fn server_errors_back_off_like_the_kubelet() {
     e.on_transport_error(t);
     let Action::Wait { until } = e.poll(t) else { panic!() };
     expect_send(&mut e, until);
-    e.on_response(until, 201, &rec("csr-create-201.json")).unwrap();
+    respond(&mut e, until, 201, &rec("csr-create-201.json")).unwrap();
     expect_watch(&mut e, until, APPROVED);
 }
 
@@ -320,7 +345,7 @@ fn the_wait_has_a_deadline() {
     let now = t0();
     let mut cfg = config(&f, "rec-1");
     cfg.wait_secs = 60;
-    let mut e: Engine<'_, NodeKey> = Engine::new(cfg, &f.key, now, 3).unwrap();
+    let mut e: Engine = Engine::new(&cfg, &f.key, now, 3).unwrap();
     create_ok(&mut e, now);
     expect_watch(&mut e, now, APPROVED);
     assert!(matches!(e.poll(now + 59), Action::AwaitResponse { until } if until == now + 60));
@@ -331,7 +356,7 @@ fn the_wait_has_a_deadline() {
 fn watch_end_rewatches_and_broken_watch_falls_back_to_polling() {
     let f = fixture("approved.key.pem");
     let now = t0();
-    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 5).unwrap();
+    let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, 5).unwrap();
     create_ok(&mut e, now);
     expect_watch(&mut e, now, APPROVED);
     // The first event (pending ADDED) then the server closes the stream: watch again at once.
@@ -339,7 +364,7 @@ fn watch_end_rewatches_and_broken_watch_falls_back_to_polling() {
     let first_line = watch.split(|&b| b == b'\n').next().unwrap();
     let mut line = first_line.to_vec();
     line.push(b'\n');
-    e.on_stream_data(now, &line).unwrap();
+    stream(&mut e, now, &line).unwrap();
     e.on_stream_end(now);
     expect_watch(&mut e, now, APPROVED);
     // Three failed watches without any event: switch to GET polling.
@@ -358,7 +383,7 @@ fn watch_end_rewatches_and_broken_watch_falls_back_to_polling() {
         }
     }
     assert_eq!(e.phase(), Phase::Fetching);
-    e.on_response(t, 200, &rec("csr-get-approved-issued.json")).unwrap();
+    respond(&mut e, t, 200, &rec("csr-get-approved-issued.json")).unwrap();
     assert!(matches!(e.poll(t), Action::Done(_)));
 }
 
@@ -380,11 +405,11 @@ fn deletion_and_uid_change_are_failures() {
         ("{\"type\":\"ADDED\",\"object\":{\"kind\":".to_owned(), Error::MalformedResponse),
     ] {
         let now = t0();
-        let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 5).unwrap();
+        let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, 5).unwrap();
         create_ok(&mut e, now);
         expect_watch(&mut e, now, APPROVED);
         assert_eq!(
-            e.on_stream_data(now, format!("{event}\n").as_bytes()),
+            stream(&mut e, now, format!("{event}\n").as_bytes()),
             Err(err),
             "{}",
             &event[..40]
@@ -399,28 +424,28 @@ fn issued_certificate_is_validated_before_it_is_accepted() {
     let mut f = fixture("approved.key.pem");
     f.ca = rec("serving-ca.pem");
     let now = t0();
-    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 5).unwrap();
+    let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, 5).unwrap();
     create_ok(&mut e, now);
     expect_watch(&mut e, now, APPROVED);
-    let r = e.on_stream_data(now, &rec("watch-approved.json"));
+    let r = stream(&mut e, now, &rec("watch-approved.json"));
     assert!(matches!(r, Err(Error::Verify(v)) if v.reason == Reason::Untrusted), "{r:?}");
     // Wrong node name: the CSR we would send differs, and the certificate is refused.
     let f = fixture("approved.key.pem");
-    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-9"), &f.key, now, 5).unwrap();
+    let mut e: Engine = Engine::new(&config(&f, "rec-9"), &f.key, now, 5).unwrap();
     create_ok(&mut e, now);
     expect_watch(&mut e, now, APPROVED);
-    let r = e.on_stream_data(now, &rec("watch-approved.json"));
+    let r = stream(&mut e, now, &rec("watch-approved.json"));
     assert!(matches!(r, Err(Error::Verify(v)) if v.reason == Reason::SubjectMismatch), "{r:?}");
     // Checked after expiry: expired.
-    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, now, 5).unwrap();
+    let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, 5).unwrap();
     create_ok(&mut e, now);
     expect_watch(&mut e, now, APPROVED);
     let later = kubeboot::rfc3339::parse("2026-12-02T12:00:00Z").unwrap();
-    let mut e2: Engine<'_, NodeKey> =
-        Engine::new(Config { wait_secs: 86400, ..config(&f, "rec-1") }, &f.key, now, 5).unwrap();
+    let mut e2: Engine =
+        Engine::new(&Config { wait_secs: 86400, ..config(&f, "rec-1") }, &f.key, now, 5).unwrap();
     create_ok(&mut e2, now);
     expect_watch(&mut e2, now, APPROVED);
-    let r = e2.on_stream_data(later, &rec("watch-approved.json"));
+    let r = stream(&mut e2, later, &rec("watch-approved.json"));
     assert!(matches!(r, Err(Error::Verify(v)) if v.reason == Reason::Expired), "{r:?}");
 }
 
@@ -431,7 +456,7 @@ fn rotation_uses_generate_name_and_no_token() {
     let cfg = Config::rotation("rec-1", &f.ca);
     assert_eq!(cfg.naming, Naming::Generate);
     assert!(matches!(cfg.auth, Auth::ClientCertificate));
-    let mut e: Engine<'_, NodeKey> = Engine::new(cfg, &f.key, now, 5).unwrap();
+    let mut e: Engine = Engine::new(&cfg, &f.key, now, 5).unwrap();
     let (kind, _, _, auth, body) = expect_send(&mut e, now);
     assert_eq!(kind, RequestKind::Create);
     assert_eq!(auth, None);
@@ -440,7 +465,7 @@ fn rotation_uses_generate_name_and_no_token() {
     assert!(v["metadata"].get("name").is_none());
     // 409 cannot happen with generateName; if it does, it is an error, not a reuse.
     assert_eq!(
-        e.on_response(now, 409, &rec("csr-create-409-already-exists.json")),
+        respond(&mut e, now, 409, &rec("csr-create-409-already-exists.json")),
         Err(Error::HttpStatus)
     );
 }
@@ -448,7 +473,7 @@ fn rotation_uses_generate_name_and_no_token() {
 #[test]
 fn debug_never_shows_the_token() {
     let f = fixture("approved.key.pem");
-    let mut e: Engine<'_, NodeKey> = Engine::new(config(&f, "rec-1"), &f.key, t0(), 5).unwrap();
+    let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, t0(), 5).unwrap();
     let dbg = format!("{e:?}");
     assert!(!dbg.contains("cpoi3m254kzpt12t"), "{dbg}");
     if let Action::Send(r) = e.poll(t0()) {
@@ -471,14 +496,13 @@ fn hostile_responses_never_panic() {
     ];
     for b in bodies {
         for status in [200u16, 201, 409, 500] {
-            let mut e: Engine<'_, NodeKey> =
-                Engine::new(config(&f, "rec-1"), &f.key, now, 5).unwrap();
+            let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, 5).unwrap();
             expect_send(&mut e, now);
-            let _ = e.on_response(now, status, &b);
+            let _ = respond(&mut e, now, status, &b);
             let _ = e.poll(now);
             if let Action::Send(_) = e.poll(now) {
-                let _ = e.on_response(now, 200, &b);
-                let _ = e.on_stream_data(now, &b);
+                let _ = respond(&mut e, now, 200, &b);
+                let _ = stream(&mut e, now, &b);
                 e.on_stream_end(now);
             }
         }

@@ -1,0 +1,1488 @@
+//! The node agent, sans-IO: every decision of a kubelet-style node agent, written once for every
+//! front-end (the Rust CLI, the C agent, the Go agent, firmware).
+//!
+//! The front-end does the I/O: it reads files, executes file steps, sends HTTP requests over
+//! TLS, sleeps and prints. The agent decides everything else:
+//!
+//! * whether the current client credentials are usable: the node kubeconfig loads and names a
+//!   client certificate and key (data or files, relative paths resolved against the
+//!   kubeconfig's directory), the key is an ECDSA P-256 key and belongs to the certificate, the
+//!   certificate chains to the CA bundle, its subject is `system:node:<name>` / `system:nodes`,
+//!   it has not expired, and it still matches the requested template (the kubelet's
+//!   `isClientConfigStillValid` plus the checks client-go's `certSatisfiesTemplate` and the chain
+//!   add);
+//! * what to do: nothing until the rotation deadline (70–90 % of the lifetime); rotate with the
+//!   current client certificate (`generateName: csr-`, approved by `selfnodeclient`); bootstrap
+//!   with the token of the bootstrap kubeconfig (or after kubeadm-style discovery), reusing the
+//!   key cache `kubelet-client.key.tmp` so that a restart finds its own `node-csr-` CSR; and
+//!   **fall back to the bootstrap credential by itself** when the current certificate has
+//!   expired or the apiserver refuses it (the kubelet stays stuck there: kubernetes#92676);
+//! * the same for the serving certificate when one is configured (the kubelet's
+//!   `serverTLSBootstrap`): requested with the client certificate, signer
+//!   `kubernetes.io/kubelet-serving` (never auto-approved, so the wait says what to approve),
+//!   stored as `kubelet-server-*.pem`, rotated at its own deadline;
+//! * the file plan after success, as ordered [`FileStep`]s the front-end executes and
+//!   acknowledges: write the pair, swap `-current.pem`, write the node kubeconfig, remove the key
+//!   cache (see [`FileStep`] for the crash-safety each step must give; [`crate::store`] is the
+//!   std implementation, an embedded caller implements them over its own flash);
+//! * when to wake up next, backoff included, and a structured [`Event`] for every step.
+//!
+//! # Driving it
+//!
+//! ```text
+//! agent.start(&config)?;
+//! loop {
+//!     match agent.poll(now) {
+//!         Action::Read(r)      => agent.on_read(now, read_file(r.path, r.max_len)),
+//!         Action::File(step)   => agent.on_file_done(now, execute(step)),
+//!         Action::Entropy{len} => agent.on_entropy(&random_bytes(len)),
+//!         Action::Http(req)    => send it; agent.on_http_response(now, status, body)
+//!                                 (a 200 watch: on_stream_data per chunk until Close, then
+//!                                  on_stream_end), or agent.on_transport_error(now, why),
+//!         Action::Sleep{until} => sleep until `until`,
+//!         Action::Event(e)     => print e.line,
+//!         Action::Done(o)      => break (exit 0),
+//!         Action::Failed(f)    => print f.line, break (exit 1),
+//!     }
+//! }
+//! ```
+//!
+//! Every action must be answered before the next `poll`; a `poll` with an action unanswered
+//! counts that action as failed (an I/O error, a transport error). All state, buffers included,
+//! lives in the agent; nothing borrows from the caller past a call. [`Agent::idle`] is a
+//! `const fn`, so an agent can live in a static and be started in place.
+//!
+//! Bad input (a corrupt kubeconfig, a certificate that does not match its key, a truncated cert
+//! dir file, a key cache that is not a key) is a typed reason in the agent's decision
+//! ([`Event`] `step=credentials state=unusable reason=<name>`, or [`Failure`]), never a panic,
+//! and no file changes except by an explicit step of the plan.
+
+use core::net::IpAddr;
+
+use zeroize::Zeroize;
+
+use crate::backend::SignatureVerifier;
+use crate::csr::{MAX_NODE_NAME, MAX_SANS, Profile};
+use crate::discovery::{self, Discovery};
+use crate::engine::{self, Engine, Method, Naming, StreamControl};
+use crate::error::{Error, Reason, Result, StoreErrorKind, VerifyError};
+use crate::key::{NodeKey, SEC1_PEM_LEN};
+use crate::kubeconfig::{Kubeconfig, NodeKubeconfig, Scalar, Source, write_node_kubeconfig};
+use crate::pin::CaPin;
+use crate::token::BootstrapToken;
+use crate::verify::{self, Expected};
+use crate::{pem, rfc3339, rotation};
+
+mod event;
+pub mod path;
+
+use event::LineBuilder;
+pub use event::{EVENT_LEN, Line};
+pub use path::{MAX_PATH, PathBuf};
+
+/// The client certificate store's prefix (`kubelet-client-*.pem`).
+pub const PREFIX_CLIENT: &str = "kubelet-client";
+/// The serving certificate store's prefix (`kubelet-server-*.pem`).
+pub const PREFIX_SERVER: &str = "kubelet-server";
+/// Longest server URL kept.
+pub const MAX_URL: usize = 512;
+/// Largest CA bundle (PEM) kept, per source.
+pub const MAX_CA_PEM: usize = engine::MAX_CA_PEM;
+/// Largest certificate chain (PEM) kept for the current client credentials.
+pub const MAX_CHAIN_PEM: usize = engine::MAX_CERT_PEM;
+/// Largest private-key PEM block kept.
+pub const MAX_KEY_PEM: usize = 4096;
+/// Largest file the agent asks for (kubeconfigs).
+pub const MAX_KUBECONFIG: usize = crate::kubeconfig::MAX_INPUT_LEN;
+/// The kubelet's wait for `/healthz` before bootstrapping (it then goes on anyway).
+pub const HEALTHZ_WAIT_SECS: i64 = 60;
+/// Interval between `/healthz` probes.
+pub const HEALTHZ_INTERVAL_SECS: i64 = 2;
+/// Attempts at turning entropy into a key before giving up ([`Error::BadEntropy`]).
+const KEY_ATTEMPTS: u32 = 8;
+/// Room for what a file step writes: a pair (chain + key) or a kubeconfig with inline CA data.
+const OUT_CAP: usize = MAX_CHAIN_PEM + SEC1_PEM_LEN + MAX_CA_PEM / 3 * 4 + 8 * 1024;
+const MAX_DETAIL: usize = 512;
+const MAX_FRONT_END: usize = 16;
+const MAX_UA: usize = 64;
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+
+/// Run once or as a daemon.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Make the credentials usable (bootstrap, rotate when due, request the serving certificate
+    /// when configured), then [`Action::Done`]. A failure is [`Action::Failed`].
+    Once,
+    /// Keep them usable: after each success sleep until the next rotation deadline; a failure is
+    /// retried with the kubelet's backoff. `max_rotations`: stop with [`Action::Done`] after
+    /// that many successful rotations (tests), `None`: forever.
+    Run {
+        /// Stop after this many rotations.
+        max_rotations: Option<u32>,
+    },
+}
+
+/// What to rotate right away, whatever the deadline (once; `kubeboot rotate --force`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RotateNow {
+    /// The client certificate.
+    pub client: bool,
+    /// The serving certificate (when configured).
+    pub serving: bool,
+}
+
+/// kubeadm-style token discovery: where the bootstrap kubeconfig comes from when the node has
+/// only a token, an endpoint and CA pins (see [`crate::discovery`]). The discovered kubeconfig
+/// is written to [`Config::bootstrap_kubeconfig`].
+#[derive(Clone, Copy)]
+pub struct DiscoveryConfig<'a> {
+    /// `https://host:port` of the apiserver (the join endpoint).
+    pub server: &'a str,
+    /// The bootstrap token.
+    pub token: &'a BootstrapToken,
+    /// CA pins (`sha256:...`), at most [`discovery::MAX_PINS`].
+    pub pins: &'a [CaPin],
+    /// Trust the JWS-signed CA without a pin (kubeadm's unsafe skip).
+    pub allow_unpinned: bool,
+    /// Give up discovery after this many seconds.
+    pub timeout_secs: i64,
+}
+
+/// The serving certificate's SANs (the kubelet's `serverTLSBootstrap`). Since v1.31 a serving
+/// CSR needs at least one IP address unless `AllowDNSOnlyNodeCSR` is on.
+#[derive(Clone, Copy, Debug)]
+pub struct Serving<'a> {
+    /// DNS names.
+    pub dns: &'a [&'a str],
+    /// IP addresses.
+    pub ips: &'a [IpAddr],
+}
+
+/// What the agent manages and how. Only read by [`Agent::start`], which copies what it needs.
+/// Paths may be relative to [`Config::working_dir`].
+#[derive(Clone, Copy)]
+pub struct Config<'a> {
+    /// The front-end's name (`rust`, `c`, `go`, ...): the `agent=` of every event and part of the
+    /// User-Agent. At most 16 bytes of `[a-z0-9-]`.
+    pub front_end: &'a str,
+    /// The absolute directory relative paths of this configuration are resolved against (the
+    /// process's working directory).
+    pub working_dir: &'a str,
+    /// The node name. `None`: taken from the current client certificate's subject (rotation
+    /// only; bootstrapping needs it).
+    pub node_name: Option<&'a str>,
+    /// The node kubeconfig: checked first, written after bootstrap.
+    pub kubeconfig: &'a str,
+    /// The bootstrap kubeconfig (server, CA, bootstrap token); `None`: the node cannot
+    /// bootstrap (rotation only).
+    pub bootstrap_kubeconfig: Option<&'a str>,
+    /// Discover the cluster with a token first (writes `bootstrap_kubeconfig`, which must be set).
+    pub discovery: Option<DiscoveryConfig<'a>>,
+    /// The certificate directory (`/var/lib/kubelet/pki`).
+    pub cert_dir: &'a str,
+    /// The CA bundle issued certificates must chain to. `None`: the kubeconfig's CA (the
+    /// bootstrap kubeconfig's for bootstrap).
+    pub ca_bundle: Option<&'a str>,
+    /// Request and keep a serving certificate too.
+    pub serving: Option<Serving<'a>>,
+    /// How long a bootstrap waits for its certificate (the kubelet: one hour).
+    pub bootstrap_wait_secs: i64,
+    /// How long a rotation or serving request waits (the certificate manager: 15 minutes).
+    pub rotation_wait_secs: i64,
+    /// `spec.expirationSeconds` of every CSR (≥ 600), or `None` for the signer's default.
+    pub expiration_seconds: Option<u32>,
+    /// Watch CSRs (the kubelet's way) or poll them.
+    pub watch: bool,
+    /// Once or as a daemon.
+    pub mode: Mode,
+    /// Rotate right away.
+    pub rotate_now: RotateNow,
+    /// The local time's offset from UTC in seconds (data files are named by local time, as the
+    /// kubelet's); update it with [`Agent::set_utc_offset`].
+    pub utc_offset: i32,
+    /// Seed of the rotation-deadline and backoff jitter (any unpredictable value; not secret).
+    pub seed: u64,
+    /// Who checks certificate signatures.
+    pub verifier: &'static (dyn SignatureVerifier + Sync),
+}
+
+impl<'a> Config<'a> {
+    /// A configuration with the kubelet's defaults: no bootstrap kubeconfig, watch, one-hour
+    /// bootstrap wait, fifteen-minute rotation wait, [`Mode::Once`], UTC, software verifier.
+    pub fn new(
+        front_end: &'a str,
+        working_dir: &'a str,
+        kubeconfig: &'a str,
+        cert_dir: &'a str,
+    ) -> Self {
+        Config {
+            front_end,
+            working_dir,
+            node_name: None,
+            kubeconfig,
+            bootstrap_kubeconfig: None,
+            discovery: None,
+            cert_dir,
+            ca_bundle: None,
+            serving: None,
+            bootstrap_wait_secs: engine::BOOTSTRAP_WAIT_SECS,
+            rotation_wait_secs: engine::ROTATION_WAIT_SECS,
+            expiration_seconds: None,
+            watch: true,
+            mode: Mode::Once,
+            rotate_now: RotateNow::default(),
+            utc_offset: 0,
+            seed: 0,
+            verifier: engine::SOFTWARE,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Actions
+
+/// What a file read is for (to print, and to pick the error to report).
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileRole {
+    /// The node kubeconfig.
+    Kubeconfig,
+    /// The bootstrap kubeconfig.
+    BootstrapKubeconfig,
+    /// A kubeconfig's `certificate-authority` file.
+    ClusterCa,
+    /// The configured CA bundle.
+    CaBundle,
+    /// The node kubeconfig's `client-certificate` file.
+    ClientCertificate,
+    /// The node kubeconfig's `client-key` file.
+    ClientKey,
+    /// The bootstrap kubeconfig's `tokenFile`.
+    TokenFile,
+    /// The bootstrap key cache (`kubelet-client.key.tmp`).
+    KeyCache,
+    /// The serving pair (`kubelet-server-current.pem`).
+    ServingPair,
+}
+
+impl FileRole {
+    /// A short name (`kubeconfig`, `key-cache`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileRole::Kubeconfig => "kubeconfig",
+            FileRole::BootstrapKubeconfig => "bootstrap-kubeconfig",
+            FileRole::ClusterCa => "certificate-authority",
+            FileRole::CaBundle => "ca-bundle",
+            FileRole::ClientCertificate => "client-certificate",
+            FileRole::ClientKey => "client-key",
+            FileRole::TokenFile => "token-file",
+            FileRole::KeyCache => "key-cache",
+            FileRole::ServingPair => "serving-pair",
+        }
+    }
+}
+
+/// Read the whole file at `path` (following symlinks) and answer [`Agent::on_read`] with its
+/// bytes, [`StoreErrorKind::NotFound`], [`StoreErrorKind::FileTooLarge`] beyond `max_len` bytes,
+/// or [`StoreErrorKind::Io`].
+#[derive(Clone, Copy, Debug)]
+pub struct Read<'a> {
+    /// The absolute, clean path.
+    pub path: &'a str,
+    /// What it is.
+    pub role: FileRole,
+    /// Larger files are [`StoreErrorKind::FileTooLarge`].
+    pub max_len: usize,
+}
+
+/// A change to the node's files, in the order the agent gives them. Answer
+/// [`Agent::on_file_done`]. Every write must be atomic and durable: write a temporary file in the
+/// same directory (mode `0600`), `fsync` it, rename it into place, `fsync` the directory — so a
+/// crash at any point leaves either the old or the new complete file. [`crate::store::FileSteps`]
+/// does exactly this on Unix.
+#[non_exhaustive]
+#[derive(Clone, Copy)]
+pub enum FileStep<'a> {
+    /// Open the store `<dir>/<prefix>-*.pem` as client-go's `NewFileStore` does: if
+    /// `-current.pem` does not resolve and `-updated.pem` is a symlink, rename it to
+    /// `-current.pem` (an interrupted swap); remove this store's stale temporary files. A
+    /// missing `dir` is [`StoreErrorKind::NotFound`] (nothing to recover); `-updated.pem` that is
+    /// not a symlink is [`StoreErrorKind::UpdatedNotSymlink`].
+    Recover {
+        /// The cert dir.
+        dir: &'a str,
+        /// `kubelet-client` or `kubelet-server`.
+        prefix: &'a str,
+    },
+    /// Create the cert dir (mode `0700`, parents as needed).
+    CreateDir {
+        /// The directory.
+        path: &'a str,
+    },
+    /// Write the bootstrap key cache (`EC PRIVATE KEY` PEM; secret), atomically, mode `0600`.
+    WriteKeyCache {
+        /// `<cert_dir>/kubelet-client.key.tmp`.
+        path: &'a str,
+        /// The key (secret: never print it).
+        pem: &'a [u8],
+    },
+    /// Write a new data file (certificate chain then key; secret) atomically, mode `0600`, and
+    /// read it back: the bytes must equal `content` ([`StoreErrorKind::ReadBackMismatch`]).
+    WritePair {
+        /// `<cert_dir>/<prefix>-YYYY-MM-DD-HH-MM-SS.pem`.
+        path: &'a str,
+        /// The content (secret).
+        content: &'a [u8],
+    },
+    /// Point `current` at `target`: create the symlink `updated` → `target` (absolute; remove a
+    /// stale `updated` symlink first), then rename `updated` over `current` (atomic: there is
+    /// never a moment without `current`), `fsync` the directory. `current` or `updated` existing
+    /// as something else than a symlink is [`StoreErrorKind::CurrentNotSymlink`] /
+    /// [`StoreErrorKind::UpdatedNotSymlink`], and nothing changes.
+    SwapCurrent {
+        /// `<cert_dir>/<prefix>-current.pem`.
+        current: &'a str,
+        /// `<cert_dir>/<prefix>-updated.pem`.
+        updated: &'a str,
+        /// The data file just written.
+        target: &'a str,
+    },
+    /// Write the node kubeconfig atomically, mode `0600` (it names `-current.pem`, so it never
+    /// needs rewriting after a rotation).
+    WriteKubeconfig {
+        /// The node kubeconfig.
+        path: &'a str,
+        /// The YAML.
+        content: &'a [u8],
+    },
+    /// Write the discovered bootstrap kubeconfig atomically, mode `0600` (it holds the token:
+    /// secret).
+    WriteBootstrapKubeconfig {
+        /// The bootstrap kubeconfig.
+        path: &'a str,
+        /// The YAML (secret).
+        content: &'a [u8],
+    },
+    /// Remove the key cache (a missing file is success), `fsync` the directory.
+    RemoveKeyCache {
+        /// `<cert_dir>/kubelet-client.key.tmp`.
+        path: &'a str,
+    },
+    /// Remove the cert dir if it is empty (it was created by this attempt, which failed).
+    RemoveDir {
+        /// The cert dir.
+        path: &'a str,
+    },
+}
+
+impl FileStep<'_> {
+    /// A short name (`write-pair`, `swap-current`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            FileStep::Recover { .. } => "recover",
+            FileStep::CreateDir { .. } => "create-dir",
+            FileStep::WriteKeyCache { .. } => "write-key-cache",
+            FileStep::WritePair { .. } => "write-pair",
+            FileStep::SwapCurrent { .. } => "swap-current",
+            FileStep::WriteKubeconfig { .. } => "write-kubeconfig",
+            FileStep::WriteBootstrapKubeconfig { .. } => "write-bootstrap-kubeconfig",
+            FileStep::RemoveKeyCache { .. } => "remove-key-cache",
+            FileStep::RemoveDir { .. } => "remove-dir",
+        }
+    }
+
+    /// The file or directory the step changes.
+    pub fn path(&self) -> &str {
+        match *self {
+            FileStep::Recover { dir, .. } => dir,
+            FileStep::CreateDir { path }
+            | FileStep::WriteKeyCache { path, .. }
+            | FileStep::WritePair { path, .. }
+            | FileStep::WriteKubeconfig { path, .. }
+            | FileStep::WriteBootstrapKubeconfig { path, .. }
+            | FileStep::RemoveKeyCache { path }
+            | FileStep::RemoveDir { path } => path,
+            FileStep::SwapCurrent { current, .. } => current,
+        }
+    }
+}
+
+impl core::fmt::Debug for FileStep<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}({})", self.name(), self.path())
+    }
+}
+
+/// What an HTTP request is for.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestKind {
+    /// `GET /healthz` before bootstrapping (the kubelet's `waitForServer`).
+    Healthz,
+    /// `GET` of `kube-public/cluster-info` (discovery; anonymous).
+    ClusterInfo,
+    /// Create the CSR.
+    Create,
+    /// GET the CSR.
+    Get,
+    /// Watch the CSR: with status 200 the body is a stream, fed with [`Agent::on_stream_data`].
+    Watch,
+}
+
+impl RequestKind {
+    /// `healthz`, `cluster-info`, `create`, `get`, `watch`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestKind::Healthz => "healthz",
+            RequestKind::ClusterInfo => "cluster-info",
+            RequestKind::Create => "create",
+            RequestKind::Get => "get",
+            RequestKind::Watch => "watch",
+        }
+    }
+}
+
+/// The client certificate the TLS handshake presents.
+#[derive(Clone, Copy)]
+pub struct ClientCertificate<'a> {
+    /// The certificate chain (PEM, `CERTIFICATE` blocks).
+    pub chain_pem: &'a [u8],
+    /// Its private key (PEM; secret).
+    pub key_pem: &'a [u8],
+}
+
+/// How to connect. `id` changes whenever anything else here changes, so a front-end may keep
+/// one client per `id`.
+#[derive(Clone, Copy)]
+pub struct Connection<'a> {
+    /// Changes with the settings.
+    pub id: u32,
+    /// `https://host:port` (no trailing slash).
+    pub server: &'a str,
+    /// Trust exactly these CAs (PEM); `None` only with `insecure`.
+    pub ca_pem: Option<&'a [u8]>,
+    /// Do not verify the server (the kubeconfig's `insecure-skip-tls-verify`, or the first
+    /// discovery fetch).
+    pub insecure: bool,
+    /// Verify the server certificate for this name instead of the URL's host
+    /// (`tls-server-name`).
+    pub server_name: Option<&'a str>,
+    /// Present this client certificate.
+    pub client_certificate: Option<ClientCertificate<'a>>,
+}
+
+impl core::fmt::Debug for Connection<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Connection")
+            .field("id", &self.id)
+            .field("server", &self.server)
+            .field("ca_pem_len", &self.ca_pem.map(<[u8]>::len))
+            .field("insecure", &self.insecure)
+            .field("server_name", &self.server_name)
+            .field("client_certificate", &self.client_certificate.is_some())
+            .finish()
+    }
+}
+
+/// An HTTP request to send.
+#[derive(Clone, Copy)]
+pub struct HttpRequest<'a> {
+    /// Where and how.
+    pub connection: Connection<'a>,
+    /// What for.
+    pub kind: RequestKind,
+    /// GET or POST.
+    pub method: Method,
+    /// Path and query.
+    pub path: &'a str,
+    /// `Authorization` header (secret), if any.
+    pub authorization: Option<&'a str>,
+    /// `Content-Type` of the body, if any.
+    pub content_type: Option<&'static str>,
+    /// `Accept`.
+    pub accept: &'static str,
+    /// The body.
+    pub body: &'a [u8],
+    /// `User-Agent`.
+    pub user_agent: &'a str,
+    /// Give up at this time (unix seconds) and report [`Agent::on_transport_error`].
+    pub give_up_at: i64,
+}
+
+impl core::fmt::Debug for HttpRequest<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("HttpRequest")
+            .field("connection", &self.connection)
+            .field("kind", &self.kind)
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("authorization", &self.authorization.map(|_| "<redacted>"))
+            .field("body_len", &self.body.len())
+            .field("give_up_at", &self.give_up_at)
+            .finish()
+    }
+}
+
+/// A step to print: `line` is the whole line (`agent=<fe> step=<step> ...`).
+#[derive(Clone, Copy, Debug)]
+pub struct Event<'a> {
+    /// The step (`create`, `wait`, `issued`, ...).
+    pub step: &'static str,
+    /// The line to print.
+    pub line: &'a str,
+}
+
+/// The state of one certificate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CertStatus {
+    /// The leaf's notBefore (unix seconds).
+    pub not_before: i64,
+    /// The leaf's notAfter.
+    pub not_after: i64,
+    /// When it is due for rotation.
+    pub rotation_deadline: i64,
+}
+
+/// What [`Action::Done`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The client certificate (always usable at `Done`).
+    pub client: Option<CertStatus>,
+    /// The serving certificate, when configured.
+    pub serving: Option<CertStatus>,
+}
+
+/// Why the agent stopped.
+#[derive(Clone, Copy, Debug)]
+pub struct Failure<'a> {
+    /// The typed reason.
+    pub error: Error,
+    /// What it was doing and the server's reason and message, if any.
+    pub detail: &'a str,
+    /// The line to print (`agent=<fe> step=failed reason=<name> code=<code> detail="..."`).
+    pub line: &'a str,
+}
+
+/// What to do next; see the [module docs](self).
+#[non_exhaustive]
+#[derive(Debug)]
+pub enum Action<'a> {
+    /// Read a file; answer [`Agent::on_read`].
+    Read(Read<'a>),
+    /// Change a file; answer [`Agent::on_file_done`].
+    File(FileStep<'a>),
+    /// Give `len` bytes from a CSPRNG to [`Agent::on_entropy`] (a new private key).
+    Entropy {
+        /// How many bytes.
+        len: usize,
+    },
+    /// Send a request; answer [`Agent::on_http_response`] (or the stream calls) or
+    /// [`Agent::on_transport_error`].
+    Http(HttpRequest<'a>),
+    /// Nothing to do before `until` (unix seconds): sleep, then `poll`.
+    Sleep {
+        /// Unix seconds.
+        until: i64,
+    },
+    /// Print this line, then `poll`.
+    Event(Event<'a>),
+    /// Finished ([`Mode::Once`], or [`Mode::Run`] after its rotations).
+    Done(Outcome),
+    /// Stopped for good.
+    Failed(Failure<'a>),
+}
+
+// ---------------------------------------------------------------------------------------------
+// State
+
+/// A kubeconfig's cluster, as loaded.
+struct ClusterInfo {
+    server: heapless::String<MAX_URL>,
+    insecure: bool,
+    server_name: heapless::String<MAX_NODE_NAME>,
+    /// The CA (PEM), from data or the file.
+    ca: heapless::Vec<u8, MAX_CA_PEM>,
+    /// The CA file (absolute), when the CA came from a file.
+    ca_file: PathBuf,
+    /// Whether `ca_file` was read.
+    ca_file_read: bool,
+}
+
+impl ClusterInfo {
+    const fn empty() -> Self {
+        ClusterInfo {
+            server: heapless::String::new(),
+            insecure: false,
+            server_name: heapless::String::new(),
+            ca: heapless::Vec::new(),
+            ca_file: PathBuf::new(),
+            ca_file_read: false,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.server.clear();
+        self.insecure = false;
+        self.server_name.clear();
+        self.ca.clear();
+        self.ca_file.clear();
+        self.ca_file_read = false;
+    }
+}
+
+/// The verdict on one certificate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    Unknown,
+    Valid(CertStatus),
+    Unusable(Error, &'static str),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Bootstrap,
+    Rotate,
+    Serving,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Bootstrap => "bootstrap",
+            Kind::Rotate => "rotate",
+            Kind::Serving => "serving",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum St {
+    Idle,
+    Start,
+    RecoverClient,
+    ReadKubeconfig,
+    ReadNodeCa,
+    ReadClientCert,
+    ReadClientKey,
+    ReadBundle,
+    CheckClient,
+    RecoverServer,
+    ReadServing,
+    Decide,
+    DiscoverRun,
+    WriteBootKc,
+    ReadBootKc,
+    ReadBootCa,
+    ReadTokenFile,
+    PrepareBootstrap,
+    ReadKeyCache,
+    KeyEntropy,
+    MakeDir,
+    WriteKeyCache,
+    Healthz,
+    StartEngine,
+    EngineRun,
+    StorePair,
+    StoreSwap,
+    StoreKubeconfig,
+    StoreRemoveCache,
+    CleanupCache,
+    CleanupDir,
+    SweepCache,
+    Done,
+    Failed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pending {
+    None,
+    Read,
+    File,
+    Entropy,
+    Healthz,
+    Discovery,
+    Engine,
+}
+
+/// Which connection a request goes over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Conn {
+    Bootstrap,
+    Node,
+}
+
+/// The node agent. `N` is the engine's work-buffer size (largest response or watch event).
+pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
+    // Configuration.
+    front_end: heapless::String<MAX_FRONT_END>,
+    user_agent: heapless::String<MAX_UA>,
+    node: heapless::String<MAX_NODE_NAME>,
+    node_configured: bool,
+    kubeconfig_path: PathBuf,
+    bootstrap_path: PathBuf,
+    cert_dir: PathBuf,
+    key_cache_path: PathBuf,
+    bundle_path: PathBuf,
+    discovery_on: bool,
+    discovery_server: heapless::String<MAX_URL>,
+    discovery_token: Option<BootstrapToken>,
+    discovery_pins: heapless::Vec<CaPin, { discovery::MAX_PINS }>,
+    discovery_unpinned: bool,
+    discovery_timeout: i64,
+    serving_on: bool,
+    serving_dns: heapless::Vec<heapless::String<{ engine::MAX_DNS_NAME }>, MAX_SANS>,
+    serving_ips: heapless::Vec<IpAddr, MAX_SANS>,
+    bootstrap_wait: i64,
+    rotation_wait: i64,
+    expiration_seconds: Option<u32>,
+    watch: bool,
+    mode: Mode,
+    rotate_now: RotateNow,
+    utc_offset: i32,
+    seed: u64,
+    verifier: &'static (dyn SignatureVerifier + Sync),
+
+    // What was read.
+    node_kc: ClusterInfo,
+    node_kc_dir: PathBuf,
+    cert_path: PathBuf,
+    key_path: PathBuf,
+    need_node_ca: bool,
+    need_cert: bool,
+    need_key: bool,
+    kc_points_at_current: bool,
+    client_chain: heapless::Vec<u8, MAX_CHAIN_PEM>,
+    client_key: heapless::Vec<u8, MAX_KEY_PEM>,
+    bundle: heapless::Vec<u8, MAX_CA_PEM>,
+    bundle_loaded: bool,
+    client: Verdict,
+    serving: Verdict,
+    client_dir_exists: bool,
+    boot: ClusterInfo,
+    boot_dir: PathBuf,
+    token_path: PathBuf,
+    token: Option<BootstrapToken>,
+
+    // The attempt.
+    kind: Kind,
+    key: Option<NodeKey>,
+    key_generated: bool,
+    key_tries: u32,
+    dir_created: bool,
+    issued: bool,
+    healthz_until: i64,
+    announced_wait: bool,
+    /// A request just failed: announce the engine's backoff.
+    retrying: bool,
+    force_bootstrap: bool,
+    swept: bool,
+    just_stored: Option<Kind>,
+    attempts_failed: u32,
+    rotations: u32,
+    conn: Conn,
+    conn_id: u32,
+    sleep_until: Option<i64>,
+    jitter: engine::Jitter,
+
+    // Machinery.
+    engine: Engine<N>,
+    discovery: Discovery,
+    st: St,
+    pending: Pending,
+    /// Whether the pending action was handed out (an unanswered one is abandoned at `poll`).
+    handed_out: bool,
+    read_role: FileRole,
+    step_paths: [PathBuf; 3],
+    out: heapless::Vec<u8, OUT_CAP>,
+    events: heapless::Deque<Line, 4>,
+    shown: Line,
+    failure: Option<Error>,
+    detail: heapless::String<MAX_DETAIL>,
+    outcome: Outcome,
+}
+
+impl<const N: usize> Drop for Agent<N> {
+    fn drop(&mut self) {
+        self.wipe();
+    }
+}
+
+impl<const N: usize> core::fmt::Debug for Agent<N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Agent")
+            .field("state", &self.st)
+            .field("pending", &self.pending)
+            .field("node", &self.node.as_str())
+            .field("client", &self.client)
+            .field("serving", &self.serving)
+            .field("failure", &self.failure)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<const N: usize> Default for Agent<N> {
+    fn default() -> Self {
+        Self::idle()
+    }
+}
+
+fn put<const M: usize>(dst: &mut heapless::String<M>, s: &str) -> Result<()> {
+    dst.clear();
+    dst.push_str(s).map_err(|_| Error::TooLarge)
+}
+
+fn put_bytes<const M: usize>(dst: &mut heapless::Vec<u8, M>, b: &[u8]) -> Result<()> {
+    dst.clear();
+    dst.extend_from_slice(b).map_err(|_| Error::TooLarge)
+}
+
+/// A scalar's text into `dst`.
+fn scalar_into<const M: usize>(s: Scalar<'_>, dst: &mut heapless::String<M>) -> Result<()> {
+    dst.clear();
+    let mut buf = [0u8; MAX_PATH];
+    let text = s.decode_into(&mut buf).map_err(|e| match e {
+        Error::BufferTooSmall { .. } => Error::TooLarge,
+        e => e,
+    })?;
+    dst.push_str(text).map_err(|_| Error::TooLarge)
+}
+
+/// A `*-data` scalar's decoded bytes into `dst`.
+fn data_into<const M: usize>(s: Scalar<'_>, dst: &mut heapless::Vec<u8, M>) -> Result<()> {
+    dst.clear();
+    let _ = dst.resize_default(M);
+    let n = match s.decode_base64_into(dst) {
+        Ok(d) => d.len(),
+        Err(e) => {
+            dst.clear();
+            return Err(match e {
+                Error::BufferTooSmall { .. } => Error::TooLarge,
+                e => e,
+            });
+        }
+    };
+    dst.truncate(n);
+    Ok(())
+}
+
+fn is_private_key_label(label: &str) -> bool {
+    label == "PRIVATE KEY" || label.ends_with(" PRIVATE KEY")
+}
+
+/// The `CERTIFICATE` blocks of `input` into `chain`, and the first private-key block into `key`
+/// (when given), verbatim.
+fn split_pair<const C: usize, const K: usize>(
+    input: &[u8],
+    chain: &mut heapless::Vec<u8, C>,
+    mut key: Option<&mut heapless::Vec<u8, K>>,
+) -> Result<()> {
+    for block in pem::blocks(input) {
+        let Ok(block) = block else { break };
+        if block.label == "CERTIFICATE" {
+            chain.extend_from_slice(block.text).map_err(|_| Error::TooLarge)?;
+            if !block.text.ends_with(b"\n") {
+                chain.push(b'\n').map_err(|_| Error::TooLarge)?;
+            }
+        } else if is_private_key_label(block.label) {
+            if let Some(k) = key.as_deref_mut() {
+                if k.is_empty() {
+                    k.extend_from_slice(block.text).map_err(|_| Error::TooLarge)?;
+                    if !block.text.ends_with(b"\n") {
+                        k.push(b'\n').map_err(|_| Error::TooLarge)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A jitter value that depends only on the seed and the certificate, so that every evaluation
+/// of the same certificate finds the same rotation deadline (the kubelet draws it once per
+/// certificate).
+fn cert_jitter(seed: u64, cert_pem: &[u8]) -> u32 {
+    // FNV-1a over the PEM, mixed with the seed.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed;
+    for b in cert_pem {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    engine::Jitter(h).next_u32()
+}
+
+/// `YYYY-MM-DD-HH-MM-SS` of local time (Go layout `2006-01-02-15-04-05`).
+fn timestamp(unix: i64, utc_offset: i32) -> heapless::String<19> {
+    use core::fmt::Write;
+    let dt = rfc3339::DateTime::from_unix(unix.saturating_add(i64::from(utc_offset)));
+    let mut s = heapless::String::new();
+    let _ = write!(
+        s,
+        "{:04}-{:02}-{:02}-{:02}-{:02}-{:02}",
+        dt.year.clamp(0, 9999),
+        dt.month,
+        dt.day,
+        dt.hour,
+        dt.minute,
+        dt.second
+    );
+    s
+}
+
+impl<const N: usize> Agent<N> {
+    /// An agent that has not started: `const`, so it can initialise a static.
+    pub const fn idle() -> Self {
+        Agent {
+            front_end: heapless::String::new(),
+            user_agent: heapless::String::new(),
+            node: heapless::String::new(),
+            node_configured: false,
+            kubeconfig_path: PathBuf::new(),
+            bootstrap_path: PathBuf::new(),
+            cert_dir: PathBuf::new(),
+            key_cache_path: PathBuf::new(),
+            bundle_path: PathBuf::new(),
+            discovery_on: false,
+            discovery_server: heapless::String::new(),
+            discovery_token: None,
+            discovery_pins: heapless::Vec::new(),
+            discovery_unpinned: false,
+            discovery_timeout: discovery::DEFAULT_TIMEOUT_SECS,
+            serving_on: false,
+            serving_dns: heapless::Vec::new(),
+            serving_ips: heapless::Vec::new(),
+            bootstrap_wait: engine::BOOTSTRAP_WAIT_SECS,
+            rotation_wait: engine::ROTATION_WAIT_SECS,
+            expiration_seconds: None,
+            watch: true,
+            mode: Mode::Once,
+            rotate_now: RotateNow { client: false, serving: false },
+            utc_offset: 0,
+            seed: 0,
+            verifier: engine::SOFTWARE,
+            node_kc: ClusterInfo::empty(),
+            node_kc_dir: PathBuf::new(),
+            cert_path: PathBuf::new(),
+            key_path: PathBuf::new(),
+            need_node_ca: false,
+            need_cert: false,
+            need_key: false,
+            kc_points_at_current: false,
+            client_chain: heapless::Vec::new(),
+            client_key: heapless::Vec::new(),
+            bundle: heapless::Vec::new(),
+            bundle_loaded: false,
+            client: Verdict::Unknown,
+            serving: Verdict::Unknown,
+            client_dir_exists: false,
+            boot: ClusterInfo::empty(),
+            boot_dir: PathBuf::new(),
+            token_path: PathBuf::new(),
+            token: None,
+            kind: Kind::Bootstrap,
+            key: None,
+            key_generated: false,
+            key_tries: 0,
+            dir_created: false,
+            issued: false,
+            healthz_until: 0,
+            announced_wait: false,
+            retrying: false,
+            force_bootstrap: false,
+            swept: false,
+            just_stored: None,
+            attempts_failed: 0,
+            rotations: 0,
+            conn: Conn::Node,
+            conn_id: 0,
+            sleep_until: None,
+            jitter: engine::Jitter(0),
+            engine: Engine::idle(),
+            discovery: Discovery::idle(),
+            st: St::Idle,
+            pending: Pending::None,
+            handed_out: false,
+            read_role: FileRole::Kubeconfig,
+            step_paths: [PathBuf::new(), PathBuf::new(), PathBuf::new()],
+            out: heapless::Vec::new(),
+            events: heapless::Deque::new(),
+            shown: Line::new(),
+            failure: None,
+            detail: heapless::String::new(),
+            outcome: Outcome { client: None, serving: None },
+        }
+    }
+
+    fn wipe(&mut self) {
+        self.client_key.as_mut_slice().zeroize();
+        self.client_key.clear();
+        let _ = self.out.resize_default(OUT_CAP);
+        self.out.as_mut_slice().zeroize();
+        self.out.clear();
+        self.key = None;
+        self.token = None;
+        self.discovery_token = None;
+    }
+
+    /// Copy `config` and get ready; the first [`Agent::poll`] starts reading. Whatever the
+    /// agent held before is forgotten (secrets wiped). Errors ([`Error::InvalidConfig`],
+    /// [`Error::TooLarge`] for a path over [`MAX_PATH`], the SAN checks' errors): the agent is
+    /// then idle.
+    pub fn start(&mut self, config: &Config<'_>) -> Result<()> {
+        self.reset();
+        let r = self.configure(config);
+        if r.is_err() {
+            self.reset();
+        }
+        r
+    }
+
+    /// Back to idle, forgetting everything (secrets wiped).
+    pub fn reset(&mut self) {
+        self.wipe();
+        self.engine.reset();
+        self.discovery.reset();
+        self.node.clear();
+        self.node_configured = false;
+        self.discovery_on = false;
+        self.discovery_pins.clear();
+        self.serving_on = false;
+        self.serving_dns.clear();
+        self.serving_ips.clear();
+        self.bundle_path.clear();
+        self.bootstrap_path.clear();
+        self.clear_loaded();
+        self.st = St::Idle;
+        self.pending = Pending::None;
+        self.events.clear();
+        self.shown.clear();
+        self.failure = None;
+        self.detail.clear();
+        self.attempts_failed = 0;
+        self.rotations = 0;
+        self.force_bootstrap = false;
+        self.swept = false;
+        self.just_stored = None;
+        self.outcome = Outcome { client: None, serving: None };
+    }
+
+    fn clear_loaded(&mut self) {
+        self.node_kc.clear();
+        self.node_kc_dir.clear();
+        self.cert_path.clear();
+        self.key_path.clear();
+        self.need_node_ca = false;
+        self.need_cert = false;
+        self.need_key = false;
+        self.kc_points_at_current = false;
+        self.client_chain.clear();
+        self.client_key.as_mut_slice().zeroize();
+        self.client_key.clear();
+        self.bundle.clear();
+        self.bundle_loaded = false;
+        self.client = Verdict::Unknown;
+        self.serving = Verdict::Unknown;
+        self.client_dir_exists = false;
+        self.boot.clear();
+        self.boot_dir.clear();
+        self.token_path.clear();
+        self.token = None;
+        if !self.node_configured {
+            self.node.clear();
+        }
+    }
+
+    fn configure(&mut self, c: &Config<'_>) -> Result<()> {
+        let fe_ok = !c.front_end.is_empty()
+            && c.front_end.len() <= MAX_FRONT_END
+            && c.front_end
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !fe_ok || !path::is_absolute(c.working_dir) {
+            return Err(Error::InvalidConfig);
+        }
+        put(&mut self.front_end, c.front_end)?;
+        self.user_agent.clear();
+        let _ = self.user_agent.push_str("kubeboot-");
+        let _ = self.user_agent.push_str(c.front_end);
+        let _ = self.user_agent.push('/');
+        let _ = self.user_agent.push_str(env!("CARGO_PKG_VERSION"));
+        if let Some(n) = c.node_name {
+            crate::csr::validate_node_name(n)?;
+            put(&mut self.node, n)?;
+            self.node_configured = true;
+        }
+        let wd = c.working_dir;
+        path::resolve_into(wd, c.kubeconfig, &mut self.kubeconfig_path)?;
+        path::resolve_into(wd, c.cert_dir, &mut self.cert_dir)?;
+        path::child_into(&self.cert_dir, &[PREFIX_CLIENT, ".key.tmp"], &mut self.key_cache_path)?;
+        if let Some(b) = c.bootstrap_kubeconfig {
+            path::resolve_into(wd, b, &mut self.bootstrap_path)?;
+        }
+        if let Some(b) = c.ca_bundle {
+            path::resolve_into(wd, b, &mut self.bundle_path)?;
+        }
+        if let Some(d) = c.discovery {
+            if c.bootstrap_kubeconfig.is_none() {
+                return Err(Error::InvalidConfig);
+            }
+            if d.pins.is_empty() && !d.allow_unpinned {
+                return Err(Error::PinMismatch);
+            }
+            put(&mut self.discovery_server, d.server.trim_end_matches('/'))?;
+            self.discovery_pins.extend_from_slice(d.pins).map_err(|_| Error::InvalidPin)?;
+            self.discovery_token = Some(d.token.clone());
+            self.discovery_unpinned = d.allow_unpinned;
+            self.discovery_timeout = d.timeout_secs;
+            self.discovery_on = true;
+        }
+        if let Some(s) = c.serving {
+            // The same checks as the CSR builder's (a CSR is built only later).
+            crate::csr::CsrBuilder::serving(c.node_name.unwrap_or("node"), s.dns, s.ips)?;
+            for d in s.dns {
+                let d = heapless::String::try_from(*d).map_err(|_| Error::InvalidDnsName)?;
+                self.serving_dns.push(d).map_err(|_| Error::TooManySans)?;
+            }
+            self.serving_ips.extend_from_slice(s.ips).map_err(|_| Error::TooManySans)?;
+            self.serving_on = true;
+        }
+        if c.expiration_seconds.is_some_and(|e| e < crate::api::MIN_EXPIRATION_SECONDS) {
+            return Err(Error::InvalidExpirationSeconds);
+        }
+        self.bootstrap_wait = c.bootstrap_wait_secs;
+        self.rotation_wait = c.rotation_wait_secs;
+        self.expiration_seconds = c.expiration_seconds;
+        self.watch = c.watch;
+        self.mode = c.mode;
+        self.rotate_now = c.rotate_now;
+        self.utc_offset = c.utc_offset;
+        self.seed = c.seed;
+        self.jitter = engine::Jitter(c.seed);
+        self.verifier = c.verifier;
+        self.st = St::Start;
+        Ok(())
+    }
+
+    /// Update the local time's offset from UTC (seconds east), used to name data files.
+    pub fn set_utc_offset(&mut self, utc_offset: i32) {
+        self.utc_offset = utc_offset;
+    }
+
+    /// The node name (configured, or learnt from the current client certificate; empty until
+    /// known).
+    pub fn node_name(&self) -> &str {
+        &self.node
+    }
+
+    /// The read handed out by the last [`Agent::poll`] and not answered yet, again.
+    pub fn outstanding_read(&self) -> Option<Read<'_>> {
+        if self.pending != Pending::Read || !self.handed_out {
+            return None;
+        }
+        self.read_spec().map(|(role, max_len, path)| Read { path, role, max_len })
+    }
+
+    /// The file step handed out by the last [`Agent::poll`] and not answered yet, again.
+    pub fn outstanding_file_step(&self) -> Option<FileStep<'_>> {
+        if self.pending != Pending::File || !self.handed_out {
+            return None;
+        }
+        Some(self.file_step())
+    }
+
+    /// Whether an [`Action::Entropy`] was handed out and not answered yet.
+    pub fn entropy_outstanding(&self) -> bool {
+        self.pending == Pending::Entropy && self.handed_out
+    }
+
+    /// Whether a CSR of the current attempt exists on the server (created or adopted).
+    pub fn csr_created(&self) -> bool {
+        self.engine.created()
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Events and failures
+
+    fn event(&mut self, line: Line) {
+        if self.events.is_full() {
+            let _ = self.events.pop_front();
+        }
+        let _ = self.events.push_back(line);
+    }
+
+    fn ev(&self, step: &str) -> LineBuilder {
+        LineBuilder::new(&self.front_end, step)
+    }
+
+    fn fail(&mut self, e: Error, detail: &str) {
+        self.failure = Some(e);
+        self.detail.clear();
+        for c in detail.chars() {
+            if self.detail.push(c).is_err() {
+                break;
+            }
+        }
+        self.st = St::Failed;
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Polling
+
+    /// What to do now (see [`Action`]).
+    pub fn poll(&mut self, now: i64) -> Action<'_> {
+        if self.pending != Pending::None && self.handed_out {
+            self.abandon(now);
+        }
+        self.handed_out = false;
+        loop {
+            if let Some(line) = self.events.pop_front() {
+                self.shown = line;
+                let step = step_of(&self.shown);
+                return Action::Event(Event { step, line: &self.shown });
+            }
+            if self.needs_io(now) {
+                break;
+            }
+            self.step(now);
+        }
+        self.handed_out = true;
+        self.emit(now)
+    }
+
+    /// The outstanding action was not answered: it failed.
+    fn abandon(&mut self, now: i64) {
+        match self.pending {
+            Pending::Read => self.on_read(now, Err(StoreErrorKind::Io)),
+            Pending::File => self.on_file_done(now, Err(StoreErrorKind::Io)),
+            Pending::Healthz | Pending::Discovery | Pending::Engine => {
+                self.on_transport_error(now, "no answer before the next poll")
+            }
+            Pending::Entropy | Pending::None => self.pending = Pending::None,
+        }
+    }
+
+    /// Whether the current state is an external action (made by [`Agent::emit`]), or internal
+    /// (made by [`Agent::step`]).
+    fn needs_io(&mut self, now: i64) -> bool {
+        if let Some(t) = self.sleep_until {
+            if now < t {
+                return true;
+            }
+            self.sleep_until = None;
+        }
+        match self.st {
+            St::Start | St::CheckClient | St::Decide | St::PrepareBootstrap | St::StartEngine => {
+                false
+            }
+            St::DiscoverRun => self.pending == Pending::Discovery,
+            St::EngineRun => self.pending == Pending::Engine,
+            _ => true,
+        }
+    }
+
+    /// What file the current state reads, and how much at most.
+    fn read_spec(&self) -> Option<(FileRole, usize, &str)> {
+        let pair = MAX_CHAIN_PEM + MAX_KEY_PEM;
+        Some(match self.st {
+            St::ReadKubeconfig => (FileRole::Kubeconfig, MAX_KUBECONFIG, &self.kubeconfig_path),
+            St::ReadNodeCa => (FileRole::ClusterCa, MAX_CA_PEM, &self.node_kc.ca_file),
+            St::ReadClientCert => (FileRole::ClientCertificate, pair, &self.cert_path),
+            St::ReadClientKey => (FileRole::ClientKey, pair, &self.key_path),
+            St::ReadBundle => (FileRole::CaBundle, MAX_CA_PEM, &self.bundle_path),
+            St::ReadServing => (FileRole::ServingPair, pair, &self.step_paths[0]),
+            St::ReadBootKc => (FileRole::BootstrapKubeconfig, MAX_KUBECONFIG, &self.bootstrap_path),
+            St::ReadBootCa => (FileRole::ClusterCa, MAX_CA_PEM, &self.boot.ca_file),
+            St::ReadTokenFile => (FileRole::TokenFile, 4096, &self.token_path),
+            St::ReadKeyCache => (FileRole::KeyCache, 8192, &self.key_cache_path),
+            _ => return None,
+        })
+    }
+
+    /// The external action of the current state.
+    fn emit(&mut self, now: i64) -> Action<'_> {
+        if let Some(until) = self.sleep_until {
+            return Action::Sleep { until };
+        }
+        if let Some((role, max_len, _)) = self.read_spec() {
+            self.pending = Pending::Read;
+            self.read_role = role;
+            let path = self.read_spec().map_or("", |r| r.2);
+            return Action::Read(Read { path, role, max_len });
+        }
+        match self.st {
+            St::Idle => Action::Failed(Failure {
+                error: Error::InvalidState,
+                detail: "the agent was not started",
+                line: "",
+            }),
+            St::Done => Action::Done(self.outcome),
+            St::Failed => {
+                let e = self.failure.unwrap_or(Error::InvalidState);
+                self.shown = self
+                    .ev("failed")
+                    .kv("reason", e.name())
+                    .num("code", i64::from(e.code()))
+                    .kv("detail", &self.detail)
+                    .done();
+                Action::Failed(Failure { error: e, detail: &self.detail, line: &self.shown })
+            }
+            St::KeyEntropy => {
+                self.pending = Pending::Entropy;
+                Action::Entropy { len: crate::key::ENTROPY_LEN }
+            }
+            St::Healthz => {
+                self.pending = Pending::Healthz;
+                Action::Http(HttpRequest {
+                    connection: self.connection(Conn::Bootstrap),
+                    kind: RequestKind::Healthz,
+                    method: Method::Get,
+                    path: "/healthz",
+                    authorization: None,
+                    content_type: None,
+                    accept: "*/*",
+                    body: &[],
+                    user_agent: &self.user_agent,
+                    give_up_at: now.saturating_add(2),
+                })
+            }
+            St::DiscoverRun => match self.discovery.outstanding_request() {
+                Some(r) => {
+                    let (ca_pem, insecure) = match r.tls {
+                        discovery::Tls::Insecure => (None, true),
+                        discovery::Tls::VerifyWith(ca) => (Some(ca), false),
+                    };
+                    Action::Http(HttpRequest {
+                        connection: Connection {
+                            id: self.conn_id.wrapping_add(u32::from(!insecure)),
+                            server: &self.discovery_server,
+                            ca_pem,
+                            insecure,
+                            server_name: None,
+                            client_certificate: None,
+                        },
+                        kind: RequestKind::ClusterInfo,
+                        method: r.method,
+                        path: r.path,
+                        authorization: None,
+                        content_type: None,
+                        accept: r.accept,
+                        body: &[],
+                        user_agent: &self.user_agent,
+                        give_up_at: now.saturating_add(10).min(self.discovery.deadline()),
+                    })
+                }
+                None => Action::Sleep { until: now },
+            },
+            St::EngineRun => match self.engine.outstanding_request() {
+                Some(r) => {
+                    let kind = match r.kind {
+                        engine::RequestKind::Create => RequestKind::Create,
+                        engine::RequestKind::Get => RequestKind::Get,
+                        _ => RequestKind::Watch,
+                    };
+                    Action::Http(HttpRequest {
+                        connection: self.connection(self.conn),
+                        kind,
+                        method: r.method,
+                        path: r.path,
+                        authorization: r.authorization,
+                        content_type: r.content_type,
+                        accept: r.accept,
+                        body: r.body,
+                        user_agent: &self.user_agent,
+                        give_up_at: r.give_up_at,
+                    })
+                }
+                None => Action::Sleep { until: now },
+            },
+            _ => {
+                self.pending = Pending::File;
+                Action::File(self.file_step())
+            }
+        }
+    }
+
+    /// The file step of the current state.
+    fn file_step(&self) -> FileStep<'_> {
+        match self.st {
+            St::RecoverServer => FileStep::Recover { dir: &self.cert_dir, prefix: PREFIX_SERVER },
+            St::MakeDir => FileStep::CreateDir { path: &self.cert_dir },
+            St::WriteKeyCache => {
+                FileStep::WriteKeyCache { path: &self.key_cache_path, pem: &self.out }
+            }
+            St::WriteBootKc => FileStep::WriteBootstrapKubeconfig {
+                path: &self.bootstrap_path,
+                content: &self.out,
+            },
+            St::StorePair => FileStep::WritePair { path: &self.step_paths[0], content: &self.out },
+            St::StoreSwap => FileStep::SwapCurrent {
+                current: &self.step_paths[1],
+                updated: &self.step_paths[2],
+                target: &self.step_paths[0],
+            },
+            St::StoreKubeconfig => {
+                FileStep::WriteKubeconfig { path: &self.kubeconfig_path, content: &self.out }
+            }
+            St::StoreRemoveCache | St::CleanupCache | St::SweepCache => {
+                FileStep::RemoveKeyCache { path: &self.key_cache_path }
+            }
+            St::CleanupDir => FileStep::RemoveDir { path: &self.cert_dir },
+            _ => FileStep::Recover { dir: &self.cert_dir, prefix: PREFIX_CLIENT },
+        }
+    }
+
+    fn connection(&self, which: Conn) -> Connection<'_> {
+        let (c, client) = match which {
+            Conn::Bootstrap => (&self.boot, None),
+            Conn::Node => (
+                &self.node_kc,
+                Some(ClientCertificate {
+                    chain_pem: &self.client_chain,
+                    key_pem: &self.client_key,
+                }),
+            ),
+        };
+        Connection {
+            id: self.conn_id,
+            server: &c.server,
+            ca_pem: if c.insecure || c.ca.is_empty() { None } else { Some(&c.ca) },
+            insecure: c.insecure,
+            server_name: if c.server_name.is_empty() { None } else { Some(&c.server_name) },
+            client_certificate: client,
+        }
+    }
+}
+
+/// The `step=` of a line.
+fn step_of(line: &str) -> &'static str {
+    const STEPS: &[&str] = &[
+        "start",
+        "credentials",
+        "bootstrap",
+        "rotate",
+        "serving",
+        "discovery",
+        "discovered",
+        "key",
+        "healthz",
+        "create",
+        "created",
+        "wait",
+        "http",
+        "transport-error",
+        "retry",
+        "issued",
+        "stored",
+        "kubeconfig",
+        "cleanup",
+        "sleep",
+        "done",
+        "warning",
+    ];
+    let s = line.split(" step=").nth(1).and_then(|r| r.split(' ').next()).unwrap_or("");
+    STEPS.iter().copied().find(|x| *x == s).unwrap_or("event")
+}
+
+mod flow;

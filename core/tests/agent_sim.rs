@@ -1,0 +1,966 @@
+//! The node agent driven end to end under a simulated clock: real files in a temp dir through the
+//! std file steps (`store::FileSteps`), and a simulated apiserver that implements the parts of
+//! the CSR API the agent uses (create, 409, get, watch, approval, a signer issuing certificates
+//! with rcgen, bootstrap-token and client-certificate authentication, cluster-info). The real
+//! apiserver is `e2e/run`'s; this checks every decision deterministically, including the ones a
+//! real cluster makes hard to reach (expiry, crashes between steps, corrupt files).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use base64ct::{Base64, Encoding};
+use common::TempDir;
+use kubeboot::Error;
+use kubeboot::agent::{
+    Action, Agent, Config, DiscoveryConfig, FileStep, HttpRequest, Mode, RequestKind, RotateNow,
+    Serving,
+};
+use kubeboot::engine::{Method, StreamControl};
+use kubeboot::error::{Reason, StoreErrorKind};
+use kubeboot::pin::CaPin;
+use kubeboot::request::{CertificateRequest, SubjectAltName};
+use kubeboot::store::FileSteps;
+use kubeboot::token::{BootstrapToken, TokenId};
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose, PKCS_ECDSA_P256_SHA256, PublicKeyData, SanType,
+    SignatureAlgorithm,
+};
+use serde_json::{Value, json};
+
+const T0: i64 = 1_800_000_000; // 2027-01-15T08:00:00Z
+const TOKEN: &str = "abcdef.0123456789abcdef";
+const NODE: &str = "node-1";
+
+// ---------------------------------------------------------------------------------------------
+// The simulated apiserver
+
+struct RawKey(Vec<u8>);
+
+impl PublicKeyData for RawKey {
+    fn der_bytes(&self) -> &[u8] {
+        &self.0
+    }
+    fn algorithm(&self) -> &'static SignatureAlgorithm {
+        &PKCS_ECDSA_P256_SHA256
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Csr {
+    name: String,
+    uid: String,
+    request_b64: String,
+    signer: String,
+    usages: Vec<String>,
+    username: String,
+    conditions: Vec<(&'static str, &'static str)>,
+    certificate: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Who {
+    Bootstrap,
+    Node,
+    Anonymous,
+}
+
+struct Apiserver {
+    ca_key: KeyPair,
+    ca_params: CertificateParams,
+    ca_pem: String,
+    csrs: BTreeMap<String, Csr>,
+    next: u32,
+    /// Certificate lifetime (seconds).
+    lifetime: i64,
+    auto_approve_client: bool,
+    approve_serving: bool,
+    token_valid: bool,
+    rbac_create: bool,
+    down: bool,
+    deny_next: bool,
+    /// (kind, who, path)
+    log: Vec<(RequestKind, Who, String)>,
+    cluster_info: Option<Value>,
+}
+
+impl Apiserver {
+    fn new() -> Self {
+        let ca_key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        let mut dn = DistinguishedName::new();
+        dn.push(DnType::CommonName, "sim-client-ca");
+        ca_params.distinguished_name = dn;
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params.key_usages =
+            vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
+        ca_params.not_before =
+            time::OffsetDateTime::from_unix_timestamp(T0 - 86_400 * 365).unwrap();
+        ca_params.not_after =
+            time::OffsetDateTime::from_unix_timestamp(T0 + 86_400 * 3650).unwrap();
+        let ca_pem = ca_params.self_signed(&ca_key).unwrap().pem();
+        Apiserver {
+            ca_key,
+            ca_params,
+            ca_pem,
+            csrs: BTreeMap::new(),
+            next: 0,
+            lifetime: 3600,
+            auto_approve_client: true,
+            approve_serving: false,
+            token_valid: true,
+            rbac_create: true,
+            down: false,
+            deny_next: false,
+            log: Vec::new(),
+            cluster_info: None,
+        }
+    }
+
+    fn issue(&self, csr_pem: &[u8], serving: bool, now: i64) -> String {
+        let mut scratch = vec![0u8; 4096];
+        let req = CertificateRequest::from_pem(csr_pem, &mut scratch).unwrap();
+        let cn = req.common_name().unwrap().as_str().unwrap().to_owned();
+        let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+        let mut dn = DistinguishedName::new();
+        dn.push(DnType::OrganizationName, "system:nodes");
+        dn.push(DnType::CommonName, cn);
+        p.distinguished_name = dn;
+        p.is_ca = IsCa::ExplicitNoCa;
+        p.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        p.extended_key_usages = vec![if serving {
+            ExtendedKeyUsagePurpose::ServerAuth
+        } else {
+            ExtendedKeyUsagePurpose::ClientAuth
+        }];
+        for san in req.sans() {
+            match san {
+                SubjectAltName::Dns(d) => {
+                    p.subject_alt_names.push(SanType::DnsName(d.try_into().unwrap()))
+                }
+                SubjectAltName::Ip(b) => {
+                    let ip: std::net::IpAddr = match b.len() {
+                        4 => <[u8; 4]>::try_from(b).unwrap().into(),
+                        _ => <[u8; 16]>::try_from(b).unwrap().into(),
+                    };
+                    p.subject_alt_names.push(SanType::IpAddress(ip));
+                }
+                _ => panic!("unexpected SAN"),
+            }
+        }
+        // The signer backdates by five minutes, as kube-controller-manager does.
+        p.not_before = time::OffsetDateTime::from_unix_timestamp(now - 300).unwrap();
+        p.not_after = time::OffsetDateTime::from_unix_timestamp(now + self.lifetime).unwrap();
+        let issuer = Issuer::from_params(&self.ca_params, &self.ca_key);
+        p.signed_by(&RawKey(req.public_key().to_vec()), &issuer).unwrap().pem()
+    }
+
+    /// Sign `csr` now, as the signer controller does once approved.
+    fn sign(&mut self, name: &str, now: i64) {
+        let c = self.csrs.get(name).unwrap().clone();
+        let pem = Base64::decode_vec(&c.request_b64).unwrap();
+        let cert = self.issue(&pem, c.signer == "kubernetes.io/kubelet-serving", now);
+        let c = self.csrs.get_mut(name).unwrap();
+        c.certificate = Some(Base64::encode_string(cert.as_bytes()));
+    }
+
+    fn approve(&mut self, name: &str, now: i64) {
+        self.csrs.get_mut(name).unwrap().conditions.push(("Approved", "KubectlApprove"));
+        self.sign(name, now);
+    }
+
+    fn object(c: &Csr) -> Value {
+        let mut status = json!({});
+        if !c.conditions.is_empty() {
+            status["conditions"] = Value::Array(
+                c.conditions
+                    .iter()
+                    .map(|(t, r)| json!({"type": t, "status": "True", "reason": r, "message": "sim"}))
+                    .collect(),
+            );
+        }
+        if let Some(cert) = &c.certificate {
+            status["certificate"] = json!(cert);
+        }
+        json!({
+            "kind": "CertificateSigningRequest",
+            "apiVersion": "certificates.k8s.io/v1",
+            "metadata": {"name": c.name, "uid": c.uid},
+            "spec": {"request": c.request_b64, "signerName": c.signer, "usages": c.usages, "username": c.username},
+            "status": status,
+        })
+    }
+
+    fn status(code: u16, reason: &str) -> (u16, Vec<u8>) {
+        let body = json!({"kind": "Status", "status": "Failure", "reason": reason, "message": format!("sim {reason}"), "code": code});
+        (code, body.to_string().into_bytes())
+    }
+
+    fn who(&self, auth: Option<&str>, client_cert: Option<&[u8]>) -> Option<Who> {
+        match (auth, client_cert) {
+            (Some(a), _) => {
+                (a == format!("Bearer {TOKEN}") && self.token_valid).then_some(Who::Bootstrap)
+            }
+            (None, Some(chain)) => {
+                // The handshake would fail unless the chain is from our CA.
+                let text = String::from_utf8_lossy(chain);
+                (!text.is_empty()).then_some(Who::Node)
+            }
+            (None, None) => Some(Who::Anonymous),
+        }
+    }
+
+    /// Answer one request: (status, body), or None for a transport error.
+    fn handle(&mut self, req: &HttpRequest<'_>, now: i64) -> Option<(u16, Vec<u8>)> {
+        let (kind, method, path, auth, body) =
+            (req.kind, req.method, req.path, req.authorization, req.body);
+        let client = req.connection.client_certificate.map(|c| c.chain_pem);
+        if self.down {
+            return None;
+        }
+        let Some(who) = self.who(auth, client) else {
+            self.log.push((kind, Who::Anonymous, path.to_owned()));
+            return Some(Self::status(401, "Unauthorized"));
+        };
+        self.log.push((kind, who, path.to_owned()));
+        const BASE: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
+        match (kind, method) {
+            (RequestKind::Healthz, _) => Some((200, b"ok".to_vec())),
+            (RequestKind::ClusterInfo, _) => match &self.cluster_info {
+                Some(v) => Some((200, v.to_string().into_bytes())),
+                None => Some(Self::status(404, "NotFound")),
+            },
+            (RequestKind::Create, Method::Post) => {
+                assert_eq!(path, BASE);
+                if !self.rbac_create || who == Who::Anonymous {
+                    return Some(Self::status(403, "Forbidden"));
+                }
+                let v: Value = serde_json::from_slice(body).unwrap();
+                let name = match v["metadata"]["name"].as_str() {
+                    Some(n) => n.to_owned(),
+                    None => {
+                        self.next += 1;
+                        format!("csr-{:05}", self.next)
+                    }
+                };
+                if self.csrs.contains_key(&name) {
+                    return Some(Self::status(409, "AlreadyExists"));
+                }
+                self.next += 1;
+                let signer = v["spec"]["signerName"].as_str().unwrap().to_owned();
+                let username = match who {
+                    Who::Bootstrap => "system:bootstrap:abcdef".to_owned(),
+                    _ => format!("system:node:{NODE}"),
+                };
+                let c = Csr {
+                    name: name.clone(),
+                    uid: format!("uid-{}", self.next),
+                    request_b64: v["spec"]["request"].as_str().unwrap().to_owned(),
+                    signer: signer.clone(),
+                    usages: v["spec"]["usages"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|u| u.as_str().unwrap().to_owned())
+                        .collect(),
+                    username,
+                    conditions: vec![],
+                    certificate: None,
+                };
+                self.csrs.insert(name.clone(), c);
+                if self.deny_next {
+                    self.deny_next = false;
+                    self.csrs.get_mut(&name).unwrap().conditions.push(("Denied", "SimDenied"));
+                } else if (self.auto_approve_client
+                    && signer == "kubernetes.io/kube-apiserver-client-kubelet")
+                    || (self.approve_serving && signer == "kubernetes.io/kubelet-serving")
+                {
+                    self.csrs.get_mut(&name).unwrap().conditions.push(("Approved", "AutoApproved"));
+                    self.sign(&name, now);
+                }
+                // The create response never carries the certificate (the signer comes later).
+                let mut o = Self::object(&self.csrs[&name]);
+                o["status"] = json!({});
+                Some((201, o.to_string().into_bytes()))
+            }
+            (RequestKind::Get, Method::Get) => {
+                let name = path.strip_prefix(&format!("{BASE}/")).unwrap();
+                match self.csrs.get(name) {
+                    Some(c) => Some((200, Self::object(c).to_string().into_bytes())),
+                    None => Some(Self::status(404, "NotFound")),
+                }
+            }
+            (RequestKind::Watch, Method::Get) => {
+                let name =
+                    path.split("metadata.name%3D").nth(1).unwrap().split('&').next().unwrap();
+                match self.csrs.get(name) {
+                    Some(c) => {
+                        let ev = json!({"type": "ADDED", "object": Self::object(c)});
+                        Some((200, format!("{ev}\n").into_bytes()))
+                    }
+                    None => Some((200, Vec::new())),
+                }
+            }
+            other => panic!("unexpected request {other:?} {path}"),
+        }
+    }
+
+    fn csrs_for(&self, signer: &str) -> usize {
+        self.csrs.values().filter(|c| c.signer == signer).count()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The front-end: real files, simulated clock and network
+
+struct Node {
+    dir: TempDir,
+    clock: i64,
+    events: Vec<String>,
+    entropy: u8,
+    /// Stop before executing a file step with this name (a crash).
+    crash_before: Option<&'static str>,
+    /// Stop after this many HTTP requests (a crash mid-wait).
+    crash_after_requests: Option<usize>,
+    requests: usize,
+}
+
+#[derive(Debug)]
+enum End {
+    Done(kubeboot::agent::Outcome),
+    Failed(Error, String),
+    Crashed,
+}
+
+impl Node {
+    fn new() -> Self {
+        Node {
+            dir: TempDir::new("agent-sim"),
+            clock: T0,
+            events: Vec::new(),
+            entropy: 1,
+            crash_before: None,
+            crash_after_requests: None,
+            requests: 0,
+        }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.0.join(rel)
+    }
+
+    fn p(&self, rel: &str) -> String {
+        self.path(rel).to_string_lossy().into_owned()
+    }
+
+    fn write_bootstrap_kubeconfig(&self, api: &Apiserver, token: &str) {
+        std::fs::write(self.path("ca.crt"), &api.ca_pem).unwrap();
+        let kc = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: b\n  cluster:\n    server: https://127.0.0.1:6443/\n    certificate-authority: ca.crt\ncontexts:\n- name: b\n  context:\n    cluster: b\n    user: u\ncurrent-context: b\nusers:\n- name: u\n  user:\n    token: {token}\n"
+        );
+        std::fs::write(self.path("bootstrap.conf"), kc).unwrap();
+    }
+
+    fn config(&self) -> (String, String, String, String) {
+        (
+            self.p("kubelet.conf"),
+            self.p("bootstrap.conf"),
+            self.p("pki"),
+            self.dir.0.to_string_lossy().into_owned(),
+        )
+    }
+
+    /// Run an agent with `cfg` to its end.
+    fn run(&mut self, api: &mut Apiserver, cfg: &Config<'_>) -> End {
+        let mut agent: Box<Agent> = Box::default();
+        agent.start(cfg).unwrap();
+        self.drive(&mut agent, api)
+    }
+
+    fn drive(&mut self, agent: &mut Agent, api: &mut Apiserver) -> End {
+        let files = FileSteps::new();
+        for _ in 0..10_000 {
+            let now = self.clock;
+            match agent.poll(now) {
+                Action::Read(r) => {
+                    let res =
+                        files.read(Path::new(r.path), r.max_len).map_err(|e| e.reported_kind());
+                    match res {
+                        Ok(b) => agent.on_read(now, Ok(&b)),
+                        Err(e) => agent.on_read(now, Err(e)),
+                    }
+                }
+                Action::File(step) => {
+                    if self.crash_before == Some(step.name()) {
+                        return End::Crashed;
+                    }
+                    let r = files.execute(&step).map_err(|e| e.reported_kind());
+                    agent.on_file_done(now, r);
+                }
+                Action::Entropy { len } => {
+                    let bytes: Vec<u8> = (0..len)
+                        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(self.entropy))
+                        .collect();
+                    self.entropy = self.entropy.wrapping_add(1);
+                    agent.on_entropy(&bytes);
+                }
+                Action::Http(req) => {
+                    self.requests += 1;
+                    if self.crash_after_requests.is_some_and(|n| self.requests > n) {
+                        return End::Crashed;
+                    }
+                    assert!(req.user_agent.starts_with("kubeboot-sim/"));
+                    assert!(req.connection.ca_pem.is_some() || req.connection.insecure);
+                    let kind = req.kind;
+                    let res = api.handle(&req, now);
+                    match res {
+                        None => agent.on_transport_error(now, "connection refused"),
+                        Some((200, body)) if kind == RequestKind::Watch => {
+                            // Deliver the stream in small chunks.
+                            let mut open = true;
+                            for chunk in body.chunks(7) {
+                                if agent.on_stream_data(now, chunk) == StreamControl::Close {
+                                    open = false;
+                                    break;
+                                }
+                            }
+                            if open {
+                                // The server ends the watch (timeoutSeconds): a later time.
+                                self.clock += 5;
+                                agent.on_stream_end(self.clock);
+                            }
+                        }
+                        Some((status, body)) => agent.on_http_response(now, status, &body),
+                    }
+                }
+                Action::Sleep { until } => {
+                    assert!(until >= now, "sleep into the past");
+                    self.clock = until.max(now + 1);
+                }
+                Action::Event(e) => {
+                    assert!(!e.line.contains("0123456789abcdef"), "secret in an event: {}", e.line);
+                    self.events.push(e.line.to_owned());
+                }
+                Action::Done(o) => return End::Done(o),
+                Action::Failed(f) => {
+                    assert!(!f.line.contains("0123456789abcdef"));
+                    self.events.push(f.line.to_owned());
+                    return End::Failed(f.error, f.detail.to_owned());
+                }
+                _ => panic!("unknown action"),
+            }
+        }
+        panic!("the agent did not finish: {:#?}", self.events);
+    }
+
+    fn has(&self, needle: &str) -> bool {
+        self.events.iter().any(|e| e.contains(needle))
+    }
+
+    fn tree(&self) -> Vec<(String, String)> {
+        fn walk(dir: &Path, base: &Path, out: &mut Vec<(String, String)>) {
+            let Ok(rd) = std::fs::read_dir(dir) else { return };
+            for e in rd.flatten() {
+                let p = e.path();
+                let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+                let meta = std::fs::symlink_metadata(&p).unwrap();
+                if meta.file_type().is_symlink() {
+                    out.push((rel, format!("-> {}", std::fs::read_link(&p).unwrap().display())));
+                } else if meta.is_dir() {
+                    out.push((rel.clone(), "dir".into()));
+                    walk(&p, base, out);
+                } else {
+                    out.push((rel, format!("{:x?}", std::fs::read(&p).unwrap())));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.dir.0, &self.dir.0, &mut out);
+        out.sort();
+        out
+    }
+}
+
+fn base_config<'a>(k: &'a (String, String, String, String)) -> Config<'a> {
+    let mut c = Config::new("sim", &k.3, &k.0, &k.2);
+    c.node_name = Some(NODE);
+    c.bootstrap_kubeconfig = Some(&k.1);
+    c.seed = 7;
+    c
+}
+
+fn bootstrapped(api: &mut Apiserver) -> Node {
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(api, TOKEN);
+    let k = n.config();
+    let end = n.run(api, &base_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    n.events.clear();
+    n
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+
+#[test]
+fn bootstrap_from_nothing_writes_the_kubelet_layout() {
+    let mut api = Apiserver::new();
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let k = n.config();
+    let end = n.run(&mut api, &base_config(&k));
+    let End::Done(o) = end else { panic!("{end:?} {:#?}", n.events) };
+    let c = o.client.unwrap();
+    assert_eq!(c.not_after, T0 + 3600);
+    assert!(c.rotation_deadline >= c.not_before + (c.not_after - c.not_before) * 7 / 10);
+    assert!(c.rotation_deadline <= c.not_before + (c.not_after - c.not_before) * 9 / 10);
+    // One CSR, named node-csr-<digest>, created with the token.
+    assert_eq!(api.csrs.len(), 1);
+    let name = api.csrs.keys().next().unwrap().clone();
+    assert!(name.starts_with("node-csr-") && name.len() == 52, "{name}");
+    assert_eq!(api.csrs[&name].username, "system:bootstrap:abcdef");
+    // The kubelet's layout: an absolute -current.pem link to a 0600 data file, no key cache.
+    let current = n.path("pki/kubelet-client-current.pem");
+    let target = std::fs::read_link(&current).unwrap();
+    assert!(target.is_absolute() && target.starts_with(n.path("pki")), "{target:?}");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::metadata(n.path("pki")).unwrap().permissions().mode() & 0o777, 0o700);
+    assert!(!n.path("pki/kubelet-client.key.tmp").exists());
+    let kc = std::fs::read_to_string(n.path("kubelet.conf")).unwrap();
+    assert!(kc.contains(&format!("client-certificate: {}", current.display())), "{kc}");
+    assert!(kc.contains(&format!("certificate-authority: {}", n.path("ca.crt").display())), "{kc}");
+    // The events, in order.
+    let steps: Vec<&str> = n
+        .events
+        .iter()
+        .map(|e| e.split(" step=").nth(1).unwrap().split(' ').next().unwrap())
+        .collect();
+    let want = [
+        "credentials",
+        "bootstrap",
+        "bootstrap",
+        "key",
+        "create",
+        "created",
+        "wait",
+        "issued",
+        "stored",
+        "kubeconfig",
+        "credentials",
+        "done",
+    ];
+    assert_eq!(steps, want, "{:#?}", n.events);
+    assert!(n.has(&format!("step=wait kind=bootstrap name={name} signer=kubernetes.io/kube-apiserver-client-kubelet hint=\"kubectl certificate approve {name}\"")));
+    assert!(n.events[0].starts_with("agent=sim step=credentials kind=client state=unusable reason=store-not-found what=kubeconfig"), "{}", n.events[0]);
+}
+
+#[test]
+fn valid_credentials_send_nothing() {
+    let mut api = Apiserver::new();
+    let mut n = bootstrapped(&mut api);
+    let before = n.tree();
+    let log = api.log.len();
+    let k = n.config();
+    n.clock += 60;
+    let end = n.run(&mut api, &base_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?}");
+    assert_eq!(api.log.len(), log, "no request");
+    assert_eq!(n.tree(), before, "no file changed");
+    assert!(n.has("step=credentials kind=client state=valid"));
+}
+
+#[test]
+fn rotation_uses_the_client_certificate_and_keeps_the_kubeconfig() {
+    let mut api = Apiserver::new();
+    let mut n = bootstrapped(&mut api);
+    let kc = std::fs::read(n.path("kubelet.conf")).unwrap();
+    let old = std::fs::read(n.path("pki/kubelet-client-current.pem")).unwrap();
+    let k = n.config();
+    // Past the deadline (90 % of the lifetime at the latest).
+    n.clock += 3600 * 95 / 100;
+    let end = n.run(&mut api, &base_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert_eq!(api.csrs.len(), 2);
+    let rotated = api.csrs.values().find(|c| c.name.starts_with("csr-")).unwrap();
+    assert_eq!(rotated.username, format!("system:node:{NODE}"));
+    assert_eq!(
+        std::fs::read(n.path("kubelet.conf")).unwrap(),
+        kc,
+        "the kubeconfig was not touched"
+    );
+    assert_ne!(std::fs::read(n.path("pki/kubelet-client-current.pem")).unwrap(), old);
+    assert!(n.has("step=rotate kind=client reason=due"));
+    let (kind, who, _) = api.log.iter().rev().find(|l| l.0 == RequestKind::Create).unwrap();
+    assert_eq!((*kind, *who), (RequestKind::Create, Who::Node));
+}
+
+#[test]
+fn forced_rotation_and_run_mode() {
+    let mut api = Apiserver::new();
+    let mut n = bootstrapped(&mut api);
+    let k = n.config();
+    let mut c = base_config(&k);
+    c.rotate_now = RotateNow { client: true, serving: false };
+    assert!(matches!(n.run(&mut api, &c), End::Done(_)));
+    assert!(n.has("step=rotate kind=client reason=forced"));
+    assert_eq!(api.csrs.len(), 2);
+    // Run mode: sleeps until each deadline, rotates, three times.
+    let mut c = base_config(&k);
+    c.mode = Mode::Run { max_rotations: Some(3) };
+    let start = n.clock;
+    n.events.clear();
+    assert!(matches!(n.run(&mut api, &c), End::Done(_)), "{:#?}", n.events);
+    assert_eq!(api.csrs.len(), 5);
+    assert_eq!(n.events.iter().filter(|e| e.contains("step=sleep")).count(), 3);
+    // Each rotation happened between 70 % and 90 % of the lifetime of the previous certificate.
+    assert!(n.clock - start >= 3 * (3600 + 300) * 7 / 10 - 3600, "{}", n.clock - start);
+}
+
+#[test]
+fn expired_certificate_falls_back_to_bootstrap() {
+    let mut api = Apiserver::new();
+    let mut n = bootstrapped(&mut api);
+    let k = n.config();
+    n.clock += 2 * 3600;
+    let end = n.run(&mut api, &base_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert!(n.has("step=credentials kind=client state=unusable reason=expired"), "{:#?}", n.events);
+    assert!(n.has("step=bootstrap reason=expired"));
+    assert_eq!(api.csrs.len(), 2);
+    assert!(api.csrs.values().all(|c| c.username == "system:bootstrap:abcdef"));
+    // Without a bootstrap kubeconfig the same node fails with the typed reason.
+    n.clock += 2 * 3600;
+    let mut c = base_config(&k);
+    c.bootstrap_kubeconfig = None;
+    let before = n.tree();
+    match n.run(&mut api, &c) {
+        End::Failed(Error::Verify(v), d) => {
+            assert_eq!(v.reason, Reason::Expired);
+            assert!(d.contains("no bootstrap kubeconfig"), "{d}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(n.tree(), before);
+}
+
+#[test]
+fn restart_mid_wait_reuses_the_node_csr() {
+    let mut api = Apiserver::new();
+    api.auto_approve_client = false;
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let k = n.config();
+    // healthz, create, then crash while waiting.
+    n.crash_after_requests = Some(2);
+    assert!(matches!(n.run(&mut api, &base_config(&k)), End::Crashed));
+    assert_eq!(api.csrs.len(), 1);
+    assert!(n.path("pki/kubelet-client.key.tmp").exists(), "the key cache survives");
+    let name = api.csrs.keys().next().unwrap().clone();
+    api.approve(&name, n.clock);
+    n.crash_after_requests = None;
+    n.events.clear();
+    let end = n.run(&mut api, &base_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert_eq!(api.csrs.len(), 1, "the same CSR, found by name");
+    assert!(n.has("step=key kind=bootstrap source=cache"));
+    assert!(api.log.iter().any(|l| l.0 == RequestKind::Get), "409 then GET");
+    assert!(!n.path("pki/kubelet-client.key.tmp").exists());
+}
+
+#[test]
+fn crash_between_file_steps_leaves_working_or_no_credentials() {
+    for step in ["write-pair", "swap-current", "write-kubeconfig", "remove-key-cache"] {
+        let mut api = Apiserver::new();
+        let mut n = Node::new();
+        n.write_bootstrap_kubeconfig(&api, TOKEN);
+        let k = n.config();
+        n.crash_before = Some(step);
+        assert!(matches!(n.run(&mut api, &base_config(&k)), End::Crashed), "{step}");
+        // The restart converges with no new CSR: the key cache finds the issued one.
+        n.crash_before = None;
+        n.events.clear();
+        let end = n.run(&mut api, &base_config(&k));
+        assert!(matches!(end, End::Done(_)), "{step}: {end:?} {:#?}", n.events);
+        assert_eq!(api.csrs.len(), 1, "{step}: {:#?}", n.events);
+        assert!(!n.path("pki/kubelet-client.key.tmp").exists(), "{step}");
+    }
+}
+
+#[test]
+fn refusals_are_typed_and_change_nothing() {
+    // (setup, expected error)
+    type Setup = Box<dyn Fn(&mut Apiserver)>;
+    let cases: Vec<(&str, Setup, Error)> = vec![
+        ("bad token", Box::new(|a| a.token_valid = false), Error::Unauthorized),
+        ("no binding", Box::new(|a| a.rbac_create = false), Error::Forbidden),
+        ("denied", Box::new(|a| a.deny_next = true), Error::CsrDenied),
+    ];
+    for (what, setup, want) in cases {
+        let mut api = Apiserver::new();
+        setup(&mut api);
+        let mut n = Node::new();
+        n.write_bootstrap_kubeconfig(&api, TOKEN);
+        let before = n.tree();
+        let k = n.config();
+        match n.run(&mut api, &base_config(&k)) {
+            End::Failed(e, _) => assert_eq!(e, want, "{what}"),
+            other => panic!("{what}: {other:?}"),
+        }
+        assert_eq!(n.tree(), before, "{what}: the cert dir and the kubeconfig are as before");
+        let last = n.events.last().unwrap();
+        assert!(
+            last.contains(&format!("step=failed reason={} code={}", want.name(), want.code())),
+            "{last}"
+        );
+    }
+}
+
+#[test]
+fn timeout_after_create_keeps_the_key_cache() {
+    let mut api = Apiserver::new();
+    api.auto_approve_client = false;
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let k = n.config();
+    let mut c = base_config(&k);
+    c.bootstrap_wait_secs = 60;
+    match n.run(&mut api, &c) {
+        End::Failed(Error::Timeout, _) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(n.path("pki/kubelet-client.key.tmp").exists());
+    assert!(n.has("step=cleanup kept="));
+}
+
+#[test]
+fn bad_files_are_typed_reasons() {
+    let mut api = Apiserver::new();
+    let n0 = bootstrapped(&mut api);
+    let pair = std::fs::read(n0.path("pki/kubelet-client-current.pem")).unwrap();
+    let kc = std::fs::read_to_string(n0.path("kubelet.conf")).unwrap();
+    let other = kubeboot::key::NodeKey::from_entropy(&[7u8; 32]).unwrap();
+    let mut buf = [0u8; kubeboot::key::SEC1_PEM_LEN];
+    let n_key = other.to_sec1_pem(&mut buf).unwrap();
+    let other_key = std::str::from_utf8(&buf[..n_key]).unwrap().to_owned();
+    let other_key = other_key.as_str();
+    let certs_only: String = String::from_utf8_lossy(&pair)
+        .split("-----BEGIN EC PRIVATE KEY-----")
+        .next()
+        .unwrap()
+        .to_owned();
+    let cases: Vec<(&str, Vec<u8>, Option<String>, &str)> = vec![
+        (
+            "corrupt kubeconfig",
+            pair.clone(),
+            Some("clusters: [\n".into()),
+            "reason=malformed-input what=kubeconfig",
+        ),
+        (
+            "cert and key differ",
+            format!("{certs_only}{other_key}").into_bytes(),
+            None,
+            "reason=key-mismatch",
+        ),
+        (
+            "truncated in the certificate",
+            pair[..pair.len() / 3].to_vec(),
+            None,
+            "reason=store-no-certificates",
+        ),
+        (
+            "truncated in the key",
+            pair[..pair.len() - 40].to_vec(),
+            None,
+            "reason=malformed-key what=client-key",
+        ),
+        (
+            "not a key",
+            format!(
+                "{certs_only}-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n"
+            )
+            .into_bytes(),
+            None,
+            "reason=malformed-key",
+        ),
+        ("no certificate", other_key.as_bytes().to_vec(), None, "reason=store-no-certificates"),
+    ];
+    for (what, pem, kubeconfig, reason) in cases {
+        let mut n = Node::new();
+        n.clock = T0 + 10;
+        n.write_bootstrap_kubeconfig(&api, TOKEN);
+        std::fs::create_dir_all(n.path("pki")).unwrap();
+        let target = n.path("pki/kubelet-client-2027-01-15-08-00-00.pem");
+        std::fs::write(&target, &pem).unwrap();
+        std::os::unix::fs::symlink(&target, n.path("pki/kubelet-client-current.pem")).unwrap();
+        let kc_text = kubeconfig.unwrap_or_else(|| {
+            kc.replace(&*n0.dir.0.to_string_lossy(), &n.dir.0.to_string_lossy())
+        });
+        std::fs::write(n.path("kubelet.conf"), kc_text).unwrap();
+        let k = n.config();
+        // Without a bootstrap kubeconfig: the typed reason, nothing changed.
+        let before = n.tree();
+        let mut c = base_config(&k);
+        c.bootstrap_kubeconfig = None;
+        let end = n.run(&mut api, &c);
+        assert!(matches!(end, End::Failed(..)), "{what}: {end:?}");
+        assert!(n.has(reason), "{what}: {:#?}", n.events);
+        assert_eq!(n.tree(), before, "{what}");
+        // With one: bootstrap replaces them.
+        n.events.clear();
+        let end = n.run(&mut api, &base_config(&k));
+        assert!(matches!(end, End::Done(_)), "{what}: {end:?} {:#?}", n.events);
+    }
+    // A key cache that is not a key is replaced.
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    std::fs::create_dir_all(n.path("pki")).unwrap();
+    std::fs::write(n.path("pki/kubelet-client.key.tmp"), b"garbage").unwrap();
+    let k = n.config();
+    assert!(matches!(n.run(&mut api, &base_config(&k)), End::Done(_)));
+    assert!(
+        n.has("step=key kind=bootstrap source=regenerate reason=malformed-key"),
+        "{:#?}",
+        n.events
+    );
+}
+
+#[test]
+fn serving_certificate_requested_with_the_client_certificate() {
+    let mut api = Apiserver::new();
+    let mut n = bootstrapped(&mut api);
+    let k = n.config();
+    let dns = ["node-1.example.com"];
+    let ips = ["10.0.0.7".parse().unwrap()];
+    let mut c = base_config(&k);
+    c.serving = Some(Serving { dns: &dns, ips: &ips });
+    c.rotation_wait_secs = 120;
+    // Not auto-approved: the wait times out, saying what to approve; nothing is stored.
+    match n.run(&mut api, &c) {
+        End::Failed(Error::Timeout, _) => {}
+        other => panic!("{other:?} {:#?}", n.events),
+    }
+    let serving = "kubernetes.io/kubelet-serving";
+    let name = api.csrs.values().find(|c| c.signer == serving).unwrap().name.clone();
+    assert!(name.starts_with("csr-"));
+    assert!(n.has(&format!("step=wait kind=serving name={name} signer={serving} hint=\"kubectl certificate approve {name}\"")));
+    assert_eq!(api.csrs[&name].username, format!("system:node:{NODE}"));
+    assert!(!n.path("pki/kubelet-server-current.pem").exists());
+    // Approved (an approver, or kubectl, right after the create): stored as kubelet-server-*.
+    api.approve_serving = true;
+    n.events.clear();
+    assert!(matches!(n.run(&mut api, &c), End::Done(_)), "{:#?}", n.events);
+    let current = n.path("pki/kubelet-server-current.pem");
+    assert!(std::fs::read_link(&current).unwrap().is_absolute());
+    assert!(n.has("step=stored kind=serving"));
+    // Valid now: nothing sent; then forced rotation of the serving certificate only.
+    let before = api.csrs.len();
+    n.events.clear();
+    assert!(matches!(n.run(&mut api, &c), End::Done(o) if o.serving.is_some()));
+    assert_eq!(api.csrs.len(), before);
+    c.rotate_now = RotateNow { client: false, serving: true };
+    assert!(matches!(n.run(&mut api, &c), End::Done(_)));
+    assert_eq!(api.csrs.len(), before + 1);
+    assert_eq!(api.csrs_for(serving), 3);
+    // Other SANs than the certificate's: requested again.
+    let dns2 = ["node-1.example.org"];
+    c.rotate_now = RotateNow::default();
+    c.serving = Some(Serving { dns: &dns2, ips: &ips });
+    n.events.clear();
+    assert!(matches!(n.run(&mut api, &c), End::Done(_)));
+    assert!(n.has("step=serving reason=subject-mismatch"), "{:#?}", n.events);
+    assert_eq!(api.csrs_for(serving), 4);
+}
+
+#[test]
+fn discovery_then_bootstrap() {
+    let mut api = Apiserver::new();
+    let token = BootstrapToken::parse(TOKEN).unwrap();
+    let kc = format!(
+        "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {}\n    server: https://127.0.0.1:6443\n  name: \"\"\ncontexts: null\ncurrent-context: \"\"\nkind: Config\nusers: null\n",
+        Base64::encode_string(api.ca_pem.as_bytes())
+    );
+    let mut jws = [0u8; kubeboot::discovery::DETACHED_JWS_LEN];
+    kubeboot::discovery::compute_detached_jws(
+        &TokenId::parse("abcdef").unwrap(),
+        b"0123456789abcdef",
+        kc.as_bytes(),
+        &mut jws,
+    )
+    .unwrap();
+    api.cluster_info = Some(
+        json!({"kind": "ConfigMap", "data": {"kubeconfig": kc, "jws-kubeconfig-abcdef": String::from_utf8(jws.to_vec()).unwrap()}}),
+    );
+    let mut ca_der = vec![0u8; 4096];
+    let der =
+        kubeboot::pem::decode_first(api.ca_pem.as_bytes(), "CERTIFICATE", &mut ca_der).unwrap();
+    let pin = CaPin::from_cert_der(der).unwrap();
+    for (pins, ok) in [
+        (vec![pin], true),
+        (vec![CaPin::parse(&format!("sha256:{}", "0".repeat(64))).unwrap()], false),
+    ] {
+        let mut n = Node::new();
+        let k = n.config();
+        let mut c = base_config(&k);
+        c.discovery = Some(DiscoveryConfig {
+            server: "https://127.0.0.1:6443",
+            token: &token,
+            pins: &pins,
+            allow_unpinned: false,
+            timeout_secs: 60,
+        });
+        let end = n.run(&mut api, &c);
+        if ok {
+            assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+            assert!(n.has("step=discovered"));
+            assert!(n.path("bootstrap.conf").exists());
+        } else {
+            assert!(matches!(end, End::Failed(Error::PinMismatch, _)), "{end:?}");
+            assert!(
+                !n.path("bootstrap.conf").exists()
+                    && !n.path("pki").exists()
+                    && !n.path("kubelet.conf").exists()
+            );
+        }
+    }
+}
+
+#[test]
+fn unanswered_actions_count_as_failed() {
+    let mut api = Apiserver::new();
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let k = n.config();
+    let mut agent: Box<Agent> = Box::default();
+    agent.start(&base_config(&k)).unwrap();
+    // The first action is the recovery step; skipping it is an I/O error: it fails.
+    assert!(matches!(agent.poll(T0), Action::File(FileStep::Recover { .. })));
+    match agent.poll(T0) {
+        Action::Failed(f) => assert_eq!(f.error, Error::Store(StoreErrorKind::Io)),
+        other => panic!("{other:?}"),
+    }
+    let _ = n.run(&mut api, &base_config(&k));
+}
+
+#[test]
+fn apiserver_down_then_up() {
+    let mut api = Apiserver::new();
+    api.down = true;
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let k = n.config();
+    let mut agent: Box<Agent> = Box::default();
+    agent.start(&base_config(&k)).unwrap();
+    // Drive until a few transport errors were seen, then bring it up.
+    n.crash_after_requests = Some(6);
+    assert!(matches!(n.drive(&mut agent, &mut api), End::Crashed));
+    api.down = false;
+    n.crash_after_requests = None;
+    n.requests = 0;
+    let end = n.drive(&mut agent, &mut api);
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert!(n.has("step=transport-error"));
+    assert!(n.has("step=healthz state=not-ready"));
+}
