@@ -43,73 +43,130 @@
 // anyway: there are only 23 distinct usages).
 #define KUBEBOOT_CSR_CHECK_MAX_USAGES 64
 
-#if defined(KUBEBOOT_STD)
+// Agent handles that can be live at once without `std` (the pool's size).
+#define AGENT_SLOTS 1
+
+// Mode: make the credentials usable once, then DONE (or FAILED).
+#define KUBEBOOT_MODE_ONCE 0
+
+// Mode: keep them usable, sleeping until each rotation deadline; failures are retried.
+#define KUBEBOOT_MODE_RUN 1
+
+// Action: read a file (`path`, `role`, `max_len`).
+#define KUBEBOOT_AGENT_READ 0
+
+// Action: a file step (`file_step`, `path`, `path2`, `path3`, `data`).
+#define KUBEBOOT_AGENT_FILE 1
+
+// Action: entropy for a new private key (`entropy_len` bytes).
+#define KUBEBOOT_AGENT_ENTROPY 2
+
+// Action: an HTTPS request (connection and request fields).
+#define KUBEBOOT_AGENT_HTTP 3
+
+// Action: nothing to do before `until` (unix seconds).
+#define KUBEBOOT_AGENT_SLEEP 4
+
+// Action: print `line`.
+#define KUBEBOOT_AGENT_EVENT 5
+
+// Action: done (`client_*`, `serving_*`).
+#define KUBEBOOT_AGENT_DONE 6
+
+// Action: failed for good (`result`, `detail`, `line`).
+#define KUBEBOOT_AGENT_FAILED 7
+
+// File step: open the store `<path>/<path2>-*.pem` (client-go's recovery of an interrupted
+// swap, stale temporary files removed); a missing directory is `STORE_NOT_FOUND`.
+#define KUBEBOOT_FILE_RECOVER 0
+
+// File step: create the directory `path` (mode 0700).
+#define KUBEBOOT_FILE_CREATE_DIR 1
+
+// File step: write the key cache `path` (`data`: a secret key) atomically, mode 0600.
+#define KUBEBOOT_FILE_WRITE_KEY_CACHE 2
+
+// File step: write the data file `path` (`data`: chain + key, secret) atomically, mode 0600,
+// and check it reads back equal.
+#define KUBEBOOT_FILE_WRITE_PAIR 3
+
+// File step: symlink `path2` (`-updated.pem`) → `path3` (the data file), renamed over `path`
+// (`-current.pem`).
+#define KUBEBOOT_FILE_SWAP_CURRENT 4
+
+// File step: write the node kubeconfig `path` (`data`) atomically, mode 0600.
+#define KUBEBOOT_FILE_WRITE_KUBECONFIG 5
+
+// File step: write the discovered bootstrap kubeconfig `path` (`data`, holds the token)
+// atomically, mode 0600.
+#define KUBEBOOT_FILE_WRITE_BOOTSTRAP_KUBECONFIG 6
+
+// File step: remove the key cache `path` (missing is success).
+#define KUBEBOOT_FILE_REMOVE_KEY_CACHE 7
+
+// File step: remove the directory `path` if it is empty.
+#define KUBEBOOT_FILE_REMOVE_DIR 8
+
+// Request: `GET /healthz` before bootstrapping.
+#define KUBEBOOT_AGENT_REQUEST_HEALTHZ 0
+
+// Request: `GET` of `kube-public/cluster-info` (discovery, anonymous).
+#define KUBEBOOT_AGENT_REQUEST_CLUSTER_INFO 1
+
+// Request: create the CSR.
+#define KUBEBOOT_AGENT_REQUEST_CREATE 2
+
+// Request: GET the CSR.
+#define KUBEBOOT_AGENT_REQUEST_GET 3
+
+// Request: watch the CSR; with status 200 stream the body into
+// [`kubeboot_agent_on_stream_data`].
+#define KUBEBOOT_AGENT_REQUEST_WATCH 4
+
+// Engine handles that can be live at once without `std` (the pool's size).
+#define ENGINE_SLOTS 2
+
 // Authenticate with the bootstrap token (`Authorization: Bearer <id>.<secret>`).
 #define KUBEBOOT_AUTH_TOKEN 0
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Authenticate with the current client certificate, which the transport presents in the TLS
 // handshake (rotation).
 #define KUBEBOOT_AUTH_CLIENT_CERTIFICATE 1
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Name the CSR `node-csr-<digest>` (the kubelet's bootstrap name: a restart finds its CSR).
 #define KUBEBOOT_NAMING_NODE_CSR 0
-#endif
 
-#if defined(KUBEBOOT_STD)
 // `generateName: csr-` (rotation: the apiserver picks the name).
 #define KUBEBOOT_NAMING_GENERATE 1
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Action: send the request described in the action (`request_*` fields).
 #define KUBEBOOT_ACTION_SEND 0
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Action: a request is outstanding; feed its outcome (`until` is the overall deadline).
 #define KUBEBOOT_ACTION_AWAIT 1
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Action: nothing to do before `until` (unix seconds); poll again then.
 #define KUBEBOOT_ACTION_WAIT 2
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Action: the certificate was issued and validated (`cert_pem`, `not_before`, ...).
 #define KUBEBOOT_ACTION_DONE 3
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Action: failed for good (`result`, `http_status`; see [`kubeboot_engine_failure_message`]).
 #define KUBEBOOT_ACTION_FAILED 4
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Request: create the CSR (POST, JSON body).
 #define KUBEBOOT_REQUEST_CREATE 0
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Request: GET the CSR by name.
 #define KUBEBOOT_REQUEST_GET 1
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Request: watch the CSR; stream the response body into [`kubeboot_engine_on_stream_data`] as it
 // arrives and call [`kubeboot_engine_on_stream_end`] when it ends.
 #define KUBEBOOT_REQUEST_WATCH 2
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Seconds the apiserver keeps a watch open (`timeoutSeconds` of watch requests); give the
 // transport a little more than this as its timeout.
 #define KUBEBOOT_WATCH_TIMEOUT_SECS 300
-#endif
 
 // Bytes of entropy [`kubeboot_key_from_entropy`] needs at least (each further 32-byte chunk is a
 // fallback should a chunk be out of range).
@@ -187,181 +244,194 @@
 #define KUBEBOOT_MAX_PEM_LEN (1 << 20)
 
 // Result of every fallible kubeboot function. Numbers are stable and shared with
-// `kubeboot::Error::code()`: 0–99 ABI-level, 100s tokens, 200s keys, 300s CSRs, 400s
-// issued-certificate verification reasons, 500s CSR policy violations, 600s CA pins, 700s the
-// engine and the apiserver's answers. 10–22 are ABI-level certificate-store (std) errors.
-// In C this is a `uint32_t`; compare against the `KUBEBOOT_RESULT_*` constants.
+// `kubeboot::Error::code()`: 0–9 ABI-level, 10–25 files and the certificate store,
+// 100s tokens, 200s keys, 300s CSRs, 400s issued-certificate verification reasons, 500s
+// CSR policy violations, 600s CA pins, 700s the engine and the apiserver's answers, 800s
+// the node agent. In C this is a `uint32_t`; compare against the `KUBEBOOT_RESULT_*`
+// constants; `kubeboot_result_name` / `kubeboot_result_message` give the name and text.
 enum kubeboot_result
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
-  // Success.
+  // success (`ok`).
   KUBEBOOT_RESULT_OK = 0,
-  // A required pointer argument was NULL.
+  // a required pointer argument was NULL (`null-parameter`).
   KUBEBOOT_RESULT_NULL_PARAMETER = 1,
-  // kubeboot panicked internally (a bug); the operation was abandoned.
+  // internal panic (a bug in kubeboot) (`panic`).
   KUBEBOOT_RESULT_PANIC = 2,
-  // The output buffer is too small; the needed size was written to `*out_len`.
+  // output buffer too small (`insufficient-size`).
   KUBEBOOT_RESULT_INSUFFICIENT_SIZE = 3,
-  // A text argument is not valid UTF-8.
+  // text argument is not valid UTF-8 (`invalid-utf8`).
   KUBEBOOT_RESULT_INVALID_UTF8 = 4,
-  // An argument is out of range (unknown flag bits, format or profile, oversized length).
+  // argument out of range (`invalid-parameter`).
   KUBEBOOT_RESULT_INVALID_PARAMETER = 5,
-  // An error of a newer core this ABI does not know yet.
+  // unknown error (`unknown-error`).
   KUBEBOOT_RESULT_UNKNOWN_ERROR = 6,
-  // Certificate store (std): `StoreErrorKind::Io` (`store-io`).
+  // filesystem error (`store-io`).
   KUBEBOOT_RESULT_STORE_IO = 10,
-  // Certificate store (std): `StoreErrorKind::NoCertKeyFiles` (`store-no-cert-key-files`).
+  // no cert/key files read (`store-no-cert-key-files`).
   KUBEBOOT_RESULT_STORE_NO_CERT_KEY_FILES = 11,
-  // Certificate store (std): `StoreErrorKind::NoCertificates` (`store-no-certificates`).
+  // no certificates found in certificate input (`store-no-certificates`).
   KUBEBOOT_RESULT_STORE_NO_CERTIFICATES = 12,
-  // Certificate store (std): `StoreErrorKind::MalformedCertificate` (`store-malformed-certificate`).
+  // malformed certificate (`store-malformed-certificate`).
   KUBEBOOT_RESULT_STORE_MALFORMED_CERTIFICATE = 13,
-  // Certificate store (std): `StoreErrorKind::MalformedKey` (`store-malformed-key`).
+  // no parseable private key (`store-malformed-key`).
   KUBEBOOT_RESULT_STORE_MALFORMED_KEY = 14,
-  // Certificate store (std): `StoreErrorKind::UnsupportedKey` (`store-unsupported-key`).
+  // unsupported private key type (`store-unsupported-key`).
   KUBEBOOT_RESULT_STORE_UNSUPPORTED_KEY = 15,
-  // Certificate store (std): `StoreErrorKind::KeyMismatch` (`store-key-mismatch`).
+  // private key does not match public key in certificate (`store-key-mismatch`).
   KUBEBOOT_RESULT_STORE_KEY_MISMATCH = 16,
-  // Certificate store (std): `StoreErrorKind::CurrentNotSymlink` (`store-current-not-symlink`).
+  // expected a symlink but it is a file (`store-current-not-symlink`).
   KUBEBOOT_RESULT_STORE_CURRENT_NOT_SYMLINK = 17,
-  // Certificate store (std): `StoreErrorKind::UpdatedNotSymlink` (`store-updated-not-symlink`).
+  // expected a symlink but it is a file (`store-updated-not-symlink`).
   KUBEBOOT_RESULT_STORE_UPDATED_NOT_SYMLINK = 18,
-  // Certificate store (std): `StoreErrorKind::ReadBackMismatch` (`store-read-back-mismatch`).
+  // file read back differs from what was written (`store-read-back-mismatch`).
   KUBEBOOT_RESULT_STORE_READ_BACK_MISMATCH = 19,
-  // Certificate store (std): `StoreErrorKind::InvalidPrefix` (`store-invalid-prefix`).
+  // invalid store prefix (`store-invalid-prefix`).
   KUBEBOOT_RESULT_STORE_INVALID_PREFIX = 20,
-  // Certificate store (std): `StoreErrorKind::InvalidTimestamp` (`store-invalid-timestamp`).
+  // invalid timestamp (want YYYY-MM-DD-HH-MM-SS) (`store-invalid-timestamp`).
   KUBEBOOT_RESULT_STORE_INVALID_TIMESTAMP = 21,
-  // Certificate store (std): `StoreErrorKind::KeyGeneration` (`store-key-generation`).
+  // key generation failed (`store-key-generation`).
   KUBEBOOT_RESULT_STORE_KEY_GENERATION = 22,
-  // `kubeboot::Error::InvalidToken` (`invalid-token`).
+  // no such file or directory (`store-not-found`).
+  KUBEBOOT_RESULT_STORE_NOT_FOUND = 23,
+  // file larger than the agent reads (`store-file-too-large`).
+  KUBEBOOT_RESULT_STORE_FILE_TOO_LARGE = 24,
+  // permission denied (`store-permission-denied`).
+  KUBEBOOT_RESULT_STORE_PERMISSION_DENIED = 25,
+  // token does not match [a-z0-9]{6}.[a-z0-9]{16} (`invalid-token`).
   KUBEBOOT_RESULT_INVALID_TOKEN = 100,
-  // `kubeboot::Error::InvalidTokenId` (`invalid-token-id`).
+  // token id does not match [a-z0-9]{6} (`invalid-token-id`).
   KUBEBOOT_RESULT_INVALID_TOKEN_ID = 101,
-  // `kubeboot::Error::InvalidSecretName` (`invalid-secret-name`).
+  // secret name is not bootstrap-token-<id> (`invalid-secret-name`).
   KUBEBOOT_RESULT_INVALID_SECRET_NAME = 102,
-  // `kubeboot::Error::InvalidGroup` (`invalid-group`).
+  // group does not match system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9] (`invalid-group`).
   KUBEBOOT_RESULT_INVALID_GROUP = 103,
-  // `kubeboot::Error::InvalidUsage` (`invalid-usage`).
+  // unknown token usage (allowed: signing, authentication) (`invalid-usage`).
   KUBEBOOT_RESULT_INVALID_USAGE = 104,
-  // `kubeboot::Error::InvalidExpiration` (`invalid-expiration`).
+  // expiration is not an RFC 3339 time or valid duration (`invalid-expiration`).
   KUBEBOOT_RESULT_INVALID_EXPIRATION = 105,
-  // `kubeboot::Error::TokenExpired` (`token-expired`).
+  // token has expired (`token-expired`).
   KUBEBOOT_RESULT_TOKEN_EXPIRED = 106,
-  // `kubeboot::Error::TokenNotForAuthentication` (`token-not-for-authentication`).
+  // token secret lacks usage-bootstrap-authentication: "true" (`token-not-for-authentication`).
   KUBEBOOT_RESULT_TOKEN_NOT_FOR_AUTHENTICATION = 107,
-  // `kubeboot::Error::TokenMismatch` (`token-mismatch`).
+  // token secret's token-id/token-secret missing or mismatched (`token-mismatch`).
   KUBEBOOT_RESULT_TOKEN_MISMATCH = 108,
-  // `kubeboot::Error::InvalidAuthFileLine` (`invalid-auth-file-line`).
+  // malformed token auth file line (`invalid-auth-file-line`).
   KUBEBOOT_RESULT_INVALID_AUTH_FILE_LINE = 109,
-  // `kubeboot::Error::InsufficientEntropy` (`insufficient-entropy`).
+  // not enough entropy supplied (`insufficient-entropy`).
   KUBEBOOT_RESULT_INSUFFICIENT_ENTROPY = 110,
-  // `kubeboot::Error::MalformedKey` (`malformed-key`).
+  // malformed private key (`malformed-key`).
   KUBEBOOT_RESULT_MALFORMED_KEY = 200,
-  // `kubeboot::Error::UnsupportedKey` (`unsupported-key`).
+  // unsupported key type (only ECDSA P-256 node keys) (`unsupported-key`).
   KUBEBOOT_RESULT_UNSUPPORTED_KEY = 201,
-  // `kubeboot::Error::BadEntropy` (`bad-entropy`).
+  // entropy produced an invalid key; supply fresh entropy (`bad-entropy`).
   KUBEBOOT_RESULT_BAD_ENTROPY = 202,
-  // `kubeboot::Error::InvalidNodeName` (`invalid-node-name`).
+  // node name is not a lower-case DNS-1123 subdomain (`invalid-node-name`).
   KUBEBOOT_RESULT_INVALID_NODE_NAME = 300,
-  // `kubeboot::Error::InvalidDnsName` (`invalid-dns-name`).
+  // invalid DNS name (`invalid-dns-name`).
   KUBEBOOT_RESULT_INVALID_DNS_NAME = 301,
-  // `kubeboot::Error::InvalidIpAddress` (`invalid-ip-address`).
+  // invalid IP address (`invalid-ip-address`).
   KUBEBOOT_RESULT_INVALID_IP_ADDRESS = 302,
-  // `kubeboot::Error::TooManySans` (`too-many-sans`).
+  // too many subject alternative names (`too-many-sans`).
   KUBEBOOT_RESULT_TOO_MANY_SANS = 303,
-  // `kubeboot::Error::InvalidExpirationSeconds` (`invalid-expiration-seconds`).
+  // expirationSeconds may not be less than 600 seconds (10 minutes) (`invalid-expiration-seconds`).
   KUBEBOOT_RESULT_INVALID_EXPIRATION_SECONDS = 304,
-  // `kubeboot::Error::SignerFailed` (`signer-failed`).
+  // signer failed (`signer-failed`).
   KUBEBOOT_RESULT_SIGNER_FAILED = 305,
-  // `kubeboot::Error::Malformed` (`malformed-input`).
+  // malformed PEM/DER input (`malformed-input`).
   KUBEBOOT_RESULT_MALFORMED = 306,
-  // `kubeboot::Error::Verify(VerifyError::new(Reason::Malformed))` (`malformed`).
+  // malformed (`malformed`).
   KUBEBOOT_RESULT_VERIFY_MALFORMED = 400,
-  // `kubeboot::Error::Verify(VerifyError::new(Reason::Untrusted))` (`untrusted`).
+  // untrusted (`untrusted`).
   KUBEBOOT_RESULT_VERIFY_UNTRUSTED = 401,
-  // `kubeboot::Error::Verify(VerifyError::new(Reason::BadSignature))` (`bad-signature`).
+  // bad-signature (`bad-signature`).
   KUBEBOOT_RESULT_VERIFY_BAD_SIGNATURE = 402,
-  // `kubeboot::Error::Verify(VerifyError::new(Reason::Expired))` (`expired`).
+  // expired (`expired`).
   KUBEBOOT_RESULT_VERIFY_EXPIRED = 403,
-  // `kubeboot::Error::Verify(VerifyError::new(Reason::NotYetValid))` (`not-yet-valid`).
+  // not-yet-valid (`not-yet-valid`).
   KUBEBOOT_RESULT_VERIFY_NOT_YET_VALID = 404,
-  // `kubeboot::Error::Verify(VerifyError::new(Reason::KeyMismatch))` (`key-mismatch`).
+  // key-mismatch (`key-mismatch`).
   KUBEBOOT_RESULT_VERIFY_KEY_MISMATCH = 405,
-  // `kubeboot::Error::Verify(VerifyError::new(Reason::SubjectMismatch))` (`subject-mismatch`).
+  // subject-mismatch (`subject-mismatch`).
   KUBEBOOT_RESULT_VERIFY_SUBJECT_MISMATCH = 406,
-  // `kubeboot::Error::Verify(VerifyError::new(Reason::WrongUsage))` (`wrong-usage`).
+  // wrong-usage (`wrong-usage`).
   KUBEBOOT_RESULT_VERIFY_WRONG_USAGE = 407,
-  // `kubeboot::Error::Verify(VerifyError::new(Reason::IsCa))` (`is-ca`).
+  // is-ca (`is-ca`).
   KUBEBOOT_RESULT_VERIFY_IS_CA = 408,
-  // `kubeboot::Error::Verify(VerifyError::new(Reason::UnsupportedAlgorithm))` (`unsupported-algorithm`).
+  // unsupported-algorithm (`unsupported-algorithm`).
   KUBEBOOT_RESULT_VERIFY_UNSUPPORTED_ALGORITHM = 409,
-  // `kubeboot::Error::Policy(PolicyViolation::NotCertificateRequest)` (`policy-not-certificate-request`).
+  // PEM block type must be CERTIFICATE REQUEST (`policy-not-certificate-request`).
   KUBEBOOT_RESULT_POLICY_NOT_CERTIFICATE_REQUEST = 500,
-  // `kubeboot::Error::Policy(PolicyViolation::BadSignature)` (`policy-bad-signature`).
+  // CSR signature does not verify (`policy-bad-signature`).
   KUBEBOOT_RESULT_POLICY_BAD_SIGNATURE = 501,
-  // `kubeboot::Error::Policy(PolicyViolation::UnsupportedKey)` (`policy-unsupported-key`).
+  // unsupported CSR key type (`policy-unsupported-key`).
   KUBEBOOT_RESULT_POLICY_UNSUPPORTED_KEY = 502,
-  // `kubeboot::Error::Policy(PolicyViolation::Organization)` (`policy-organization`).
+  // subject organization is not system:nodes (`policy-organization`).
   KUBEBOOT_RESULT_POLICY_ORGANIZATION = 503,
-  // `kubeboot::Error::Policy(PolicyViolation::CommonName)` (`policy-common-name`).
+  // subject common name does not begin with system:node: (`policy-common-name`).
   KUBEBOOT_RESULT_POLICY_COMMON_NAME = 504,
-  // `kubeboot::Error::Policy(PolicyViolation::DnsSanNotAllowed)` (`policy-dns-san-not-allowed`).
+  // DNS subjectAltNames are not allowed (`policy-dns-san-not-allowed`).
   KUBEBOOT_RESULT_POLICY_DNS_SAN_NOT_ALLOWED = 505,
-  // `kubeboot::Error::Policy(PolicyViolation::EmailSanNotAllowed)` (`policy-email-san-not-allowed`).
+  // Email subjectAltNames are not allowed (`policy-email-san-not-allowed`).
   KUBEBOOT_RESULT_POLICY_EMAIL_SAN_NOT_ALLOWED = 506,
-  // `kubeboot::Error::Policy(PolicyViolation::IpSanNotAllowed)` (`policy-ip-san-not-allowed`).
+  // IP subjectAltNames are not allowed (`policy-ip-san-not-allowed`).
   KUBEBOOT_RESULT_POLICY_IP_SAN_NOT_ALLOWED = 507,
-  // `kubeboot::Error::Policy(PolicyViolation::UriSanNotAllowed)` (`policy-uri-san-not-allowed`).
+  // URI subjectAltNames are not allowed (`policy-uri-san-not-allowed`).
   KUBEBOOT_RESULT_POLICY_URI_SAN_NOT_ALLOWED = 508,
-  // `kubeboot::Error::Policy(PolicyViolation::SanRequired)` (`policy-san-required`).
+  // DNS or IP subjectAltName is required (`policy-san-required`).
   KUBEBOOT_RESULT_POLICY_SAN_REQUIRED = 509,
-  // `kubeboot::Error::Policy(PolicyViolation::ClientUsages)` (`policy-client-usages`).
+  // usages did not match [client auth digital signature key encipherment] (`policy-client-usages`).
   KUBEBOOT_RESULT_POLICY_CLIENT_USAGES = 510,
-  // `kubeboot::Error::Policy(PolicyViolation::ServingUsages)` (`policy-serving-usages`).
+  // usages did not match [digital signature key encipherment server auth] (`policy-serving-usages`).
   KUBEBOOT_RESULT_POLICY_SERVING_USAGES = 511,
-  // `kubeboot::Error::Policy(PolicyViolation::UnknownUsage)` (`policy-unknown-usage`).
+  // unsupported usage (`policy-unknown-usage`).
   KUBEBOOT_RESULT_POLICY_UNKNOWN_USAGE = 512,
-  // `kubeboot::Error::Policy(PolicyViolation::DuplicateUsage)` (`policy-duplicate-usage`).
+  // duplicate usage (`policy-duplicate-usage`).
   KUBEBOOT_RESULT_POLICY_DUPLICATE_USAGE = 513,
-  // `kubeboot::Error::Policy(PolicyViolation::UsagesRequired)` (`policy-usages-required`).
+  // usages: Required value (`policy-usages-required`).
   KUBEBOOT_RESULT_POLICY_USAGES_REQUIRED = 514,
-  // `kubeboot::Error::Policy(PolicyViolation::Signer)` (`policy-signer`).
+  // signerName is not a kubelet signer (`policy-signer`).
   KUBEBOOT_RESULT_POLICY_SIGNER = 515,
-  // `kubeboot::Error::Policy(PolicyViolation::ExpirationTooShort)` (`policy-expiration-too-short`).
+  // may not specify a duration less than 600 seconds (10 minutes) (`policy-expiration-too-short`).
   KUBEBOOT_RESULT_POLICY_EXPIRATION_TOO_SHORT = 516,
-  // `kubeboot::Error::InvalidPin` (`invalid-pin`).
+  // invalid hash, expected "sha256:<64 hex digits>" (`invalid-pin`).
   KUBEBOOT_RESULT_INVALID_PIN = 600,
-  // `kubeboot::Error::PinMismatch` (`pin-mismatch`).
+  // none of the CA public keys are pinned (`pin-mismatch`).
   KUBEBOOT_RESULT_PIN_MISMATCH = 601,
-  // `kubeboot::Error::Unauthorized` (`unauthorized`).
+  // unauthorized: the bootstrap token is invalid, expired or deleted (or the client certificate is not accepted) (`unauthorized`).
   KUBEBOOT_RESULT_UNAUTHORIZED = 700,
-  // `kubeboot::Error::Forbidden` (`forbidden`).
+  // forbidden: bind system:node-bootstrapper to the token's group (e.g. kubectl create clusterrolebinding create-csrs-for-bootstrapping --clusterrole=system:node-bootstrapper --group=system:bootstrappers) (`forbidden`).
   KUBEBOOT_RESULT_FORBIDDEN = 701,
-  // `kubeboot::Error::CsrDenied` (`csr-denied`).
+  // certificate signing request is denied (`csr-denied`).
   KUBEBOOT_RESULT_CSR_DENIED = 702,
-  // `kubeboot::Error::CsrFailed` (`csr-failed`).
+  // certificate signing request failed (`csr-failed`).
   KUBEBOOT_RESULT_CSR_FAILED = 703,
-  // `kubeboot::Error::CsrDeleted` (`csr-deleted`).
+  // certificate signing request was deleted (`csr-deleted`).
   KUBEBOOT_RESULT_CSR_DELETED = 704,
-  // `kubeboot::Error::CsrUidChanged` (`csr-uid-changed`).
+  // certificate signing request changed UIDs (`csr-uid-changed`).
   KUBEBOOT_RESULT_CSR_UID_CHANGED = 705,
-  // `kubeboot::Error::CsrIncompatible` (`csr-incompatible`).
+  // retrieved csr is not compatible (`csr-incompatible`).
   KUBEBOOT_RESULT_CSR_INCOMPATIBLE = 706,
-  // `kubeboot::Error::Timeout` (`timeout`).
+  // timed out waiting for the certificate (`timeout`).
   KUBEBOOT_RESULT_TIMEOUT = 707,
-  // `kubeboot::Error::HttpStatus` (`http-status`).
+  // unexpected HTTP status from the apiserver (`http-status`).
   KUBEBOOT_RESULT_HTTP_STATUS = 708,
-  // `kubeboot::Error::MalformedResponse` (`malformed-response`).
+  // malformed response from the apiserver (`malformed-response`).
   KUBEBOOT_RESULT_MALFORMED_RESPONSE = 709,
-  // `kubeboot::Error::TooLarge` (`too-large`).
+  // input too large for the fixed buffers (`too-large`).
   KUBEBOOT_RESULT_TOO_LARGE = 710,
-  // `kubeboot::Error::InvalidState` (`invalid-state`).
+  // driven out of order (`invalid-state`).
   KUBEBOOT_RESULT_INVALID_STATE = 711,
-  // `kubeboot::Error::JwsInvalid` (`jws-invalid`).
+  // failed to verify JWS signature of the cluster-info ConfigMap (`jws-invalid`).
   KUBEBOOT_RESULT_JWS_INVALID = 712,
+  // the node's credentials are unusable and no bootstrap kubeconfig (or discovery) is configured (`no-bootstrap-credentials`).
+  KUBEBOOT_RESULT_NO_BOOTSTRAP_CREDENTIALS = 800,
+  // no CA to trust (the kubeconfig has none and no CA bundle was given); system roots are never used for a cluster (`no-ca`).
+  KUBEBOOT_RESULT_NO_CA = 801,
+  // unusable agent configuration (`invalid-config`).
+  KUBEBOOT_RESULT_INVALID_CONFIG = 802,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -371,11 +441,12 @@ typedef uint32_t kubeboot_result;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-#if defined(KUBEBOOT_STD)
+// A node agent. Opaque; use from one thread at a time; free with [`kubeboot_agent_free`].
+typedef struct kubeboot_agent kubeboot_agent;
+
 // A bootstrap / rotation engine. Opaque; not thread-safe (use from one thread at a time); free
 // with [`kubeboot_engine_free`].
 typedef struct kubeboot_engine kubeboot_engine;
-#endif
 
 // A P-256 private key. Opaque; free with [`kubeboot_key_free`], which zeroizes the scalar.
 typedef struct kubeboot_key kubeboot_key;
@@ -424,7 +495,181 @@ typedef struct kubeboot_signer {
   uint8_t public_point[65];
 } kubeboot_signer;
 
-#if defined(KUBEBOOT_STD)
+// What the agent manages (see `kubeboot::agent::Config`). Strings are UTF-8, not
+// NUL-terminated; an optional one is NULL with length 0. Only read by [`kubeboot_agent_new`].
+typedef struct kubeboot_agent_config {
+  // The front-end's name (`c`, `go`, ...): the `agent=` of every event line.
+  const char *front_end;
+  // Its length.
+  size_t front_end_len;
+  // The absolute directory relative paths are resolved against (the working directory).
+  const char *working_dir;
+  // Its length.
+  size_t working_dir_len;
+  // The node name; NULL: from the current client certificate (rotation only).
+  const char *node_name;
+  // Its length.
+  size_t node_name_len;
+  // The node kubeconfig.
+  const char *kubeconfig;
+  // Its length.
+  size_t kubeconfig_len;
+  // The bootstrap kubeconfig; NULL: the node cannot bootstrap.
+  const char *bootstrap_kubeconfig;
+  // Its length.
+  size_t bootstrap_kubeconfig_len;
+  // The cert dir.
+  const char *cert_dir;
+  // Its length.
+  size_t cert_dir_len;
+  // The CA bundle issued certificates must chain to; NULL: the kubeconfig's CA.
+  const char *ca_bundle;
+  // Its length.
+  size_t ca_bundle_len;
+  // Discovery: the apiserver endpoint `https://host:port`; NULL: no discovery.
+  const char *discovery_server;
+  // Its length.
+  size_t discovery_server_len;
+  // Discovery: the bootstrap token (required with a discovery server).
+  const struct kubeboot_token *discovery_token;
+  // Discovery: CA pins as text (`sha256:<hex>`).
+  const struct kubeboot_str *discovery_pins;
+  // Number of `discovery_pins`.
+  size_t discovery_pin_count;
+  // Discovery: trust the JWS-signed CA without a pin.
+  bool discovery_unsafe_skip_ca_verification;
+  // Discovery: timeout in seconds (0: 300).
+  int64_t discovery_timeout_seconds;
+  // Also request and keep a serving certificate.
+  bool serving;
+  // Serving DNS names.
+  const struct kubeboot_str *serving_dns;
+  // Number of `serving_dns`.
+  size_t serving_dns_count;
+  // Serving IP addresses as text.
+  const struct kubeboot_str *serving_ips;
+  // Number of `serving_ips`.
+  size_t serving_ip_count;
+  // Bootstrap wait in seconds (0: 3600).
+  int64_t bootstrap_wait_seconds;
+  // Rotation / serving wait in seconds (0: 900).
+  int64_t rotation_wait_seconds;
+  // `spec.expirationSeconds` of every CSR (0: the signer's default; else ≥ 600).
+  uint32_t expiration_seconds;
+  // Poll CSRs with GET instead of watching them.
+  bool poll;
+  // `KUBEBOOT_MODE_ONCE` or `KUBEBOOT_MODE_RUN`.
+  uint32_t mode;
+  // With `KUBEBOOT_MODE_RUN`: DONE after this many rotations (0: never).
+  uint32_t max_rotations;
+  // Rotate the client certificate right away.
+  bool rotate_now_client;
+  // Rotate the serving certificate right away.
+  bool rotate_now_serving;
+  // The local time's offset from UTC in seconds (data file names).
+  int32_t utc_offset;
+  // Seed of the deadline and backoff jitter (any unpredictable value).
+  uint64_t seed;
+} kubeboot_agent_config;
+
+// What to do next, from [`kubeboot_agent_poll`]. Pointers point into the agent and stay valid
+// until the next call that takes the agent; strings are not NUL-terminated unless noted; fields
+// not used by `kind` are NULL / 0.
+typedef struct kubeboot_agent_action {
+  // `KUBEBOOT_AGENT_READ` ... `KUBEBOOT_AGENT_FAILED`.
+  uint32_t kind;
+  // READ, FILE: the file (absolute); HTTP: the request path and query.
+  const char *path;
+  // Length of `path`.
+  size_t path_len;
+  // READ: what the file is (`kubeconfig`, `key-cache`, ...; static, NUL-terminated).
+  const char *role;
+  // READ: the largest size accepted (answer `STORE_FILE_TOO_LARGE` beyond).
+  size_t max_len;
+  // FILE: `KUBEBOOT_FILE_*`.
+  uint32_t file_step;
+  // FILE: the step's name (`write-pair`, ...; static, NUL-terminated).
+  const char *step_name;
+  // FILE: RECOVER: the store prefix; SWAP_CURRENT: the `-updated.pem` path.
+  const char *path2;
+  // Length of `path2`.
+  size_t path2_len;
+  // FILE: SWAP_CURRENT: the target data file.
+  const char *path3;
+  // Length of `path3`.
+  size_t path3_len;
+  // FILE: what to write (secret for keys and pairs); HTTP: the request body.
+  const uint8_t *data;
+  // Length of `data`.
+  size_t data_len;
+  // ENTROPY: how many bytes.
+  size_t entropy_len;
+  // HTTP: changes whenever the connection settings change (keep one client per id).
+  uint32_t conn_id;
+  // HTTP: `https://host:port`.
+  const char *server;
+  // Length of `server`.
+  size_t server_len;
+  // HTTP: trust exactly these CAs (PEM); NULL with `insecure`.
+  const uint8_t *ca_pem;
+  // Length of `ca_pem`.
+  size_t ca_pem_len;
+  // HTTP: do not verify the server.
+  bool insecure;
+  // HTTP: verify the server for this name instead of the URL's host; NULL: the host.
+  const char *server_name;
+  // Length of `server_name`.
+  size_t server_name_len;
+  // HTTP: the client certificate chain to present (PEM); NULL: none.
+  const uint8_t *client_cert_pem;
+  // Length of `client_cert_pem`.
+  size_t client_cert_pem_len;
+  // HTTP: its private key (PEM; secret).
+  const uint8_t *client_key_pem;
+  // Length of `client_key_pem`.
+  size_t client_key_pem_len;
+  // HTTP: `KUBEBOOT_AGENT_REQUEST_*`.
+  uint32_t request_kind;
+  // HTTP: `"GET"` / `"POST"` (static, NUL-terminated).
+  const char *method;
+  // HTTP: the `Authorization` header value (secret), or NULL.
+  const char *authorization;
+  // Length of `authorization`.
+  size_t authorization_len;
+  // HTTP: `Content-Type` (static, NUL-terminated) or NULL.
+  const char *content_type;
+  // HTTP: `Accept` (static, NUL-terminated).
+  const char *accept;
+  // HTTP: `User-Agent`.
+  const char *user_agent;
+  // Length of `user_agent`.
+  size_t user_agent_len;
+  // HTTP: give up at this time (report a transport error); SLEEP: sleep until then.
+  int64_t until;
+  // EVENT, FAILED: the line to print.
+  const char *line;
+  // Length of `line`.
+  size_t line_len;
+  // FAILED: why.
+  kubeboot_result result;
+  // FAILED: what the agent was doing, and the server's reason and message.
+  const char *detail;
+  // Length of `detail`.
+  size_t detail_len;
+  // DONE: the client certificate's notBefore.
+  int64_t client_not_before;
+  // DONE: its notAfter.
+  int64_t client_not_after;
+  // DONE: its rotation deadline.
+  int64_t client_rotation_deadline;
+  // DONE: whether a serving certificate is kept.
+  bool has_serving;
+  // DONE: the serving certificate's notAfter.
+  int64_t serving_not_after;
+  // DONE: its rotation deadline.
+  int64_t serving_rotation_deadline;
+} kubeboot_agent_action;
+
 // What the engine should ask for and how. All pointers are only read during
 // [`kubeboot_engine_new`]; the engine keeps its own copies.
 typedef struct kubeboot_engine_config {
@@ -460,16 +705,15 @@ typedef struct kubeboot_engine_config {
   // Watch the CSR (true, the kubelet's way) or poll it with GET every 5 s.
   bool watch;
 } kubeboot_engine_config;
-#endif
 
-#if defined(KUBEBOOT_STD)
 // What to do next, from [`kubeboot_engine_poll`]. Pointers point into the engine and stay valid
 // until the next call that takes the engine (or its `_free`); strings are not NUL-terminated
 // unless noted.
 typedef struct kubeboot_action {
   // `KUBEBOOT_ACTION_SEND` / `_AWAIT` / `_WAIT` / `_DONE` / `_FAILED`.
   uint32_t kind;
-  // AWAIT: the overall deadline; WAIT: poll again at this time (unix seconds); else 0.
+  // SEND: give up on the request at this time and report a transport error; AWAIT: the same
+  // for the outstanding request; WAIT: poll again at this time (unix seconds); else 0.
   int64_t until;
   // SEND: `KUBEBOOT_REQUEST_CREATE` / `_GET` / `_WATCH`.
   uint32_t request_kind;
@@ -512,7 +756,6 @@ typedef struct kubeboot_action {
   // FAILED: the HTTP status the failure came with, or 0.
   uint16_t http_status;
 } kubeboot_action;
-#endif
 
 #if defined(KUBEBOOT_STD)
 // A borrowed byte string (not NUL-terminated; `data` is NULL when absent, with `len` 0).
@@ -711,69 +954,148 @@ kubeboot_result kubeboot_csr_check(const uint8_t *csr_pem,
                                    size_t usage_count,
                                    uint32_t expiration_seconds);
 
-#if defined(KUBEBOOT_STD)
-// Create an engine: build and sign the CSR with `key` (copied), check the configuration, and get
-// ready to create the CSR. `now` is the current unix time (the wait deadline counts from it);
-// `seed` drives backoff and rotation-deadline jitter (take it from any unpredictable source).
+// Create an agent from `cfg` (copied; pointers are only read during the call).
 //
-// Errors: `KUBEBOOT_RESULT_INVALID_PARAMETER` for an unknown profile, auth or naming, or an
-// empty CA bundle; `KUBEBOOT_RESULT_NULL_PARAMETER` for a missing token with token auth; the
-// CSR errors (`INVALID_NODE_NAME`, `INVALID_DNS_NAME`, `TOO_MANY_SANS`,
-// `INVALID_EXPIRATION_SECONDS`, ...).
+// Errors: `NULL_PARAMETER`, `INVALID_UTF8`; `INVALID_CONFIG` (an empty or odd front-end name, a
+// relative working dir, discovery without a bootstrap kubeconfig, an unknown mode);
+// `INVALID_NODE_NAME`, the serving SANs' errors, `INVALID_PIN`, `PIN_MISMATCH` (discovery with
+// no pin and no unsafe skip), `INVALID_EXPIRATION_SECONDS`, `TOO_LARGE` (a path over 1024
+// bytes); without `std`, `UNKNOWN_ERROR` when [`AGENT_SLOTS`] agents are live.
+kubeboot_result kubeboot_agent_new(const struct kubeboot_agent_config *cfg,
+                                   struct kubeboot_agent **out);
+
+// Free an agent (its secrets are wiped). NULL is a no-op.
+void kubeboot_agent_free(struct kubeboot_agent *agent);
+
+// What to do now: writes `*out` (see [`kubeboot_agent_action`]) and returns OK, also for
+// `KUBEBOOT_AGENT_FAILED` (whose `result` says why). Every action but SLEEP, EVENT, DONE and
+// FAILED must be answered before the next poll; a poll with one unanswered counts it as failed.
+kubeboot_result kubeboot_agent_poll(struct kubeboot_agent *agent,
+                                    int64_t now,
+                                    struct kubeboot_agent_action *out);
+
+// The outcome of a READ: `result` OK with the file's bytes, or a store code
+// (`KUBEBOOT_RESULT_STORE_NOT_FOUND`, `..._PERMISSION_DENIED`, `..._FILE_TOO_LARGE`,
+// `..._IO`; any other code counts as `..._IO`).
+kubeboot_result kubeboot_agent_on_read(struct kubeboot_agent *agent,
+                                       int64_t now,
+                                       uint32_t result,
+                                       const uint8_t *data,
+                                       size_t len);
+
+// The outcome of a FILE step: OK, or a store code (as for [`kubeboot_agent_on_read`]).
+kubeboot_result kubeboot_agent_on_file_done(struct kubeboot_agent *agent,
+                                            int64_t now,
+                                            uint32_t result);
+
+// Entropy for an ENTROPY action (`len` ≥ the action's `entropy_len`).
+kubeboot_result kubeboot_agent_on_entropy(struct kubeboot_agent *agent,
+                                          const uint8_t *data,
+                                          size_t len);
+
+// The whole response to an HTTP action (for a watch that could not be streamed, the whole
+// stream).
+kubeboot_result kubeboot_agent_on_http_response(struct kubeboot_agent *agent,
+                                                int64_t now,
+                                                uint16_t status,
+                                                const uint8_t *body,
+                                                size_t body_len);
+
+// A chunk of a watch response with status 200. `*keep_reading` false: stop reading, drop the
+// connection, and do not call [`kubeboot_agent_on_stream_end`].
+kubeboot_result kubeboot_agent_on_stream_data(struct kubeboot_agent *agent,
+                                              int64_t now,
+                                              const uint8_t *chunk,
+                                              size_t chunk_len,
+                                              bool *keep_reading);
+
+// The watch stream ended (server timeout, closed connection, or a broken read).
+kubeboot_result kubeboot_agent_on_stream_end(struct kubeboot_agent *agent, int64_t now);
+
+// The HTTP action could not be sent, or no (complete) response arrived. `why` (UTF-8, may be
+// NULL with 0) is printed in the agent's event; never put a secret in it.
+kubeboot_result kubeboot_agent_on_transport_error(struct kubeboot_agent *agent,
+                                                  int64_t now,
+                                                  const char *why,
+                                                  size_t why_len);
+
+// Update the local time's offset from UTC (seconds east), used to name data files.
+kubeboot_result kubeboot_agent_set_utc_offset(struct kubeboot_agent *agent, int32_t utc_offset);
+
+#if defined(KUBEBOOT_STD)
+// Perform the outstanding READ or FILE action with kubeboot's own crash-safe file store and
+// answer it (what `kubeboot::store::FileSteps` does for the Rust CLI). Returns OK, or
+// `INVALID_STATE` when no READ or FILE action is outstanding. A failed file operation is
+// reported to the agent (it decides), and its text — path and OS error — is written to
+// `buf` (not NUL-terminated; `*out_len` = 0 when it succeeded) for printing.
+kubeboot_result kubeboot_agent_perform_file_action(struct kubeboot_agent *agent,
+                                                   int64_t now,
+                                                   char *buf,
+                                                   size_t len,
+                                                   size_t *out_len);
+#endif
+
+#if defined(KUBEBOOT_STD)
+// Answer the outstanding ENTROPY action from the operating system's RNG. Returns OK, or
+// `INVALID_STATE` when none is outstanding, `INSUFFICIENT_ENTROPY` when the RNG fails.
+kubeboot_result kubeboot_agent_perform_entropy(struct kubeboot_agent *agent);
+#endif
+
+// Create an engine: copy the configuration, build and sign the CSR with `key` (not kept), and
+// get ready to create it. `now` is the current unix time (the wait deadline counts from it);
+// `seed` drives backoff and rotation-deadline jitter (take it from any unpredictable source).
+// All pointers are only read during the call.
+//
+// Errors: `KUBEBOOT_RESULT_INVALID_PARAMETER` for an unknown profile, auth or naming;
+// `KUBEBOOT_RESULT_NULL_PARAMETER` for a missing token with token auth; the CSR errors
+// (`INVALID_NODE_NAME`, `INVALID_DNS_NAME`, `TOO_MANY_SANS`, `INVALID_EXPIRATION_SECONDS`, ...);
+// `MALFORMED_INPUT` for an empty CA bundle and `TOO_LARGE` for one over 16 KiB; without `std`,
+// `UNKNOWN_ERROR` when [`ENGINE_SLOTS`] engines are live.
 kubeboot_result kubeboot_engine_new(const struct kubeboot_engine_config *cfg,
                                     const struct kubeboot_key *key,
                                     int64_t now,
                                     uint64_t seed,
                                     struct kubeboot_engine **out);
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Free an engine (zeroizing the token and key copies). NULL is a no-op.
 void kubeboot_engine_free(struct kubeboot_engine *engine);
-#endif
 
-#if defined(KUBEBOOT_STD)
 // What to do now (see [`kubeboot_action`]). Writes `*out` and returns `KUBEBOOT_RESULT_OK`,
 // also for `KUBEBOOT_ACTION_FAILED` (whose `result` says why).
 kubeboot_result kubeboot_engine_poll(struct kubeboot_engine *engine,
                                      int64_t now,
                                      struct kubeboot_action *out);
-#endif
 
-#if defined(KUBEBOOT_STD)
 // The complete response (`status`, body) to the outstanding request. For a watch this may be
-// the whole stream (transports that cannot stream). Returns the error that ended the attempt
-// (also reported by the next poll as FAILED), `KUBEBOOT_RESULT_INVALID_STATE` when no request is
-// outstanding, else OK (including for retried statuses such as 429 / 5xx).
+// the whole stream (transports that cannot stream). Returns `KUBEBOOT_RESULT_OK` (a failure it
+// causes comes out of the next [`kubeboot_engine_poll`]); a response when no request is
+// outstanding is ignored.
 kubeboot_result kubeboot_engine_on_response(struct kubeboot_engine *engine,
                                             int64_t now,
                                             uint16_t status,
                                             const uint8_t *body,
                                             size_t body_len);
-#endif
 
-#if defined(KUBEBOOT_STD)
-// A chunk of the watch response body (a 200 watch stream), split anywhere.
+// A chunk of the watch response body (a 200 watch stream), split anywhere. `*keep_reading`
+// says whether to go on reading the stream: false once the engine needs no more of it (the
+// certificate arrived, the CSR failed, or it wants another request) — then drop the connection
+// and do not call [`kubeboot_engine_on_stream_end`] (the apiserver would keep the stream open
+// until its timeout).
 kubeboot_result kubeboot_engine_on_stream_data(struct kubeboot_engine *engine,
                                                int64_t now,
                                                const uint8_t *chunk,
-                                               size_t chunk_len);
-#endif
+                                               size_t chunk_len,
+                                               bool *keep_reading);
 
-#if defined(KUBEBOOT_STD)
-// The watch stream ended (server timeout or closed connection). Call it after the last
-// [`kubeboot_engine_on_stream_data`]; a no-op when no watch is open.
+// The watch stream ended (server timeout, closed connection, or a broken read). Call it after
+// the last [`kubeboot_engine_on_stream_data`]; a no-op when no watch is open.
 kubeboot_result kubeboot_engine_on_stream_end(struct kubeboot_engine *engine, int64_t now);
-#endif
 
-#if defined(KUBEBOOT_STD)
 // The request could not be sent or no (complete) response arrived: connection refused, TLS
 // error, timeout, or a watch response with a non-200 status that you could not read. Retried
 // with backoff until the deadline.
 kubeboot_result kubeboot_engine_on_transport_error(struct kubeboot_engine *engine, int64_t now);
-#endif
 
-#if defined(KUBEBOOT_STD)
 // The failure's detail once poll said FAILED: `"<reason>: <message>"` (the server's condition or
 // Status reason and message, e.g. `"AutoDenied: ..."`), or just the message, into `buf` (not
 // NUL-terminated). Empty (`*out_len` = 0) when the engine has not failed. Never contains the
@@ -782,29 +1104,22 @@ kubeboot_result kubeboot_engine_failure_message(const struct kubeboot_engine *en
                                                 char *buf,
                                                 size_t len,
                                                 size_t *out_len);
-#endif
 
-#if defined(KUBEBOOT_STD)
 // The CSR object's name into `buf`: known from the start with `KUBEBOOT_NAMING_NODE_CSR`, after
 // the create response with `KUBEBOOT_NAMING_GENERATE` (empty before).
 kubeboot_result kubeboot_engine_csr_name(const struct kubeboot_engine *engine,
                                          char *buf,
                                          size_t len,
                                          size_t *out_len);
-#endif
 
-#if defined(KUBEBOOT_STD)
 // Whether a request is outstanding (create, get or watch sent, outcome not yet fed). A
 // streaming transport must stop reading a watch response as soon as this turns false after
 // [`kubeboot_engine_on_stream_data`] (the certificate arrived or the CSR failed): the apiserver
 // keeps the stream open until its timeout. False for NULL.
 bool kubeboot_engine_request_outstanding(const struct kubeboot_engine *engine);
-#endif
 
-#if defined(KUBEBOOT_STD)
 // The engine's overall deadline (unix seconds): creation time plus the wait. 0 for NULL.
 int64_t kubeboot_engine_deadline(const struct kubeboot_engine *engine);
-#endif
 
 // Write the fixed, human-readable message of `result` into `buf` (not NUL-terminated) and its
 // length into `*out_len`. Verification results (400–409) give their reason name; an unknown

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int passed, failed;
@@ -639,8 +640,9 @@ static kubeboot_action rec_run(kubeboot_engine *e, const char *created, const ch
     unsigned char *w = data(watch, &wn);
     for (size_t off = 0; w && off < wn; off += chunk) {
         size_t len = wn - off < chunk ? wn - off : chunk;
-        kubeboot_result rc = kubeboot_engine_on_stream_data(e, REC_NOW + 1, w + off, len);
-        if (rc != OK) break; /* the watch is over (done or failed) */
+        bool keep = true;
+        CHECK_RC(kubeboot_engine_on_stream_data(e, REC_NOW + 1, w + off, len, &keep), OK);
+        if (!keep) break; /* the watch is over (done or failed) */
     }
     free(w);
     CHECK(!kubeboot_engine_request_outstanding(e)); /* the stream can be dropped now */
@@ -738,10 +740,12 @@ static void test_engine(void) {
         CHECK(eq(v.ca_subject, v.ca_subject_len, "CN=kubeboot-e2e-client-ca") && v.ca_index == 0);
         CHECK_RC(kubeboot_engine_csr_name(e, buf, sizeof buf, &n), OK);
         CHECK(eq(buf, n, REC_APPROVED));
-        /* Done stays done; further input is refused. */
+        /* Done stays done; further input is ignored (one error channel: poll). */
         CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 2, &a), OK);
         CHECK(a.kind == KUBEBOOT_ACTION_DONE);
-        CHECK_RC(kubeboot_engine_on_response(e, REC_NOW, 200, (const uint8_t *)"{}", 2), KUBEBOOT_RESULT_INVALID_STATE);
+        CHECK_RC(kubeboot_engine_on_response(e, REC_NOW, 200, (const uint8_t *)"{}", 2), OK);
+        CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 2, &a), OK);
+        CHECK(a.kind == KUBEBOOT_ACTION_DONE);
         CHECK_RC(kubeboot_engine_failure_message(e, buf, sizeof buf, &n), OK);
         CHECK(n == 0);
         kubeboot_engine_free(e);
@@ -794,7 +798,7 @@ static void test_engine(void) {
         kubeboot_action a;
         CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
         unsigned char *b = data(st[i].file, &n);
-        CHECK_RC(kubeboot_engine_on_response(e, REC_NOW, st[i].status, b, n), st[i].want);
+        CHECK_RC(kubeboot_engine_on_response(e, REC_NOW, st[i].status, b, n), OK);
         free(b);
         CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
         CHECK(a.kind == KUBEBOOT_ACTION_FAILED && a.result == (kubeboot_result)st[i].want && a.http_status == st[i].status);
@@ -817,8 +821,9 @@ static void test_engine(void) {
     /* Garbage: a 201 that is not a CSR object. */
     CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 100, &a), OK);
     CHECK(a.kind == KUBEBOOT_ACTION_SEND);
-    CHECK_RC(kubeboot_engine_on_response(e, REC_NOW + 100, 201, (const uint8_t *)"\x01garbage{", 9),
-             KUBEBOOT_RESULT_MALFORMED_RESPONSE);
+    CHECK_RC(kubeboot_engine_on_response(e, REC_NOW + 100, 201, (const uint8_t *)"\x01garbage{", 9), OK);
+    CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 100, &a), OK);
+    CHECK(a.kind == KUBEBOOT_ACTION_FAILED && a.result == KUBEBOOT_RESULT_MALFORMED_RESPONSE);
     /* The deadline: a fresh engine past its wait fails with TIMEOUT. */
     kubeboot_engine_free(e);
     CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 3, &e), OK);
@@ -829,7 +834,9 @@ static void test_engine(void) {
     CHECK_RC(kubeboot_engine_poll(e, 0, NULL), NULLP);
     CHECK_RC(kubeboot_engine_on_response(NULL, 0, 200, NULL, 0), NULLP);
     CHECK_RC(kubeboot_engine_on_response(e, 0, 200, NULL, 5), NULLP);
-    CHECK_RC(kubeboot_engine_on_stream_data(NULL, 0, NULL, 0), NULLP);
+    bool keep = true;
+    CHECK_RC(kubeboot_engine_on_stream_data(NULL, 0, NULL, 0, &keep), NULLP);
+    CHECK_RC(kubeboot_engine_on_stream_data(e, 0, NULL, 0, NULL), NULLP);
     CHECK_RC(kubeboot_engine_on_stream_end(NULL, 0), NULLP);
     CHECK_RC(kubeboot_engine_on_transport_error(NULL, 0), NULLP);
     CHECK_RC(kubeboot_engine_failure_message(NULL, buf, sizeof buf, &n), NULLP);
@@ -1150,6 +1157,203 @@ static void test_store(const unsigned char *k1_pem, size_t k1_len) {
     free(leaf);
 }
 
+
+/* ---------------------------------------------------------------------------------------- */
+/* The agent: a bootstrap driven end to end through the ABI with the recorded apiserver's
+   answers, files through libkubeboot's own store in a temporary directory. */
+
+static void write_file(const char *dir, const char *name, const void *b, size_t n) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK(fwrite(b, 1, n, f) == n);
+    fclose(f);
+}
+
+static bool exists(const char *dir, const char *name) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return access(p, F_OK) == 0;
+}
+
+static bool mkdir_p(const char *dir, const char *name) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return mkdir(p, 0700) == 0;
+}
+
+static kubeboot_agent_config agent_config(const char *dir, const char *node, bool with_bootstrap) {
+    kubeboot_agent_config c;
+    memset(&c, 0, sizeof c);
+    c.front_end = "c";
+    c.front_end_len = 1;
+    c.working_dir = dir;
+    c.working_dir_len = strlen(dir);
+    c.node_name = node;
+    c.node_name_len = strlen(node);
+    c.kubeconfig = "kubelet.conf";
+    c.kubeconfig_len = 12;
+    if (with_bootstrap) {
+        c.bootstrap_kubeconfig = "bootstrap.conf";
+        c.bootstrap_kubeconfig_len = 14;
+    }
+    c.cert_dir = "pki";
+    c.cert_dir_len = 3;
+    c.ca_bundle = "client-ca.pem";
+    c.ca_bundle_len = 13;
+    c.mode = KUBEBOOT_MODE_ONCE;
+    c.seed = 42;
+    return c;
+}
+
+/* Drive `agent` at `now`, answering HTTP from the recording. Returns the final action. */
+static kubeboot_agent_action agent_run(kubeboot_agent *agent, int64_t now, int *requests) {
+    kubeboot_agent_action a;
+    char msg[256];
+    size_t n = 0;
+    for (int i = 0; i < 200; i++) {
+        CHECK_RC(kubeboot_agent_poll(agent, now, &a), OK);
+        switch (a.kind) {
+        case KUBEBOOT_AGENT_READ:
+        case KUBEBOOT_AGENT_FILE:
+            CHECK_RC(kubeboot_agent_perform_file_action(agent, now, msg, sizeof msg, &n), OK);
+            break;
+        case KUBEBOOT_AGENT_ENTROPY:
+            CHECK_RC(kubeboot_agent_perform_entropy(agent), OK);
+            break;
+        case KUBEBOOT_AGENT_HTTP: {
+            (*requests)++;
+            CHECK(a.user_agent_len > 12 && memcmp(a.user_agent, "kubeboot-c/", 11) == 0);
+            CHECK(a.ca_pem && a.ca_pem_len > 100 && !a.insecure && a.client_cert_pem == NULL);
+            if (a.request_kind == KUBEBOOT_AGENT_REQUEST_HEALTHZ) {
+                CHECK(a.authorization == NULL);
+                CHECK_RC(kubeboot_agent_on_http_response(agent, now, 200, (const uint8_t *)"ok", 2), OK);
+            } else if (a.request_kind == KUBEBOOT_AGENT_REQUEST_CREATE) {
+                CHECK(bytes_eq(a.authorization, a.authorization_len, "Bearer hi3rc6.cpoi3m254kzpt12t"));
+                CHECK(strcmp(a.method, "POST") == 0 && a.data_len > 100);
+                size_t bn = 0;
+                unsigned char *b = data("recorded/csr-create-201.json", &bn);
+                CHECK_RC(kubeboot_agent_on_http_response(agent, now, 201, b, bn), OK);
+                free(b);
+            } else if (a.request_kind == KUBEBOOT_AGENT_REQUEST_WATCH) {
+                size_t wn = 0;
+                unsigned char *w = data("recorded/watch-approved.json", &wn);
+                bool keep = true;
+                for (size_t off = 0; w && keep && off < wn; off += 10) {
+                    size_t len = wn - off < 10 ? wn - off : 10;
+                    CHECK_RC(kubeboot_agent_on_stream_data(agent, now, w + off, len, &keep), OK);
+                }
+                CHECK(!keep); /* the certificate arrived: stop reading */
+                free(w);
+            } else {
+                CHECK_RC(kubeboot_agent_on_transport_error(agent, now, "unexpected", 10), OK);
+            }
+            break;
+        }
+        case KUBEBOOT_AGENT_SLEEP:
+            now = a.until;
+            break;
+        case KUBEBOOT_AGENT_EVENT:
+            CHECK(a.line_len > 16 && memcmp(a.line, "agent=c step=", 13) == 0);
+            CHECK(find_bytes(a.line, a.line_len, "cpoi3m254kzpt12t", 16) == NULL); /* no secret */
+            break;
+        default:
+            if (a.kind == KUBEBOOT_AGENT_FAILED && getenv("KUBEBOOT_TEST_VERBOSE"))
+                fprintf(stderr, "%.*s\n", (int)a.line_len, a.line);
+            return a;
+        }
+    }
+    CHECK(!"the agent did not finish");
+    return a;
+}
+
+static void test_agent(void) {
+    char tmpl[] = "/tmp/kubeboot-c-agent-XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    size_t n = 0;
+    unsigned char *ca = data("recorded/client-ca.pem", &n);
+    write_file(dir, "client-ca.pem", ca, n);
+    free(ca);
+    unsigned char *sca = data("recorded/serving-ca.pem", &n);
+    write_file(dir, "serving-ca.pem", sca, n);
+    free(sca);
+    const char *bk = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:6443\n"
+                     "    certificate-authority: serving-ca.pem\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
+                     "current-context: c\nusers:\n- name: u\n  user:\n    token: hi3rc6.cpoi3m254kzpt12t\n";
+    write_file(dir, "bootstrap.conf", bk, strlen(bk));
+
+    /* Bad configurations, *out untouched. */
+    kubeboot_agent *agent = (kubeboot_agent *)&n;
+    kubeboot_agent_config c = agent_config(dir, "rec-1", true);
+    CHECK_RC(kubeboot_agent_new(NULL, &agent), NULLP);
+    CHECK_RC(kubeboot_agent_new(&c, NULL), NULLP);
+    kubeboot_agent_config bad = c;
+    bad.working_dir = "relative";
+    bad.working_dir_len = 8;
+    CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_CONFIG);
+    bad = c;
+    bad.mode = 9;
+    CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_CONFIG);
+    bad = c;
+    bad.node_name = "Bad_Name";
+    bad.node_name_len = 8;
+    CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_NODE_NAME);
+    CHECK(agent == (kubeboot_agent *)&n);
+
+    /* Without a bootstrap kubeconfig: the typed reason, nothing written. */
+    int requests = 0;
+    kubeboot_agent_config nb = agent_config(dir, "rec-1", false);
+    CHECK_RC(kubeboot_agent_new(&nb, &agent), OK);
+    kubeboot_agent_action a = agent_run(agent, REC_NOW, &requests);
+    CHECK(a.kind == KUBEBOOT_AGENT_FAILED && a.result == KUBEBOOT_RESULT_STORE_NOT_FOUND);
+    CHECK(find_bytes(a.detail, a.detail_len, "no bootstrap kubeconfig", 23) != NULL);
+    CHECK(requests == 0 && !exists(dir, "pki") && !exists(dir, "kubelet.conf"));
+    kubeboot_agent_free(agent);
+
+    /* The recorded bootstrap: the key cache holds the recorded key, so the recorded approval
+       validates for it. */
+    CHECK(mkdir_p(dir, "pki"));
+    size_t kn = 0;
+    unsigned char *kp = data("recorded/approved.key.pem", &kn);
+    write_file(dir, "pki/kubelet-client.key.tmp", kp, kn);
+    free(kp);
+    CHECK_RC(kubeboot_agent_new(&c, &agent), OK);
+    a = agent_run(agent, REC_NOW, &requests);
+    CHECK(a.kind == KUBEBOOT_AGENT_DONE);
+    CHECK(a.client_not_after > REC_NOW && a.client_rotation_deadline > REC_NOW && !a.has_serving);
+    CHECK(requests == 3); /* healthz, create, watch */
+    CHECK(exists(dir, "pki/kubelet-client-current.pem") && exists(dir, "kubelet.conf"));
+    CHECK(!exists(dir, "pki/kubelet-client.key.tmp"));
+    kubeboot_agent_free(agent);
+
+    /* Again: the credentials are valid, nothing is sent. */
+    requests = 0;
+    CHECK_RC(kubeboot_agent_new(&c, &agent), OK);
+    a = agent_run(agent, REC_NOW + 60, &requests);
+    CHECK(a.kind == KUBEBOOT_AGENT_DONE && requests == 0);
+    /* Answers out of turn are ignored; NULLs refused. */
+    CHECK_RC(kubeboot_agent_on_http_response(agent, REC_NOW, 200, NULL, 0), OK);
+    CHECK_RC(kubeboot_agent_on_read(agent, REC_NOW, 0, NULL, 0), OK);
+    CHECK_RC(kubeboot_agent_perform_file_action(agent, REC_NOW, NULL, 0, &n), KUBEBOOT_RESULT_INVALID_STATE);
+    CHECK_RC(kubeboot_agent_perform_entropy(agent), KUBEBOOT_RESULT_INVALID_STATE);
+    CHECK_RC(kubeboot_agent_poll(agent, REC_NOW, NULL), NULLP);
+    CHECK_RC(kubeboot_agent_poll(NULL, REC_NOW, &a), NULLP);
+    bool keep;
+    CHECK_RC(kubeboot_agent_on_stream_data(agent, REC_NOW, NULL, 0, NULL), NULLP);
+    CHECK_RC(kubeboot_agent_on_stream_data(NULL, REC_NOW, NULL, 0, &keep), NULLP);
+    CHECK_RC(kubeboot_agent_on_transport_error(agent, REC_NOW, NULL, 3), NULLP);
+    kubeboot_agent_free(agent);
+    kubeboot_agent_free(NULL);
+
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s <k1.pem> [<k1.der>]\n", argv[0]);
@@ -1173,6 +1377,7 @@ int main(int argc, char **argv) {
     test_verify(pem, pem_len);
     test_kubeconfig();
     test_store(pem, pem_len);
+    test_agent();
     free(pem);
     free(der);
     printf("%d passed, %d failed\n", passed, failed);

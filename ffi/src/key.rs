@@ -12,7 +12,7 @@ pub struct kubeboot_key {
 
 impl crate::macros::Handle for kubeboot_key {
     #[cfg(not(feature = "std"))]
-    fn pool() -> &'static crate::macros::pool::Pool<Self> {
+    fn pool() -> &'static dyn crate::macros::pool::Slots<Self> {
         static POOL: crate::macros::pool::Pool<kubeboot_key> = crate::macros::pool::Pool::new();
         &POOL
     }

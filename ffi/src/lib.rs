@@ -9,8 +9,8 @@
 //!   NUL-terminated); a NULL data pointer with length 0 is the empty input;
 //! * outputs are `(buf, len, size_t *out_len)`: the bytes are not NUL-terminated;
 //! * a NULL pointer anywhere else is `KUBEBOOT_RESULT_NULL_PARAMETER`;
-//! * opaque handles (`kubeboot_token`, `kubeboot_key`, `kubeboot_engine`, `kubeboot_kubeconfig`,
-//!   `kubeboot_store`) come from `*_parse` / `*_generate` / ...
+//! * opaque handles (`kubeboot_token`, `kubeboot_key`, `kubeboot_engine`, `kubeboot_agent`,
+//!   `kubeboot_kubeconfig`, `kubeboot_store`) come from `*_parse` / `*_generate` / ...
 //!   and are released with their `*_free`, which zeroizes the secret and accepts NULL;
 //! * no panic crosses the boundary: std builds wrap every exported function in `catch_unwind`
 //!   and return `KUBEBOOT_RESULT_PANIC` (or NULL / 0 for functions without a result).
@@ -36,9 +36,8 @@ extern crate alloc;
 #[macro_use]
 mod macros;
 
+pub mod agent;
 pub mod csr;
-// The engine and kubeconfig handles own heap copies of their inputs: std builds only for now.
-#[cfg(feature = "std")]
 pub mod engine;
 pub mod error;
 pub mod key;

@@ -185,7 +185,7 @@ pub(crate) fn copy_out(buf: &mut [u8], out_len: &mut usize, bytes: &[u8]) -> kub
 pub(crate) trait Handle: Sized + 'static {
     /// Where handles of this type live in builds without `std`.
     #[cfg(not(feature = "std"))]
-    fn pool() -> &'static pool::Pool<Self>;
+    fn pool() -> &'static dyn pool::Slots<Self>;
 }
 
 /// Move `value` to the heap (std) or into a free slot of its static pool (no std) and hand its
@@ -204,6 +204,50 @@ pub(crate) fn box_out<T: Handle>(out: &mut *mut T, value: T) -> kubeboot_result 
             kubeboot_result::Ok
         }
         None => kubeboot_result::UnknownError,
+    }
+}
+
+/// Make a handle in place and hand it to C through `out`: `idle()` is written straight into its
+/// heap allocation (std) or a free pool slot (no std) — large handles (the engine, the agent)
+/// never pass through the stack as a whole — then `setup` configures it there. When `setup`
+/// fails the handle is dropped (and wiped) and `*out` is left alone. Without std, a full pool is
+/// `KUBEBOOT_RESULT_UNKNOWN_ERROR`.
+pub(crate) fn new_in_place<T: Handle>(
+    out: &mut *mut T,
+    idle: fn() -> T,
+    setup: impl FnOnce(&mut T) -> kubeboot_result,
+) -> kubeboot_result {
+    #[cfg(feature = "std")]
+    {
+        let mut b = alloc::boxed::Box::<T>::new_uninit();
+        b.write(idle());
+        // SAFETY: just initialised with `write`.
+        let mut b = unsafe { b.assume_init() };
+        let r = setup(&mut b);
+        if r == kubeboot_result::Ok {
+            *out = alloc::boxed::Box::into_raw(b);
+        } else {
+            // SAFETY: a live handle from `Box`, freed once, here.
+            unsafe { free_box(alloc::boxed::Box::into_raw(b)) };
+        }
+        r
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        let Some(p) = T::pool().claim() else {
+            return kubeboot_result::UnknownError;
+        };
+        // SAFETY: `claim` handed us a free slot, valid for writes of `T`.
+        unsafe { p.write(idle()) };
+        // SAFETY: initialised just above; we own the slot.
+        let r = setup(unsafe { &mut *p });
+        if r == kubeboot_result::Ok {
+            *out = p;
+        } else {
+            // SAFETY: a live value in a slot of this pool, freed once, here.
+            unsafe { T::pool().free(p) };
+        }
+        r
     }
 }
 
@@ -258,38 +302,70 @@ pub(crate) mod pool {
     use core::mem::MaybeUninit;
     use core::sync::atomic::{AtomicBool, Ordering};
 
-    /// Live handles per type.
+    /// Live handles per type, by default.
     pub(crate) const SLOTS: usize = 4;
 
-    /// `SLOTS` slots for values of `T`, each owned by whoever set its flag.
-    pub(crate) struct Pool<T> {
-        used: [AtomicBool; SLOTS],
-        slots: [UnsafeCell<MaybeUninit<T>>; SLOTS],
+    /// `S` slots for values of `T`, each owned by whoever set its flag.
+    pub(crate) struct Pool<T, const S: usize = SLOTS> {
+        used: [AtomicBool; S],
+        slots: [UnsafeCell<MaybeUninit<T>>; S],
     }
 
     // SAFETY: a slot is only written, read through the handed-out pointer, and dropped by the
     // owner of its `used` flag, which is taken with an atomic compare-exchange and released
     // after the value is dropped; `T: Send` lets the value be used from any thread.
-    unsafe impl<T: Send> Sync for Pool<T> {}
+    unsafe impl<T: Send, const S: usize> Sync for Pool<T, S> {}
 
-    impl<T> Pool<T> {
+    /// What a handle type needs of its pool, whatever its number of slots.
+    pub(crate) trait Slots<T>: Sync {
+        /// See [`Pool::put`].
+        fn put(&self, value: T) -> Option<*mut T>;
+        /// See [`Pool::claim`].
+        fn claim(&self) -> Option<*mut T>;
+        /// See [`Pool::free`].
+        ///
+        /// # Safety
+        /// As [`Pool::free`].
+        unsafe fn free(&self, ptr: *mut T);
+    }
+
+    impl<T: Send, const S: usize> Slots<T> for Pool<T, S> {
+        fn put(&self, value: T) -> Option<*mut T> {
+            Pool::put(self, value)
+        }
+        fn claim(&self) -> Option<*mut T> {
+            Pool::claim(self)
+        }
+        unsafe fn free(&self, ptr: *mut T) {
+            // SAFETY: the caller upholds `Pool::free`'s contract.
+            unsafe { Pool::free(self, ptr) }
+        }
+    }
+
+    impl<T, const S: usize> Pool<T, S> {
         /// An empty pool.
         pub(crate) const fn new() -> Self {
             Pool {
-                used: [const { AtomicBool::new(false) }; SLOTS],
-                slots: [const { UnsafeCell::new(MaybeUninit::uninit()) }; SLOTS],
+                used: [const { AtomicBool::new(false) }; S],
+                slots: [const { UnsafeCell::new(MaybeUninit::uninit()) }; S],
             }
         }
 
         /// Move `value` into a free slot; `None` when all are taken.
         pub(crate) fn put(&self, value: T) -> Option<*mut T> {
+            let p = self.claim()?;
+            // SAFETY: we own this free slot (flag taken); it is valid for writes of `T`.
+            unsafe { p.write(value) };
+            Some(p)
+        }
+
+        /// Take a free slot, uninitialised (the caller writes a `T` into it before anything
+        /// else, and frees it with [`Pool::free`]); `None` when all are taken.
+        pub(crate) fn claim(&self) -> Option<*mut T> {
             for (flag, slot) in self.used.iter().zip(self.slots.iter()) {
                 if flag.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok()
                 {
-                    let p = slot.get().cast::<T>();
-                    // SAFETY: we own this free slot (flag taken); it is valid for writes of `T`.
-                    unsafe { p.write(value) };
-                    return Some(p);
+                    return Some(slot.get().cast::<T>());
                 }
             }
             None

@@ -10,12 +10,12 @@ use crate::macros::{box_out, copy_out, free_box};
 /// A parsed or generated bootstrap token (`<id>.<secret>`). Opaque; free with
 /// [`kubeboot_token_free`], which zeroizes the secret.
 pub struct kubeboot_token {
-    inner: BootstrapToken,
+    pub(crate) inner: BootstrapToken,
 }
 
 impl crate::macros::Handle for kubeboot_token {
     #[cfg(not(feature = "std"))]
-    fn pool() -> &'static crate::macros::pool::Pool<Self> {
+    fn pool() -> &'static dyn crate::macros::pool::Slots<Self> {
         static POOL: crate::macros::pool::Pool<kubeboot_token> = crate::macros::pool::Pool::new();
         &POOL
     }
