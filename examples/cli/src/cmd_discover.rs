@@ -45,9 +45,8 @@ pub fn run(a: DiscoverArgs) -> CmdResult {
     let mut cfg = Config::new(&token, &pins);
     cfg.allow_unpinned = a.unsafe_skip_ca_verification && pins.is_empty();
     cfg.timeout_secs = crate::cmd_token::parse_duration(&a.timeout)?;
-    let mut d: Box<Discovery<'_>> = Box::new(Discovery::new(cfg, unix_now())?);
-    let insecure =
-        Transport::new(&a.server, TlsSetup { ca_pem: None, insecure: true, client: None })?;
+    let mut d: Box<Discovery> = Box::new(Discovery::new(cfg, unix_now())?);
+    let insecure = Transport::new(&a.server, TlsSetup { ca_pem: None, insecure: true })?;
     let mut verified: Option<Transport> = None;
     loop {
         let now = unix_now();
@@ -83,7 +82,7 @@ pub fn run(a: DiscoverArgs) -> CmdResult {
                         if verified.is_none() {
                             verified = Some(Transport::new(
                                 &a.server,
-                                TlsSetup { ca_pem: Some(ca), insecure: false, client: None },
+                                TlsSetup { ca_pem: Some(ca), insecure: false },
                             )?);
                         }
                         verified.as_ref().ok_or_else(|| Rejected("internal".into()))?
@@ -91,7 +90,7 @@ pub fn run(a: DiscoverArgs) -> CmdResult {
                 };
                 match t.get(path, Duration::from_secs(10)) {
                     Ok((status, body)) => {
-                        let _ = d.on_response(unix_now(), status, &body);
+                        d.on_response(unix_now(), status, &body);
                     }
                     Err(e) => {
                         println!("agent=rust step=transport-error error=\"{e}\"");
@@ -99,6 +98,7 @@ pub fn run(a: DiscoverArgs) -> CmdResult {
                     }
                 }
             }
+            _ => return Err(Rejected("unknown discovery action".into())),
         }
     }
 }

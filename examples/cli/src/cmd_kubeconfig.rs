@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use crate::cmd_verify::{Output, json_str};
-use crate::{CmdResult, kubecfg};
+use kubeboot::kubeconfig::{NodeKubeconfig, write_node_kubeconfig};
+
+use crate::{CmdResult, Rejected, files, kubecfg};
 
 /// Kubeconfig subcommands.
 #[derive(Subcommand)]
@@ -40,9 +42,35 @@ pub fn run(cmd: KubeconfigCommand) -> CmdResult {
         KubeconfigCommand::Show { file, output } => show(&file, output),
         KubeconfigCommand::Node { bootstrap_kubeconfig, cert_dir, out } => {
             let boot = kubecfg::load(&bootstrap_kubeconfig)?;
-            crate::cmd_bootstrap::write_kubeconfig(&out, &boot, &cert_dir)
+            write_kubeconfig(&out, &boot, &cert_dir)
         }
     }
+}
+
+/// Write the node kubeconfig (spec §3.5) with `bootstrap`'s server and CA (file path made absolute,
+/// or the data copied), pointing at `<cert_dir>/kubelet-client-current.pem` with the cert dir made
+/// absolute; 0600, replaced atomically.
+fn write_kubeconfig(
+    path: &std::path::Path,
+    bootstrap: &kubecfg::Loaded,
+    cert_dir: &std::path::Path,
+) -> CmdResult {
+    let cert_dir = std::path::absolute(cert_dir).map_err(|e| Rejected(e.to_string()))?;
+    let ca_file = bootstrap.ca_file.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let cfg = NodeKubeconfig {
+        server: &bootstrap.server,
+        certificate_authority: ca_file.as_deref(),
+        certificate_authority_data: if ca_file.is_some() {
+            None
+        } else {
+            bootstrap.ca_pem.as_deref()
+        },
+        insecure_skip_tls_verify: bootstrap.insecure,
+        cert_dir: &cert_dir.to_string_lossy(),
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let n = write_node_kubeconfig(&cfg, &mut buf)?;
+    files::write_private(path, &buf[..n], true)
 }
 
 fn show(file: &std::path::Path, output: Output) -> CmdResult {

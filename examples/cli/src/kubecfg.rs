@@ -20,16 +20,12 @@ pub struct Loaded {
     pub ca_file: Option<PathBuf>,
     /// `insecure-skip-tls-verify`.
     pub insecure: bool,
-    /// `tls-server-name`.
-    pub tls_server_name: Option<String>,
     /// Bearer token (from `token` or `tokenFile`).
     pub token: Option<Zeroizing<String>>,
     /// Client certificate PEM (from data or file).
     pub client_cert_pem: Option<Vec<u8>>,
     /// Where the client certificate came from, when a file.
     pub client_cert_file: Option<PathBuf>,
-    /// Client key PEM (from data or file).
-    pub client_key_pem: Option<Zeroizing<Vec<u8>>>,
     /// The context's namespace.
     pub namespace: Option<String>,
 }
@@ -115,16 +111,9 @@ pub fn load(path: &Path) -> Result<Loaded, Rejected> {
         ca_pem,
         ca_file,
         insecure,
-        tls_server_name: r
-            .cluster
-            .tls_server_name
-            .filter(|s| !s.is_empty())
-            .map(text)
-            .transpose()?,
         token,
         client_cert_pem,
         client_cert_file,
-        client_key_pem,
         namespace: r.namespace().map(text).transpose()?,
     })
 }

@@ -44,15 +44,22 @@ enum Command {
     CaHash(cmd_verify::CaHashArgs),
     /// Show the whole node side: token, key, CSR and CertificateSigningRequest object.
     Demo(cmd_demo::DemoArgs),
-    /// TLS-bootstrap this node: token → key → CSR → approval → validated certificate → cert dir
-    /// and kubeconfig (kubelet path B).
-    Bootstrap(cmd_bootstrap::BootstrapArgs),
-    /// Rotate the client certificate (authenticated by the current one) when due, or now.
-    Rotate(cmd_bootstrap::RotateArgs),
-    /// The agent loop: bootstrap, then rotate at every deadline.
+    /// Make this node's credentials usable: nothing if they are, rotation when due, TLS
+    /// bootstrap with the token (kubelet path B) when there are none or they expired.
+    Bootstrap(cmd_bootstrap::AgentArgs),
+    /// The same, rotating the client certificate (authenticated by the current one) when due,
+    /// or now with --force.
+    Rotate {
+        #[command(flatten)]
+        args: cmd_bootstrap::AgentArgs,
+        /// Rotate now, even before the rotation deadline.
+        #[arg(long)]
+        force: bool,
+    },
+    /// The agent as a daemon: keep the credentials usable, rotating at every deadline.
     Run {
         #[command(flatten)]
-        args: cmd_bootstrap::BootstrapArgs,
+        args: cmd_bootstrap::AgentArgs,
         /// Stop after this many rotations (default: run forever).
         #[arg(long)]
         rotations: Option<u32>,
@@ -100,9 +107,14 @@ fn main() -> ExitCode {
         Command::Verify(v) => cmd_verify::run(v),
         Command::CaHash(c) => cmd_verify::ca_hash(c),
         Command::Demo(d) => cmd_demo::run(d),
-        Command::Bootstrap(b) => cmd_bootstrap::bootstrap(&b),
-        Command::Rotate(r) => cmd_bootstrap::rotate(r),
-        Command::Run { args, rotations } => cmd_bootstrap::run(args, rotations),
+        Command::Bootstrap(a) => cmd_bootstrap::run(&a, cmd_bootstrap::Run::Once),
+        Command::Rotate { mut args, force } => {
+            args.force_rotation(force);
+            cmd_bootstrap::run(&args, cmd_bootstrap::Run::Once)
+        }
+        Command::Run { args, rotations } => {
+            cmd_bootstrap::run(&args, cmd_bootstrap::Run::Daemon(rotations))
+        }
         Command::Kubeconfig(k) => cmd_kubeconfig::run(k),
         Command::Discover(d) => cmd_discover::run(d),
     };

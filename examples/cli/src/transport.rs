@@ -1,83 +1,183 @@
-//! HTTPS for the engine: rustls (through ureq), trusting only the kubeconfig's CA, presenting
-//! the client certificate when rotating, streaming watch responses into the engine.
+//! HTTPS over rustls (through ureq): trusting only the CA the agent names, presenting the client
+//! certificate it names, streaming watch responses into the agent.
 
 use std::io::Read;
 use std::time::Duration;
 
-use kubeboot::engine::{Action, Engine, Method, RequestKind};
-use kubeboot::key::NodeKey;
-use ureq::tls::{ClientCert, PrivateKey, RootCerts, TlsConfig};
+use kubeboot::agent::{Agent, Connection, HttpRequest, RequestKind};
+use kubeboot::engine::{Method, StreamControl};
+use ureq::tls::{ClientCert, PemItem, PrivateKey, RootCerts, TlsConfig};
 
 use crate::{Rejected, unix_now};
 
 /// Largest non-watch response body we accept.
 const MAX_BODY: u64 = 1024 * 1024;
 
-/// A configured HTTPS client for one apiserver.
+fn certs(pem: &[u8]) -> Vec<ureq::tls::Certificate<'static>> {
+    ureq::tls::parse_pem(pem)
+        .filter_map(|i| match i {
+            Ok(PemItem::Certificate(c)) => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A ureq agent for one connection's settings.
+fn client(
+    ca: Option<&[u8]>,
+    insecure: bool,
+    cert: Option<(&[u8], &[u8])>,
+) -> Result<ureq::Agent, String> {
+    let mut cfg = TlsConfig::builder();
+    if insecure {
+        cfg = cfg.disable_verification(true);
+    } else {
+        let roots = certs(ca.ok_or("no CA to trust (system roots are never used for a cluster)")?);
+        if roots.is_empty() {
+            return Err("the CA bundle holds no certificate".into());
+        }
+        cfg = cfg.root_certs(RootCerts::new_with_certs(&roots));
+    }
+    if let Some((chain_pem, key_pem)) = cert {
+        let chain = certs(chain_pem);
+        let key = PrivateKey::from_pem(key_pem).map_err(|e| format!("client key: {e}"))?;
+        if chain.is_empty() {
+            return Err("no client certificate".into());
+        }
+        cfg = cfg.client_cert(Some(ClientCert::new_with_certs(&chain, key)));
+    }
+    Ok(ureq::Agent::config_builder()
+        .tls_config(cfg.build())
+        .http_status_as_error(false)
+        .timeout_connect(Some(Duration::from_secs(10)))
+        .build()
+        .into())
+}
+
+/// The agent's HTTPS client: one ureq agent per connection id.
+#[derive(Default)]
+pub struct Http {
+    current: Option<(u32, Result<ureq::Agent, String>)>,
+}
+
+/// The outcome of one request, to feed to the agent.
+pub enum Exchange {
+    /// No (complete) response.
+    Failed(String),
+    /// A whole response.
+    Response(u16, Vec<u8>),
+    /// A 200 watch stream.
+    Stream(ureq::BodyReader<'static>),
+}
+
+impl Http {
+    fn agent_for(&mut self, c: &Connection<'_>) -> &Result<ureq::Agent, String> {
+        if self.current.as_ref().is_none_or(|(id, _)| *id != c.id) {
+            let cert = c.client_certificate.map(|cc| (cc.chain_pem, cc.key_pem));
+            let made = if c.server_name.is_some() {
+                Err("tls-server-name is not supported by this front-end's TLS client".into())
+            } else {
+                client(c.ca_pem, c.insecure, cert)
+            };
+            self.current = Some((c.id, made));
+        }
+        &self.current.as_ref().expect("just set").1
+    }
+
+    /// Send `req` and read its response (a watch: open the stream).
+    pub fn send(&mut self, req: &HttpRequest<'_>, now: i64) -> Exchange {
+        let agent = match self.agent_for(&req.connection) {
+            Ok(a) => a.clone(),
+            Err(e) => return Exchange::Failed(e.clone()),
+        };
+        let url = format!("{}{}", req.connection.server, req.path);
+        let timeout = Some(Duration::from_secs((req.give_up_at - now).clamp(1, 600) as u64));
+        let result = match req.method {
+            Method::Post => {
+                let mut b = agent
+                    .post(&url)
+                    .header("Accept", req.accept)
+                    .header("User-Agent", req.user_agent);
+                if let Some(a) = req.authorization {
+                    b = b.header("Authorization", a);
+                }
+                if let Some(ct) = req.content_type {
+                    b = b.header("Content-Type", ct);
+                }
+                b.config().timeout_global(timeout).build().send(req.body)
+            }
+            Method::Get => {
+                let mut b = agent
+                    .get(&url)
+                    .header("Accept", req.accept)
+                    .header("User-Agent", req.user_agent);
+                if let Some(a) = req.authorization {
+                    b = b.header("Authorization", a);
+                }
+                b.config().timeout_global(timeout).build().call()
+            }
+        };
+        let resp = match result {
+            Ok(r) => r,
+            Err(e) => return Exchange::Failed(e.to_string()),
+        };
+        let status = resp.status().as_u16();
+        if req.kind == RequestKind::Watch && status == 200 {
+            return Exchange::Stream(resp.into_body().into_reader());
+        }
+        match resp.into_body().with_config().limit(MAX_BODY).read_to_vec() {
+            Ok(b) => Exchange::Response(status, b),
+            Err(e) => Exchange::Failed(e.to_string()),
+        }
+    }
+}
+
+impl Exchange {
+    /// Give the outcome to the agent.
+    pub fn feed<const N: usize>(self, agent: &mut Agent<N>) {
+        match self {
+            Exchange::Failed(why) => agent.on_transport_error(unix_now(), &why),
+            Exchange::Response(status, body) => agent.on_http_response(unix_now(), status, &body),
+            Exchange::Stream(mut reader) => {
+                let mut chunk = [0u8; 8192];
+                loop {
+                    match reader.read(&mut chunk) {
+                        Ok(0) | Err(_) => return agent.on_stream_end(unix_now()),
+                        Ok(n) => {
+                            if agent.on_stream_data(unix_now(), &chunk[..n]) == StreamControl::Close
+                            {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A configured HTTPS client for one apiserver (`kubeboot discover`).
 pub struct Transport {
     agent: ureq::Agent,
     server: String,
-    /// Where log lines go (`agent=rust step=...`).
-    pub verbose: bool,
 }
 
-/// TLS settings.
+/// TLS settings of a [`Transport`].
 pub struct TlsSetup<'a> {
-    /// CA bundle to trust (PEM). `None` with `insecure` false means: refuse (we never fall back to
-    /// system roots for a cluster).
+    /// CA bundle to trust (PEM); `None` with `insecure` false means: refuse.
     pub ca_pem: Option<&'a [u8]>,
     /// `insecure-skip-tls-verify`.
     pub insecure: bool,
-    /// Client certificate chain + key PEM (rotation).
-    pub client: Option<(&'a [u8], &'a [u8])>,
 }
 
 impl Transport {
     /// Build a client for `server`.
     pub fn new(server: &str, tls: TlsSetup<'_>) -> Result<Transport, Rejected> {
-        let mut cfg = TlsConfig::builder();
-        if tls.insecure {
-            cfg = cfg.disable_verification(true);
-        } else {
-            let ca = tls.ca_pem.ok_or_else(|| {
-                Rejected("the kubeconfig has no CA (certificate-authority[-data]); refusing to trust system roots".into())
-            })?;
-            let mut roots = Vec::new();
-            for item in ureq::tls::parse_pem(ca) {
-                if let Ok(ureq::tls::PemItem::Certificate(c)) = item {
-                    roots.push(c);
-                }
-            }
-            if roots.is_empty() {
-                return Err(Rejected("the CA bundle holds no certificate".into()));
-            }
-            cfg = cfg.root_certs(RootCerts::new_with_certs(&roots));
-        }
-        if let Some((chain_pem, key_pem)) = tls.client {
-            let mut chain = Vec::new();
-            for item in ureq::tls::parse_pem(chain_pem) {
-                if let Ok(ureq::tls::PemItem::Certificate(c)) = item {
-                    chain.push(c);
-                }
-            }
-            let key =
-                PrivateKey::from_pem(key_pem).map_err(|e| Rejected(format!("client key: {e}")))?;
-            if chain.is_empty() {
-                return Err(Rejected("client certificate file holds no certificate".into()));
-            }
-            cfg = cfg.client_cert(Some(ClientCert::new_with_certs(&chain, key)));
-        }
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .tls_config(cfg.build())
-            .http_status_as_error(false)
-            .timeout_connect(Some(Duration::from_secs(10)))
-            .user_agent("kubeboot/0.1")
-            .build()
-            .into();
-        Ok(Transport { agent, server: server.trim_end_matches('/').to_owned(), verbose: true })
+        let agent = client(tls.ca_pem, tls.insecure, None).map_err(Rejected)?;
+        Ok(Transport { agent, server: server.trim_end_matches('/').to_owned() })
     }
 
-    /// A plain GET returning (status, body); used for `/healthz` and discovery.
+    /// A plain GET returning (status, body).
     pub fn get(&self, path: &str, timeout: Duration) -> Result<(u16, Vec<u8>), String> {
         let url = format!("{}{}", self.server, path);
         let req = self.agent.get(&url).config().timeout_global(Some(timeout)).build();
@@ -91,134 +191,4 @@ impl Transport {
             .map_err(|e| e.to_string())?;
         Ok((status, body))
     }
-
-    /// Drive `engine` to its end: every request it asks for is sent; waits are slept.
-    pub fn drive<const N: usize>(
-        &self,
-        engine: &mut Engine<'_, NodeKey, N>,
-        agent_name: &str,
-    ) -> Result<(), kubeboot::Error> {
-        let mut announced_wait = false;
-        loop {
-            let now = unix_now();
-            let deadline = engine.deadline();
-            match engine.poll(now) {
-                Action::Done(_) => return Ok(()),
-                Action::Failed(e) => return Err(e),
-                Action::Wait { until } => {
-                    let secs = (until - now).clamp(0, 3600) as u64;
-                    if self.verbose {
-                        println!("agent={agent_name} step=backoff seconds={secs}");
-                    }
-                    std::thread::sleep(Duration::from_secs(secs.max(1)));
-                }
-                Action::AwaitResponse { .. } => {
-                    // We always complete a request before polling again; this cannot happen.
-                    return Err(kubeboot::Error::InvalidState);
-                }
-                Action::Send(req) => {
-                    let kind = req.kind;
-                    let url = format!("{}{}", self.server, req.path);
-                    if self.verbose {
-                        match kind {
-                            RequestKind::Create => println!("agent={agent_name} step=create-csr"),
-                            RequestKind::Get => {
-                                println!("agent={agent_name} step=get-csr path={}", req.path)
-                            }
-                            RequestKind::Watch => {
-                                if !announced_wait {
-                                    let name = engine_name_from_path(req.path);
-                                    println!(
-                                        "agent={agent_name} step=wait-approval csr={name} hint=\"kubectl certificate approve {name}\""
-                                    );
-                                    announced_wait = true;
-                                }
-                            }
-                        }
-                    }
-                    let budget = (deadline - now).clamp(1, 330) as u64;
-                    let timeout = if kind == RequestKind::Watch {
-                        Duration::from_secs(budget)
-                    } else {
-                        Duration::from_secs(budget.min(30))
-                    };
-                    let result = match req.method {
-                        Method::Post => {
-                            let mut b = self.agent.post(&url).header("Accept", req.accept);
-                            if let Some(a) = req.authorization {
-                                b = b.header("Authorization", a);
-                            }
-                            if let Some(ct) = req.content_type {
-                                b = b.header("Content-Type", ct);
-                            }
-                            b.config().timeout_global(Some(timeout)).build().send(req.body)
-                        }
-                        Method::Get => {
-                            let mut b = self.agent.get(&url).header("Accept", req.accept);
-                            if let Some(a) = req.authorization {
-                                b = b.header("Authorization", a);
-                            }
-                            b.config().timeout_global(Some(timeout)).build().call()
-                        }
-                    };
-                    let now = unix_now();
-                    let mut resp = match result {
-                        Ok(r) => r,
-                        Err(e) => {
-                            if self.verbose {
-                                println!("agent={agent_name} step=transport-error error=\"{e}\"");
-                            }
-                            engine.on_transport_error(now);
-                            continue;
-                        }
-                    };
-                    let status = resp.status().as_u16();
-                    if kind == RequestKind::Watch && status == 200 {
-                        let mut reader = resp.body_mut().as_reader();
-                        let mut chunk = [0u8; 8192];
-                        loop {
-                            match reader.read(&mut chunk) {
-                                Ok(0) => {
-                                    engine.on_stream_end(unix_now());
-                                    break;
-                                }
-                                Ok(n) => {
-                                    if engine.on_stream_data(unix_now(), &chunk[..n]).is_err() {
-                                        break;
-                                    }
-                                    if engine.phase() != kubeboot::engine::Phase::Watching {
-                                        break;
-                                    }
-                                }
-                                Err(_) => {
-                                    engine.on_stream_end(unix_now());
-                                    break;
-                                }
-                            }
-                        }
-                        continue;
-                    }
-                    let body = match resp.body_mut().with_config().limit(MAX_BODY).read_to_vec() {
-                        Ok(b) => b,
-                        Err(_) => {
-                            engine.on_transport_error(now);
-                            continue;
-                        }
-                    };
-                    if self.verbose && matches!(status, 500..=599 | 429) {
-                        println!("agent={agent_name} step=server-error status={status}");
-                    }
-                    if self.verbose && status == 401 {
-                        // Retried a few times while waiting (a restarted apiserver), else final.
-                        println!("agent={agent_name} step=unauthorized status=401");
-                    }
-                    let _ = engine.on_response(now, status, &body);
-                }
-            }
-        }
-    }
-}
-
-fn engine_name_from_path(path: &str) -> &str {
-    path.split("metadata.name%3D").nth(1).and_then(|s| s.split('&').next()).unwrap_or(path)
 }

@@ -153,7 +153,7 @@ fn connection_dropped_retries_then_times_out_and_changes_nothing() {
     let (code, out, err, took) = run_bootstrap(&d.0, &kc);
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(out.contains("step=transport-error"), "{out}");
-    assert!(out.contains("step=backoff"), "{out}");
+    assert!(out.contains("step=retry"), "{out}");
     assert!(err.contains("timed out waiting for the certificate"), "{err}");
     assert!(took >= Duration::from_secs(7), "gave up too early: {took:?}");
     // Retried (health checks plus CSR creation attempts with backoff), but boundedly.
