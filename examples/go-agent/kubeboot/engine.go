@@ -78,7 +78,7 @@ type ActionKind uint32
 const (
 	// ActionSend: send Action.Request and feed its outcome.
 	ActionSend ActionKind = C.KUBEBOOT_ACTION_SEND
-	// ActionAwait: a request is outstanding; feed its outcome (Until is the overall deadline).
+	// ActionAwait: a request is outstanding; feed its outcome (Until is when to give up on it).
 	ActionAwait ActionKind = C.KUBEBOOT_ACTION_AWAIT
 	// ActionWait: nothing to do before Until; poll again then.
 	ActionWait ActionKind = C.KUBEBOOT_ACTION_WAIT
@@ -154,7 +154,8 @@ type Issued struct {
 // Action is what to do next.
 type Action struct {
 	Kind ActionKind
-	// Until: the deadline for ActionAwait, the time to poll again for ActionWait.
+	// Until: when to give up on the request for ActionSend and ActionAwait, the time to poll
+	// again for ActionWait.
 	Until   time.Time
 	Request *Request
 	Issued  *Issued
@@ -280,6 +281,7 @@ func (e *Engine) Poll(now time.Time) Action {
 			Accept:        cStatic(a.accept),
 			Body:          cGoBytes(unsafe.Pointer(a.body), a.body_len),
 		}
+		out.Until = fromUnix(a.until)
 	case ActionAwait, ActionWait:
 		out.Until = fromUnix(a.until)
 	case ActionDone:
@@ -309,55 +311,52 @@ func (e *Engine) failureMessage() string {
 	return string(b)
 }
 
-func (e *Engine) feed(f func(h *C.kubeboot_engine) C.kubeboot_result) error {
+func (e *Engine) feed(f func(h *C.kubeboot_engine) C.kubeboot_result) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.h == nil {
-		return ErrInvalidState
+		return
 	}
-	r := f(e.h)
-	var err error
-	if uint32(r) != CodeOK {
-		detail := ""
-		if uint32(r) != CodeInvalidState {
-			detail = e.failureMessage()
-		}
-		err = newError(r, detail)
-	}
+	f(e.h)
 	runtime.KeepAlive(e)
-	return err
 }
 
-// OnResponse feeds the complete response (status, body) to the outstanding request. It returns
-// the error that ended the attempt (the next Poll reports it as ActionFailed), ErrInvalidState
-// when no request is outstanding, else nil (also for retried statuses such as 429 / 5xx).
-func (e *Engine) OnResponse(now time.Time, status int, body []byte) error {
+// OnResponse feeds the complete response (status, body) to the outstanding request. A failure it
+// causes comes out of the next Poll as ActionFailed (one error channel); a response when no
+// request is outstanding is ignored.
+func (e *Engine) OnResponse(now time.Time, status int, body []byte) {
 	bp, bn, free := cBytes(body)
 	defer free()
-	return e.feed(func(h *C.kubeboot_engine) C.kubeboot_result {
+	e.feed(func(h *C.kubeboot_engine) C.kubeboot_result {
 		return C.kubeboot_engine_on_response(h, unix(now), C.uint16_t(status), bp, bn)
 	})
 }
 
-// OnStreamData feeds a chunk of a 200 watch response body (split anywhere).
-func (e *Engine) OnStreamData(now time.Time, chunk []byte) error {
+// OnStreamData feeds a chunk of a 200 watch response body (split anywhere) and reports whether
+// to keep reading: false once the engine needs no more of the stream (drop the connection, do
+// not call OnStreamEnd).
+func (e *Engine) OnStreamData(now time.Time, chunk []byte) bool {
 	bp, bn, free := cBytes(chunk)
 	defer free()
-	return e.feed(func(h *C.kubeboot_engine) C.kubeboot_result {
-		return C.kubeboot_engine_on_stream_data(h, unix(now), bp, bn)
+	keep := (*C.bool)(C.malloc(C.size_t(unsafe.Sizeof(C.bool(false)))))
+	defer C.free(unsafe.Pointer(keep))
+	*keep = false
+	e.feed(func(h *C.kubeboot_engine) C.kubeboot_result {
+		return C.kubeboot_engine_on_stream_data(h, unix(now), bp, bn, keep)
 	})
+	return bool(*keep)
 }
 
 // OnStreamEnd reports that the watch stream ended (after the last OnStreamData).
-func (e *Engine) OnStreamEnd(now time.Time) error {
-	return e.feed(func(h *C.kubeboot_engine) C.kubeboot_result {
+func (e *Engine) OnStreamEnd(now time.Time) {
+	e.feed(func(h *C.kubeboot_engine) C.kubeboot_result {
 		return C.kubeboot_engine_on_stream_end(h, unix(now))
 	})
 }
 
 // OnTransportError reports that the request could not be sent or no complete response arrived.
-func (e *Engine) OnTransportError(now time.Time) error {
-	return e.feed(func(h *C.kubeboot_engine) C.kubeboot_result {
+func (e *Engine) OnTransportError(now time.Time) {
+	e.feed(func(h *C.kubeboot_engine) C.kubeboot_result {
 		return C.kubeboot_engine_on_transport_error(h, unix(now))
 	})
 }

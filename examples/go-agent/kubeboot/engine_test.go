@@ -108,9 +108,7 @@ func TestEngineRecordedBootstrapByWatch(t *testing.T) {
 		if a := e.Poll(recNow); a.Kind != kubeboot.ActionAwait || !a.Until.Equal(recNow.Add(time.Hour)) {
 			t.Fatalf("await: %+v", a)
 		}
-		if err := e.OnResponse(recNow, 201, rec(t, "csr-create-201.json")); err != nil {
-			t.Fatal(err)
-		}
+		e.OnResponse(recNow, 201, rec(t, "csr-create-201.json"))
 		if e.CSRName() != approved {
 			t.Fatalf("name after create %q", e.CSRName())
 		}
@@ -129,11 +127,12 @@ func TestEngineRecordedBootstrapByWatch(t *testing.T) {
 			if n > len(rest) {
 				n = len(rest)
 			}
-			if err := e.OnStreamData(now, rest[:n]); err != nil {
-				t.Fatal(err)
-			}
+			keep := e.OnStreamData(now, rest[:n])
 			rest = rest[n:]
 			if a := e.Poll(now); a.Kind != kubeboot.ActionAwait {
+				if keep {
+					t.Fatalf("chunk %d: keep reading although the watch is over", chunk)
+				}
 				if a.Kind != kubeboot.ActionDone {
 					t.Fatalf("chunk %d: %v %v", chunk, a.Kind, a.Err)
 				}
@@ -167,12 +166,13 @@ func TestEngineRecordedBootstrapByWatch(t *testing.T) {
 		if !bytes.Equal(cert.RawSubjectPublicKeyInfo, spki) || !cert.NotAfter.Equal(is.NotAfter) {
 			t.Fatal("issued cert mismatch")
 		}
-		// Done is sticky; further input is refused.
+		// Done is sticky; further input is ignored.
 		if a := e.Poll(now); a.Kind != kubeboot.ActionDone {
 			t.Fatal(a.Kind)
 		}
-		if err := e.OnResponse(now, 200, []byte("{}")); !errors.Is(err, kubeboot.ErrInvalidState) {
-			t.Fatal(err)
+		e.OnResponse(now, 200, []byte("{}"))
+		if a := e.Poll(now); a.Kind != kubeboot.ActionDone {
+			t.Fatal(a.Kind)
 		}
 		e.Close()
 		e.Close()
@@ -197,13 +197,10 @@ func TestEngineRecordedDeniedAndFailed(t *testing.T) {
 			t.Fatal(err)
 		}
 		expectSend(t, e, recNow)
-		if err := e.OnResponse(recNow, 201, rec(t, c.created)); err != nil {
-			t.Fatal(err)
-		}
+		e.OnResponse(recNow, 201, rec(t, c.created))
 		expectSend(t, e, recNow)
-		err = e.OnStreamData(recNow, rec(t, c.watch))
-		if !errors.Is(err, c.want) {
-			t.Fatalf("%s: %v", c.watch, err)
+		if e.OnStreamData(recNow, rec(t, c.watch)) {
+			t.Fatalf("%s: keep reading after the CSR failed", c.watch)
 		}
 		a := e.Poll(recNow)
 		var ke *kubeboot.Error
@@ -229,9 +226,7 @@ func TestEngineRecordedHTTPErrors(t *testing.T) {
 		f := newRecFixture(t, "approved.key.pem")
 		e, _ := kubeboot.NewEngine(kubeboot.BootstrapConfig("rec-1", f.token, f.ca), f.key, recNow, 3)
 		expectSend(t, e, recNow)
-		if err := e.OnResponse(recNow, c.status, rec(t, c.file)); !errors.Is(err, c.want) {
-			t.Fatalf("%s: %v", c.file, err)
-		}
+		e.OnResponse(recNow, c.status, rec(t, c.file))
 		a := e.Poll(recNow)
 		if a.Kind != kubeboot.ActionFailed || a.HTTPStatus != c.status || !errors.Is(a.Err, c.want) {
 			t.Fatalf("%s: %+v", c.file, a)
@@ -243,16 +238,12 @@ func TestEngineRecordedAlreadyExistsAndBackoff(t *testing.T) {
 	f := newRecFixture(t, "approved.key.pem")
 	e, _ := kubeboot.NewEngine(kubeboot.BootstrapConfig("rec-1", f.token, f.ca), f.key, recNow, 1)
 	expectSend(t, e, recNow)
-	if err := e.OnResponse(recNow, 409, rec(t, "csr-create-409-already-exists.json")); err != nil {
-		t.Fatal(err)
-	}
+	e.OnResponse(recNow, 409, rec(t, "csr-create-409-already-exists.json"))
 	req := expectSend(t, e, recNow)
 	if req.Kind != kubeboot.RequestGet {
 		t.Fatal(req.Kind)
 	}
-	if err := e.OnResponse(recNow, 200, rec(t, "csr-get-approved-issued.json")); err != nil {
-		t.Fatal(err)
-	}
+	e.OnResponse(recNow, 200, rec(t, "csr-get-approved-issued.json"))
 	if a := e.Poll(recNow); a.Kind != kubeboot.ActionDone {
 		t.Fatalf("%+v", a)
 	}

@@ -29,65 +29,6 @@ import (
 	"unsafe"
 )
 
-// Result codes of libkubeboot (stable; equal to `kubeboot::Error::code()`).
-const (
-	CodeOK                     uint32 = 0
-	CodeNullParameter          uint32 = 1
-	CodePanic                  uint32 = 2
-	CodeInsufficientSize       uint32 = 3
-	CodeInvalidUTF8            uint32 = 4
-	CodeInvalidParameter       uint32 = 5
-	CodeUnknownError           uint32 = 6
-	CodeStoreIO                uint32 = 10
-	CodeStoreNoCertKeyFiles    uint32 = 11
-	CodeStoreNoCertificates    uint32 = 12
-	CodeStoreMalformedCert     uint32 = 13
-	CodeStoreMalformedKey      uint32 = 14
-	CodeStoreUnsupportedKey    uint32 = 15
-	CodeStoreKeyMismatch       uint32 = 16
-	CodeStoreCurrentNotSymlink uint32 = 17
-	CodeStoreUpdatedNotSymlink uint32 = 18
-	CodeStoreReadBackMismatch  uint32 = 19
-	CodeStoreInvalidPrefix     uint32 = 20
-	CodeStoreInvalidTimestamp  uint32 = 21
-	CodeStoreKeyGeneration     uint32 = 22
-	CodeInvalidToken           uint32 = 100
-	CodeInsufficientEntropy    uint32 = 110
-	CodeMalformedKey           uint32 = 200
-	CodeUnsupportedKey         uint32 = 201
-	CodeBadEntropy             uint32 = 202
-	CodeInvalidNodeName        uint32 = 300
-	CodeInvalidDNSName         uint32 = 301
-	CodeInvalidIPAddress       uint32 = 302
-	CodeTooManySANs            uint32 = 303
-	CodeInvalidExpirationSecs  uint32 = 304
-	CodeSignerFailed           uint32 = 305
-	CodeMalformed              uint32 = 306
-	CodeVerifyMalformed        uint32 = 400
-	CodeVerifyUntrusted        uint32 = 401
-	CodeVerifyBadSignature     uint32 = 402
-	CodeVerifyExpired          uint32 = 403
-	CodeVerifyNotYetValid      uint32 = 404
-	CodeVerifyKeyMismatch      uint32 = 405
-	CodeVerifySubjectMismatch  uint32 = 406
-	CodeVerifyWrongUsage       uint32 = 407
-	CodeVerifyIsCA             uint32 = 408
-	CodeVerifyUnsupportedAlgo  uint32 = 409
-	CodeInvalidPin             uint32 = 600
-	CodePinMismatch            uint32 = 601
-	CodeUnauthorized           uint32 = 700
-	CodeForbidden              uint32 = 701
-	CodeCSRDenied              uint32 = 702
-	CodeCSRFailed              uint32 = 703
-	CodeCSRDeleted             uint32 = 704
-	CodeCSRUIDChanged          uint32 = 705
-	CodeCSRIncompatible        uint32 = 706
-	CodeTimeout                uint32 = 707
-	CodeHTTPStatus             uint32 = 708
-	CodeMalformedResponse      uint32 = 709
-	CodeTooLarge               uint32 = 710
-	CodeInvalidState           uint32 = 711
-)
 
 // Error is a libkubeboot failure: the stable result code, its kebab-case name (e.g. "expired",
 // "csr-denied"), the library's fixed message, and a detail (the server's reason and message for
@@ -139,7 +80,7 @@ var (
 	ErrSubjectMismatch      = sentinel(CodeVerifySubjectMismatch)
 	ErrWrongUsage           = sentinel(CodeVerifyWrongUsage)
 	ErrIsCA                 = sentinel(CodeVerifyIsCA)
-	ErrUnsupportedAlgorithm = sentinel(CodeVerifyUnsupportedAlgo)
+	ErrUnsupportedAlgorithm = sentinel(CodeVerifyUnsupportedAlgorithm)
 )
 
 // Engine / apiserver outcomes:

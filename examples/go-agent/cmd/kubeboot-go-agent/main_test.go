@@ -107,6 +107,11 @@ func status(w http.ResponseWriter, code int, reason, msg string) {
 const csrPath = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/healthz" {
+		f.log("healthz")
+		w.Write([]byte("ok"))
+		return
+	}
 	user, ok := f.user(r)
 	if !ok {
 		status(w, 401, "Unauthorized", "Unauthorized")
@@ -268,15 +273,14 @@ users:
     token: %s
 `, srv.URL, token)
 	os.WriteFile(filepath.Join(dir, "boot", "bootstrap.kubeconfig"), []byte(boot), 0o600)
-	return env{api: api, dir: dir, o: &options{
-		bootstrapKubeconfig: filepath.Join(dir, "boot", "bootstrap.kubeconfig"),
-		kubeconfig:          filepath.Join(dir, "node", "kubelet.kubeconfig"),
-		certDir:             filepath.Join(dir, "pki"),
-		nodeName:            "fake-node",
-		caBundle:            filepath.Join(dir, "client-ca.crt"),
-		once:                true,
-		wait:                time.Minute,
-	}}
+	return env{api: api, dir: dir, o: &options{once: true, AgentConfig: kubeboot.AgentConfig{
+		BootstrapKubeconfig: filepath.Join(dir, "boot", "bootstrap.kubeconfig"),
+		Kubeconfig:          filepath.Join(dir, "node", "kubelet.kubeconfig"),
+		CertDir:             filepath.Join(dir, "pki"),
+		NodeName:            "fake-node",
+		CABundle:            filepath.Join(dir, "client-ca.crt"),
+		BootstrapWait:       time.Minute,
+	}}}
 }
 
 func TestAgentBootstrapThenRotate(t *testing.T) {
@@ -284,32 +288,35 @@ func TestAgentBootstrapThenRotate(t *testing.T) {
 	if err := run(e.o); err != nil {
 		t.Fatal(err)
 	}
-	kc, err := kubeboot.ReadKubeconfig(e.o.kubeconfig)
+	kc, err := kubeboot.ReadKubeconfig(e.o.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	current := filepath.Join(e.o.certDir, "kubelet-client-current.pem")
+	current := filepath.Join(e.o.CertDir, "kubelet-client-current.pem")
 	if kc.ClientCert.File != current || kc.ClientKey.File != current || kc.CA.File != filepath.Join(e.dir, "boot", "serving-ca.crt") {
 		t.Fatalf("%+v", kc)
 	}
-	if st, _ := os.Stat(e.o.kubeconfig); st.Mode().Perm() != 0o600 {
+	if st, _ := os.Stat(e.o.Kubeconfig); st.Mode().Perm() != 0o600 {
 		t.Fatal(st.Mode())
 	}
-	if _, err := os.Stat(filepath.Join(e.o.certDir, "kubelet-client.key.tmp")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(e.o.CertDir, "kubelet-client.key.tmp")); !os.IsNotExist(err) {
 		t.Fatal("key cache left")
 	}
-	valid, why, err := kubeconfigStillValid(e.o.kubeconfig, time.Now())
-	if !valid || err != nil {
-		t.Fatal(why, err)
+	// Valid now: a second run sends nothing.
+	before := len(e.api.events)
+	if err := run(e.o); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.api.events) != before {
+		t.Fatalf("requests for valid credentials: %v", e.api.events[before:])
 	}
 	first, _ := os.ReadFile(current)
-	kcBytes, _ := os.ReadFile(e.o.kubeconfig)
+	kcBytes, _ := os.ReadFile(e.o.Kubeconfig)
 
 	// Rotation: client-certificate auth, generateName, new key; kubeconfig untouched.
 	time.Sleep(1100 * time.Millisecond)
-	e.o.once = false
-	e.o.rotateNowAndExit = true
-	e.o.expirationSeconds = 600
+	e.o.RotateNowClient = true
+	e.o.ExpirationSeconds = 600
 	if err := run(e.o); err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +324,7 @@ func TestAgentBootstrapThenRotate(t *testing.T) {
 	if string(first) == string(second) {
 		t.Fatal("not rotated")
 	}
-	if b, _ := os.ReadFile(e.o.kubeconfig); string(b) != string(kcBytes) {
+	if b, _ := os.ReadFile(e.o.Kubeconfig); string(b) != string(kcBytes) {
 		t.Fatal("kubeconfig rewritten")
 	}
 	ev := strings.Join(e.api.events, "\n")
@@ -333,7 +340,7 @@ func TestAgentBootstrapThenRotate(t *testing.T) {
 
 func noFiles(t *testing.T, e env) {
 	t.Helper()
-	for _, p := range []string{e.o.certDir, e.o.kubeconfig, filepath.Dir(e.o.kubeconfig)} {
+	for _, p := range []string{e.o.CertDir, e.o.Kubeconfig, filepath.Dir(e.o.Kubeconfig)} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Fatalf("%s exists after a failure", p)
 		}
@@ -360,25 +367,44 @@ func TestAgentUnauthorizedLeavesNothing(t *testing.T) {
 
 func TestAgentTimeoutKeepsKeyCacheForItsCSR(t *testing.T) {
 	e := setup(t, never, testToken)
-	e.o.wait = 2 * time.Second
+	e.o.BootstrapWait = 2 * time.Second
 	if err := run(e.o); !errors.Is(err, kubeboot.ErrTimeout) {
 		t.Fatalf("%v", err)
 	}
-	cache := filepath.Join(e.o.certDir, "kubelet-client.key.tmp")
+	cache := filepath.Join(e.o.CertDir, "kubelet-client.key.tmp")
 	if _, err := os.Stat(cache); err != nil {
 		t.Fatal("key cache removed although the CSR exists")
 	}
-	if _, err := os.Stat(e.o.kubeconfig); !os.IsNotExist(err) {
+	if _, err := os.Stat(e.o.Kubeconfig); !os.IsNotExist(err) {
 		t.Fatal("kubeconfig written")
 	}
 	// A restart reuses the key, hence the same node-csr name: 409, then it is ours.
 	k, _ := kubeboot.KeyFromPEM(mustRead(t, cache))
-	name, _ := kubeboot.NodeCSRName(k, e.o.nodeName)
+	name, _ := kubeboot.NodeCSRName(k, e.o.NodeName)
 	e.api.mu.Lock()
 	_, ok := e.api.csrs[name]
 	e.api.mu.Unlock()
 	if !ok {
 		t.Fatalf("no CSR %s on the server", name)
+	}
+}
+
+func parseCerts(p []byte) ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	for {
+		var blk *pem.Block
+		blk, p = pem.Decode(p)
+		if blk == nil {
+			return out, nil
+		}
+		if blk.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
 	}
 }
 
