@@ -6,12 +6,13 @@
 //! validates and `Done` is reachable.
 //!
 //! Properties:
-//! * no panic; input outside a request phase (`on_response`, `on_stream_data`) is
-//!   `InvalidState` and changes nothing;
-//! * after `Done` / `Failed`, every further event is refused (`InvalidState`) or ignored, and
-//!   `poll` keeps answering the same;
+//! * no panic; input outside a request phase (`on_response`, `on_stream_data`) is ignored and
+//!   changes nothing (`on_stream_data` then answers `Close`);
+//! * one error channel: a failure is `Phase::Failed` with `failure()` set, and `poll` says
+//!   `Failed` with the same error; `on_stream_data` answers `Close` exactly when the watch is over;
+//! * after `Done` / `Failed`, every further event is ignored, and `poll` keeps answering the same;
 //! * bounded: driving the engine with transport errors from any state ends (`Failed`/`Done`)
-//!   within 2000 polls, every `Wait` is in the future, `AwaitResponse` carries the deadline;
+//!   within 2000 polls, every `Wait` is in the future, `AwaitResponse` is at most the deadline;
 //! * `Done` only with a certificate that was delivered in a body (its base64 appears in one) and
 //!   validates (`verify_issued` again, at the time it was delivered) for our key and node name,
 //!   with a rotation deadline at 70–90 % of its lifetime.
@@ -19,9 +20,8 @@
 
 use arbitrary::Arbitrary;
 use base64ct::{Base64, Encoding};
-use kubeboot::Error;
 use kubeboot::csr::Profile;
-use kubeboot::engine::{Action, Config, Engine, Naming, Phase};
+use kubeboot::engine::{Action, Config, Engine, Naming, Phase, StreamControl};
 use kubeboot::key::NodeKey;
 use kubeboot::token::BootstrapToken;
 use kubeboot::verify::{self, Expected};
@@ -128,7 +128,7 @@ fn terminal(p: Phase) -> bool {
 
 /// Checks on `Done`; returns whether the engine is terminal.
 fn check_poll(
-    e: &mut Engine<'_, NodeKey>,
+    e: &mut Engine,
     now: i64,
     delivered: &[(Vec<u8>, i64)],
     ca: &[u8],
@@ -170,24 +170,26 @@ fn check_poll(
             false
         }
         Action::AwaitResponse { until } => {
-            assert_eq!(until, deadline);
+            assert!(until <= deadline, "AwaitResponse until {until} after the deadline {deadline}");
             false
         }
         Action::Send(r) => {
             assert!(r.path.starts_with("/apis/certificates.k8s.io/v1/certificatesigningrequests"));
             assert_eq!(r.authorization, Some(concat!("Bearer ", "hi3rc6.cpoi3m254kzpt12t")));
+            assert!(r.give_up_at <= deadline);
             false
         }
+        _ => panic!("unknown action"),
     }
 }
 
-fn refused_after_terminal(e: &mut Engine<'_, NodeKey>, now: i64) {
-    let p = e.phase();
-    assert_eq!(e.on_response(now, 200, b"{}"), Err(Error::InvalidState));
-    assert_eq!(e.on_stream_data(now, b"{}\n"), Err(Error::InvalidState));
+fn refused_after_terminal(e: &mut Engine, now: i64) {
+    let before = format!("{e:?}");
+    e.on_response(now, 200, b"{}");
+    assert_eq!(e.on_stream_data(now, b"{}\n"), StreamControl::Close);
     e.on_stream_end(now);
     e.on_transport_error(now);
-    assert_eq!(e.phase(), p);
+    assert_eq!(format!("{e:?}"), before);
 }
 
 fuzz_target!(|input: Input| {
@@ -198,8 +200,8 @@ fuzz_target!(|input: Input| {
     if input.generate {
         cfg.naming = Naming::Generate;
     }
-    let mut e: Box<Engine<'_, NodeKey>> =
-        Box::new(Engine::new(cfg, key(), T0, input.seed).unwrap());
+    let mut e: Box<Engine> = Box::default();
+    e.start(&cfg, key(), T0, input.seed).unwrap();
     let mut now = T0;
     let mut delivered: Vec<(Vec<u8>, i64)> = Vec::new();
     for ev in input.events.iter().take(64) {
@@ -214,15 +216,13 @@ fuzz_target!(|input: Input| {
                     Status::Any(s) => *s,
                 };
                 let b = body(b);
-                let r = e.on_response(now, status, &b);
+                let was = format!("{e:?}");
+                e.on_response(now, status, &b);
                 delivered.push((b, now));
                 if !in_request {
-                    assert_eq!(r, Err(Error::InvalidState));
-                    assert_eq!(e.phase(), before);
+                    assert_eq!(format!("{e:?}"), was, "a response out of turn changed the engine");
                 }
-                if r.is_err() && in_request && !matches!(r, Err(Error::InvalidState)) {
-                    assert_eq!(e.phase(), Phase::Failed, "{r:?} but not failed");
-                }
+                assert_eq!(e.failure().is_some(), e.phase() == Phase::Failed);
             }
             Ev::Stream { body: b, cuts } => {
                 let b = body(b);
@@ -232,14 +232,17 @@ fuzz_target!(|input: Input| {
                 cuts.push(b.len());
                 let mut last = 0;
                 for c in cuts {
+                    let was = format!("{e:?}");
+                    let watching = e.phase() == Phase::Watching;
                     let r = e.on_stream_data(now, &b[last..c]);
-                    if before != Phase::Watching {
-                        assert_eq!(r, Err(Error::InvalidState));
-                        assert_eq!(e.phase(), before);
+                    if !watching {
+                        assert_eq!(r, StreamControl::Close);
+                        assert_eq!(format!("{e:?}"), was);
                         break;
                     }
+                    assert_eq!(r == StreamControl::Close, e.phase() != Phase::Watching);
                     last = c;
-                    if r.is_err() {
+                    if r == StreamControl::Close {
                         break;
                     }
                 }

@@ -1330,9 +1330,23 @@ fuzz_target!(|calls: Vec<Call>| {
                     ));
                     if b.bad() {
                         assert_ne!(r, OK);
+                    } else {
+                        assert_eq!(r, OK, "one error channel: on_response is OK");
                     }
-                    let _ =
-                        rc(feng::kubeboot_engine_on_stream_data(e, 1_796_208_640, b.ptr(), b.len));
+                    let mut keep = true;
+                    let r = rc(feng::kubeboot_engine_on_stream_data(
+                        e,
+                        1_796_208_640,
+                        b.ptr(),
+                        b.len,
+                        &mut keep,
+                    ));
+                    if b.bad() {
+                        assert_ne!(r, OK);
+                    } else {
+                        assert_eq!(r, OK, "one error channel: on_stream_data is OK");
+                        assert!(!keep || feng::kubeboot_engine_request_outstanding(e));
+                    }
                     let _ = rc(feng::kubeboot_engine_on_stream_end(e, 1_796_208_640));
                     let _ = rc(feng::kubeboot_engine_on_transport_error(e, 1_796_208_640));
                 }

@@ -74,7 +74,7 @@ fn configmap(content: &str, jws: Option<&str>) -> Vec<u8> {
 }
 
 /// Drive until the first request and check it.
-fn expect_send(d: &mut Discovery<'_>, now: i64, insecure: bool) -> Option<Vec<u8>> {
+fn expect_send(d: &mut Discovery, now: i64, insecure: bool) -> Option<Vec<u8>> {
     match d.poll(now) {
         Action::Send(r) => {
             assert_eq!(r.path, kubeboot::discovery::CLUSTER_INFO_PATH);
@@ -91,10 +91,25 @@ fn expect_send(d: &mut Discovery<'_>, now: i64, insecure: bool) -> Option<Vec<u8
     }
 }
 
-fn after_failure(d: &mut Discovery<'_>, now: i64, e: Error) {
+/// `on_response` with its outcome as a result: the failure it caused, if any (one error channel:
+/// the failure is also what `poll` reports).
+fn respond(d: &mut Discovery, now: i64, status: u16, body: &[u8]) -> Result<(), Error> {
+    d.on_response(now, status, body);
+    match d.failure() {
+        Some((e, _)) => {
+            assert_eq!(d.phase(), Phase::Failed);
+            Err(e)
+        }
+        None => Ok(()),
+    }
+}
+
+fn after_failure(d: &mut Discovery, now: i64, e: Error) {
     assert_eq!(d.phase(), Phase::Failed);
     assert!(matches!(d.poll(now), Action::Failed(x) if x == e));
-    assert_eq!(d.on_response(now, 200, b"{}"), Err(Error::InvalidState));
+    let before = format!("{d:?}");
+    d.on_response(now, 200, b"{}");
+    assert_eq!(format!("{d:?}"), before, "a response after the failure changed discovery");
     d.on_transport_error(now);
     assert!(matches!(d.poll(now + 100_000), Action::Failed(x) if x == e));
 }
@@ -110,7 +125,7 @@ fuzz_target!(|data: &[u8]| {
     cfg.allow_unpinned = flags & 0x40 != 0;
     let pins_used: &[CaPin] = if cfg.allow_unpinned && flags & 0x80 != 0 { &[] } else { &pins };
     cfg.pins = pins_used;
-    let mut d: Box<Discovery<'_>> = Box::new(Discovery::new(cfg, T0).unwrap());
+    let mut d: Box<Discovery> = Box::new(Discovery::new(cfg, T0).unwrap());
 
     let (body, content, sig_ok) = if mode % 2 == 0 {
         (payload.to_vec(), None, None)
@@ -155,7 +170,7 @@ fuzz_target!(|data: &[u8]| {
     } else {
         200
     };
-    let r = d.on_response(T0, status, &body);
+    let r = respond(&mut d, T0, status, &body);
     if status != 200 {
         match r {
             Ok(()) => assert_eq!(d.phase(), Phase::Backoff),
@@ -233,7 +248,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(pins_of(&ca).contains(pins[0].as_bytes()), "Confirm without a pinned CA");
             let verify_with = expect_send(&mut d, T0 + 1, false).unwrap();
             assert_eq!(verify_with, ca);
-            let r = d.on_response(T0 + 1, 200, &confirm_body);
+            let r = respond(&mut d, T0 + 1, 200, &confirm_body);
             if confirm_body != body {
                 assert_eq!(r, Err(Error::JwsInvalid), "changed cluster-info confirmed");
                 after_failure(&mut d, T0 + 1, Error::JwsInvalid);
