@@ -1155,7 +1155,8 @@ impl<F: Fs> FileSteps<F> {
     /// Perform the agent's outstanding [`Read`](crate::agent::Action::Read) or
     /// [`File`](crate::agent::Action::File) action and answer it. `None` when neither is
     /// outstanding; else the outcome, whose error (with its path and OS error) is for printing —
-    /// the agent already got its kind.
+    /// the agent already got its kind. A read of a missing file is `Ok` here: the agent was told
+    /// [`StoreErrorKind::NotFound`], which is an answer, not a fault.
     pub fn perform<const N: usize>(
         &self,
         agent: &mut crate::agent::Agent<N>,
@@ -1167,11 +1168,21 @@ impl<F: Fs> FileSteps<F> {
                 Ok(bytes) => agent.on_read(now, Ok(bytes)),
                 Err(e) => agent.on_read(now, Err(e.reported_kind())),
             }
-            return Some(result.map(|_| ()));
+            // A file that is not there is an answer, not an error worth printing.
+            return Some(match result {
+                Err(e) if e.reported_kind() != StoreErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            });
         }
-        let result = self.execute(&agent.outstanding_file_step()?);
+        let step = agent.outstanding_file_step()?;
+        let recover = matches!(step, FileStep::Recover { .. });
+        let result = self.execute(&step);
         agent.on_file_done(now, result.as_ref().map(|_| ()).map_err(StoreError::reported_kind));
-        Some(result)
+        // Recovering a store whose directory does not exist yet is an answer too.
+        Some(match result {
+            Err(e) if recover && e.reported_kind() == StoreErrorKind::NotFound => Ok(()),
+            r => r,
+        })
     }
 
     /// Execute one step; see [`FileStep`] for what each must do.
