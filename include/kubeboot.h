@@ -18,31 +18,6 @@
 #endif
 
 
-// Output format: PEM (`CERTIFICATE REQUEST`, LF line endings).
-#define KUBEBOOT_FORMAT_PEM 0
-
-// Output format: DER.
-#define KUBEBOOT_FORMAT_DER 1
-
-// Kubelet client certificate (`kubernetes.io/kube-apiserver-client-kubelet`).
-#define KUBEBOOT_PROFILE_CLIENT 0
-
-// Kubelet serving certificate (`kubernetes.io/kubelet-serving`).
-#define KUBEBOOT_PROFILE_SERVING 1
-
-// Most subject alternative names (DNS + IP) of a serving CSR.
-#define KUBEBOOT_CSR_MAX_SANS 16
-
-// A CSR buffer of this size always suffices (PEM or DER).
-#define KUBEBOOT_CSR_MAX_LEN 4096
-
-// Length of a `node-csr-<digest>` name.
-#define KUBEBOOT_NODE_CSR_NAME_LEN 52
-
-// Usages checked by [`kubeboot_csr_check`] beyond this count are ignored (the check fails
-// anyway: there are only 23 distinct usages).
-#define KUBEBOOT_CSR_CHECK_MAX_USAGES 64
-
 // Agent handles that can be live at once without `std` (the pool's size).
 #define AGENT_SLOTS 1
 
@@ -122,6 +97,31 @@
 // Request: watch the CSR; with status 200 stream the body into
 // [`kubeboot_agent_on_stream_data`].
 #define KUBEBOOT_AGENT_REQUEST_WATCH 4
+
+// Output format: PEM (`CERTIFICATE REQUEST`, LF line endings).
+#define KUBEBOOT_FORMAT_PEM 0
+
+// Output format: DER.
+#define KUBEBOOT_FORMAT_DER 1
+
+// Kubelet client certificate (`kubernetes.io/kube-apiserver-client-kubelet`).
+#define KUBEBOOT_PROFILE_CLIENT 0
+
+// Kubelet serving certificate (`kubernetes.io/kubelet-serving`).
+#define KUBEBOOT_PROFILE_SERVING 1
+
+// Most subject alternative names (DNS + IP) of a serving CSR.
+#define KUBEBOOT_CSR_MAX_SANS 16
+
+// A CSR buffer of this size always suffices (PEM or DER).
+#define KUBEBOOT_CSR_MAX_LEN 4096
+
+// Length of a `node-csr-<digest>` name.
+#define KUBEBOOT_NODE_CSR_NAME_LEN 52
+
+// Usages checked by [`kubeboot_csr_check`] beyond this count are ignored (the check fails
+// anyway: there are only 23 distinct usages).
+#define KUBEBOOT_CSR_CHECK_MAX_USAGES 64
 
 // Engine handles that can be live at once without `std` (the pool's size).
 #define ENGINE_SLOTS 2
@@ -476,25 +476,6 @@ typedef struct kubeboot_str {
   size_t len;
 } kubeboot_str;
 
-// Signs `msg_len` bytes at `msg` with ECDSA P-256 / SHA-256 (the callback hashes) and writes the
-// raw signature `r || s` (two 32-byte big-endian integers) to the 64 bytes at `sig_rs`.
-// Returns `KUBEBOOT_RESULT_OK` (0) on success; anything else aborts the CSR with
-// `KUBEBOOT_RESULT_SIGNER_FAILED`. `msg` is only valid during the call.
-typedef uint32_t (*kubeboot_sign_callback)(void *userdata,
-                                           const uint8_t *msg,
-                                           size_t msg_len,
-                                           uint8_t *sig_rs);
-
-// An external P-256 signer (secure element, TPM, HSM, another library).
-typedef struct kubeboot_signer {
-  // The signing function; NULL is `KUBEBOOT_RESULT_NULL_PARAMETER`.
-  kubeboot_sign_callback sign;
-  // Passed unchanged to `sign`.
-  void *userdata;
-  // The signer's public key as an uncompressed point `04 || X || Y`.
-  uint8_t public_point[65];
-} kubeboot_signer;
-
 // What the agent manages (see `kubeboot::agent::Config`). Strings are UTF-8, not
 // NUL-terminated; an optional one is NULL with length 0. Only read by [`kubeboot_agent_new`].
 typedef struct kubeboot_agent_config {
@@ -669,6 +650,25 @@ typedef struct kubeboot_agent_action {
   // DONE: its rotation deadline.
   int64_t serving_rotation_deadline;
 } kubeboot_agent_action;
+
+// Signs `msg_len` bytes at `msg` with ECDSA P-256 / SHA-256 (the callback hashes) and writes the
+// raw signature `r || s` (two 32-byte big-endian integers) to the 64 bytes at `sig_rs`.
+// Returns `KUBEBOOT_RESULT_OK` (0) on success; anything else aborts the CSR with
+// `KUBEBOOT_RESULT_SIGNER_FAILED`. `msg` is only valid during the call.
+typedef uint32_t (*kubeboot_sign_callback)(void *userdata,
+                                           const uint8_t *msg,
+                                           size_t msg_len,
+                                           uint8_t *sig_rs);
+
+// An external P-256 signer (secure element, TPM, HSM, another library).
+typedef struct kubeboot_signer {
+  // The signing function; NULL is `KUBEBOOT_RESULT_NULL_PARAMETER`.
+  kubeboot_sign_callback sign;
+  // Passed unchanged to `sign`.
+  void *userdata;
+  // The signer's public key as an uncompressed point `04 || X || Y`.
+  uint8_t public_point[65];
+} kubeboot_signer;
 
 // What the engine should ask for and how. All pointers are only read during
 // [`kubeboot_engine_new`]; the engine keeps its own copies.
@@ -851,6 +851,93 @@ extern "C" {
 // The library version, a static NUL-terminated string (e.g. `"0.1.0"`); never NULL.
 const char *kubeboot_version(void);
 
+// Create an agent from `cfg` (copied; pointers are only read during the call).
+//
+// Errors: `NULL_PARAMETER`, `INVALID_UTF8`; `INVALID_CONFIG` (an empty or odd front-end name, a
+// relative working dir, discovery without a bootstrap kubeconfig, an unknown mode);
+// `INVALID_NODE_NAME`, the serving SANs' errors, `INVALID_PIN`, `PIN_MISMATCH` (discovery with
+// no pin and no unsafe skip), `INVALID_EXPIRATION_SECONDS`, `TOO_LARGE` (a path over 1024
+// bytes); without `std`, `UNKNOWN_ERROR` when [`AGENT_SLOTS`] agents are live.
+kubeboot_result kubeboot_agent_new(const struct kubeboot_agent_config *cfg,
+                                   struct kubeboot_agent **out);
+
+// Free an agent (its secrets are wiped). NULL is a no-op.
+void kubeboot_agent_free(struct kubeboot_agent *agent);
+
+// What to do now: writes `*out` (see [`kubeboot_agent_action`]) and returns OK, also for
+// `KUBEBOOT_AGENT_FAILED` (whose `result` says why). Every action but SLEEP, EVENT, DONE and
+// FAILED must be answered before the next poll; a poll with one unanswered counts it as failed.
+kubeboot_result kubeboot_agent_poll(struct kubeboot_agent *agent,
+                                    int64_t now,
+                                    struct kubeboot_agent_action *out);
+
+// The outcome of a READ: `result` OK with the file's bytes, or a store code
+// (`KUBEBOOT_RESULT_STORE_NOT_FOUND`, `..._PERMISSION_DENIED`, `..._FILE_TOO_LARGE`,
+// `..._IO`; any other code counts as `..._IO`).
+kubeboot_result kubeboot_agent_on_read(struct kubeboot_agent *agent,
+                                       int64_t now,
+                                       uint32_t result,
+                                       const uint8_t *data,
+                                       size_t len);
+
+// The outcome of a FILE step: OK, or a store code (as for [`kubeboot_agent_on_read`]).
+kubeboot_result kubeboot_agent_on_file_done(struct kubeboot_agent *agent,
+                                            int64_t now,
+                                            uint32_t result);
+
+// Entropy for an ENTROPY action (`len` ≥ the action's `entropy_len`).
+kubeboot_result kubeboot_agent_on_entropy(struct kubeboot_agent *agent,
+                                          const uint8_t *data,
+                                          size_t len);
+
+// The whole response to an HTTP action (for a watch that could not be streamed, the whole
+// stream).
+kubeboot_result kubeboot_agent_on_http_response(struct kubeboot_agent *agent,
+                                                int64_t now,
+                                                uint16_t status,
+                                                const uint8_t *body,
+                                                size_t body_len);
+
+// A chunk of a watch response with status 200. `*keep_reading` false: stop reading, drop the
+// connection, and do not call [`kubeboot_agent_on_stream_end`].
+kubeboot_result kubeboot_agent_on_stream_data(struct kubeboot_agent *agent,
+                                              int64_t now,
+                                              const uint8_t *chunk,
+                                              size_t chunk_len,
+                                              bool *keep_reading);
+
+// The watch stream ended (server timeout, closed connection, or a broken read).
+kubeboot_result kubeboot_agent_on_stream_end(struct kubeboot_agent *agent, int64_t now);
+
+// The HTTP action could not be sent, or no (complete) response arrived. `why` (UTF-8, may be
+// NULL with 0) is printed in the agent's event; never put a secret in it.
+kubeboot_result kubeboot_agent_on_transport_error(struct kubeboot_agent *agent,
+                                                  int64_t now,
+                                                  const char *why,
+                                                  size_t why_len);
+
+// Update the local time's offset from UTC (seconds east), used to name data files.
+kubeboot_result kubeboot_agent_set_utc_offset(struct kubeboot_agent *agent, int32_t utc_offset);
+
+#if defined(KUBEBOOT_STD)
+// Perform the outstanding READ or FILE action with kubeboot's own crash-safe file store and
+// answer it (what `kubeboot::store::FileSteps` does for the Rust CLI). Returns OK, or
+// `INVALID_STATE` when no READ or FILE action is outstanding. A failed file operation is
+// reported to the agent (it decides), and its text — path and OS error — is written to
+// `buf` (not NUL-terminated; `*out_len` = 0 when it succeeded) for printing.
+kubeboot_result kubeboot_agent_perform_file_action(struct kubeboot_agent *agent,
+                                                   int64_t now,
+                                                   char *buf,
+                                                   size_t len,
+                                                   size_t *out_len);
+#endif
+
+#if defined(KUBEBOOT_STD)
+// Answer the outstanding ENTROPY action from the operating system's RNG. Returns OK, or
+// `INVALID_STATE` when none is outstanding, `INSUFFICIENT_ENTROPY` when the RNG fails.
+kubeboot_result kubeboot_agent_perform_entropy(struct kubeboot_agent *agent);
+#endif
+
 // Write a kubelet **client** CSR (`O=system:nodes`, `CN=system:node:<node_name>`, no SANs)
 // signed by `key`, in `format` (`KUBEBOOT_FORMAT_PEM` / `_DER`), into `buf`.
 // [`KUBEBOOT_CSR_MAX_LEN`] bytes always suffice; a short buffer gets an upper bound in
@@ -954,93 +1041,6 @@ kubeboot_result kubeboot_csr_check(const uint8_t *csr_pem,
                                    size_t usage_count,
                                    uint32_t expiration_seconds);
 
-// Create an agent from `cfg` (copied; pointers are only read during the call).
-//
-// Errors: `NULL_PARAMETER`, `INVALID_UTF8`; `INVALID_CONFIG` (an empty or odd front-end name, a
-// relative working dir, discovery without a bootstrap kubeconfig, an unknown mode);
-// `INVALID_NODE_NAME`, the serving SANs' errors, `INVALID_PIN`, `PIN_MISMATCH` (discovery with
-// no pin and no unsafe skip), `INVALID_EXPIRATION_SECONDS`, `TOO_LARGE` (a path over 1024
-// bytes); without `std`, `UNKNOWN_ERROR` when [`AGENT_SLOTS`] agents are live.
-kubeboot_result kubeboot_agent_new(const struct kubeboot_agent_config *cfg,
-                                   struct kubeboot_agent **out);
-
-// Free an agent (its secrets are wiped). NULL is a no-op.
-void kubeboot_agent_free(struct kubeboot_agent *agent);
-
-// What to do now: writes `*out` (see [`kubeboot_agent_action`]) and returns OK, also for
-// `KUBEBOOT_AGENT_FAILED` (whose `result` says why). Every action but SLEEP, EVENT, DONE and
-// FAILED must be answered before the next poll; a poll with one unanswered counts it as failed.
-kubeboot_result kubeboot_agent_poll(struct kubeboot_agent *agent,
-                                    int64_t now,
-                                    struct kubeboot_agent_action *out);
-
-// The outcome of a READ: `result` OK with the file's bytes, or a store code
-// (`KUBEBOOT_RESULT_STORE_NOT_FOUND`, `..._PERMISSION_DENIED`, `..._FILE_TOO_LARGE`,
-// `..._IO`; any other code counts as `..._IO`).
-kubeboot_result kubeboot_agent_on_read(struct kubeboot_agent *agent,
-                                       int64_t now,
-                                       uint32_t result,
-                                       const uint8_t *data,
-                                       size_t len);
-
-// The outcome of a FILE step: OK, or a store code (as for [`kubeboot_agent_on_read`]).
-kubeboot_result kubeboot_agent_on_file_done(struct kubeboot_agent *agent,
-                                            int64_t now,
-                                            uint32_t result);
-
-// Entropy for an ENTROPY action (`len` ≥ the action's `entropy_len`).
-kubeboot_result kubeboot_agent_on_entropy(struct kubeboot_agent *agent,
-                                          const uint8_t *data,
-                                          size_t len);
-
-// The whole response to an HTTP action (for a watch that could not be streamed, the whole
-// stream).
-kubeboot_result kubeboot_agent_on_http_response(struct kubeboot_agent *agent,
-                                                int64_t now,
-                                                uint16_t status,
-                                                const uint8_t *body,
-                                                size_t body_len);
-
-// A chunk of a watch response with status 200. `*keep_reading` false: stop reading, drop the
-// connection, and do not call [`kubeboot_agent_on_stream_end`].
-kubeboot_result kubeboot_agent_on_stream_data(struct kubeboot_agent *agent,
-                                              int64_t now,
-                                              const uint8_t *chunk,
-                                              size_t chunk_len,
-                                              bool *keep_reading);
-
-// The watch stream ended (server timeout, closed connection, or a broken read).
-kubeboot_result kubeboot_agent_on_stream_end(struct kubeboot_agent *agent, int64_t now);
-
-// The HTTP action could not be sent, or no (complete) response arrived. `why` (UTF-8, may be
-// NULL with 0) is printed in the agent's event; never put a secret in it.
-kubeboot_result kubeboot_agent_on_transport_error(struct kubeboot_agent *agent,
-                                                  int64_t now,
-                                                  const char *why,
-                                                  size_t why_len);
-
-// Update the local time's offset from UTC (seconds east), used to name data files.
-kubeboot_result kubeboot_agent_set_utc_offset(struct kubeboot_agent *agent, int32_t utc_offset);
-
-#if defined(KUBEBOOT_STD)
-// Perform the outstanding READ or FILE action with kubeboot's own crash-safe file store and
-// answer it (what `kubeboot::store::FileSteps` does for the Rust CLI). Returns OK, or
-// `INVALID_STATE` when no READ or FILE action is outstanding. A failed file operation is
-// reported to the agent (it decides), and its text — path and OS error — is written to
-// `buf` (not NUL-terminated; `*out_len` = 0 when it succeeded) for printing.
-kubeboot_result kubeboot_agent_perform_file_action(struct kubeboot_agent *agent,
-                                                   int64_t now,
-                                                   char *buf,
-                                                   size_t len,
-                                                   size_t *out_len);
-#endif
-
-#if defined(KUBEBOOT_STD)
-// Answer the outstanding ENTROPY action from the operating system's RNG. Returns OK, or
-// `INVALID_STATE` when none is outstanding, `INSUFFICIENT_ENTROPY` when the RNG fails.
-kubeboot_result kubeboot_agent_perform_entropy(struct kubeboot_agent *agent);
-#endif
-
 // Create an engine: copy the configuration, build and sign the CSR with `key` (not kept), and
 // get ready to create it. `now` is the current unix time (the wait deadline counts from it);
 // `seed` drives backoff and rotation-deadline jitter (take it from any unpredictable source).
@@ -1049,7 +1049,7 @@ kubeboot_result kubeboot_agent_perform_entropy(struct kubeboot_agent *agent);
 // Errors: `KUBEBOOT_RESULT_INVALID_PARAMETER` for an unknown profile, auth or naming;
 // `KUBEBOOT_RESULT_NULL_PARAMETER` for a missing token with token auth; the CSR errors
 // (`INVALID_NODE_NAME`, `INVALID_DNS_NAME`, `TOO_MANY_SANS`, `INVALID_EXPIRATION_SECONDS`, ...);
-// `MALFORMED_INPUT` for an empty CA bundle and `TOO_LARGE` for one over 16 KiB; without `std`,
+// `INVALID_PARAMETER` for an empty CA bundle and `TOO_LARGE` for one over 16 KiB; without `std`,
 // `UNKNOWN_ERROR` when [`ENGINE_SLOTS`] engines are live.
 kubeboot_result kubeboot_engine_new(const struct kubeboot_engine_config *cfg,
                                     const struct kubeboot_key *key,

@@ -350,7 +350,8 @@ enum Step {
 }
 
 /// The discovery state machine. `N` is the size of each of the two buffers (default
-/// [`DEFAULT_BUFFER`]): it bounds the signed kubeconfig and the CA PEM.
+/// [`DEFAULT_BUFFER`]): it bounds the signed kubeconfig and the CA PEM. All-zero bytes are a
+/// valid (not a started) discovery, as for [`crate::engine::Engine`].
 pub struct Discovery<const N: usize = DEFAULT_BUFFER> {
     token: Option<BootstrapToken>,
     pins: heapless::Vec<CaPin, MAX_PINS>,
@@ -368,7 +369,9 @@ pub struct Discovery<const N: usize = DEFAULT_BUFFER> {
     deadline: i64,
     attempts: u32,
     last_retry: Option<Retry>,
-    error: Option<(Error, &'static str)>,
+    error: Option<Error>,
+    /// The explanation of `error` (an `Option` so that no reference is in the idle state).
+    why: Option<&'static str>,
 }
 
 impl<const N: usize> fmt::Debug for Discovery<N> {
@@ -379,6 +382,7 @@ impl<const N: usize> fmt::Debug for Discovery<N> {
             .field("deadline", &self.deadline)
             .field("last_retry", &self.last_retry)
             .field("error", &self.error)
+            .field("why", &self.why)
             .finish_non_exhaustive()
     }
 }
@@ -460,6 +464,7 @@ impl<const N: usize> Discovery<N> {
             attempts: 0,
             last_retry: None,
             error: None,
+            why: None,
         }
     }
 
@@ -494,20 +499,44 @@ impl<const N: usize> Discovery<N> {
     }
 
     /// Back to [`Phase::Idle`], forgetting the token (its secret is wiped by its drop) and
-    /// everything fetched.
+    /// everything fetched: every field as [`Discovery::idle`] has it but the buffers' bytes past
+    /// their lengths (the destructuring below makes a new field a compile error until it is reset
+    /// here).
     pub fn reset(&mut self) {
-        self.token = None;
-        self.pins.clear();
-        self.kubeconfig_len = 0;
-        self.ca_len = 0;
-        self.server_len = 0;
-        self.phase = Phase::Idle;
-        self.resume = Phase::Idle;
-        self.until = 0;
-        self.deadline = 0;
-        self.attempts = 0;
-        self.last_retry = None;
-        self.error = None;
+        let Discovery {
+            token,
+            pins,
+            retry_interval_secs,
+            kubeconfig: _,
+            kubeconfig_len,
+            ca: _,
+            ca_len,
+            server: _,
+            server_len,
+            scratch: _,
+            phase,
+            resume,
+            until,
+            deadline,
+            attempts,
+            last_retry,
+            error,
+            why,
+        } = self;
+        *token = None;
+        pins.clear();
+        *retry_interval_secs = RETRY_INTERVAL_SECS;
+        *kubeconfig_len = 0;
+        *ca_len = 0;
+        *server_len = 0;
+        *phase = Phase::Idle;
+        *resume = Phase::Idle;
+        *until = 0;
+        *deadline = 0;
+        *attempts = 0;
+        *last_retry = None;
+        *error = None;
+        *why = None;
     }
 
     /// Whether a request is outstanding.
@@ -565,11 +594,12 @@ impl<const N: usize> Discovery<N> {
 
     /// The failure and an explanation, once [`Action::Failed`] was returned.
     pub fn failure(&self) -> Option<(Error, &'static str)> {
-        self.error
+        self.error.map(|e| (e, self.why.unwrap_or("")))
     }
 
     fn fail(&mut self, e: Error, why: &'static str) -> Error {
-        self.error = Some((e, why));
+        self.error = Some(e);
+        self.why = Some(why);
         self.phase = Phase::Failed;
         e
     }
@@ -579,7 +609,7 @@ impl<const N: usize> Discovery<N> {
         if self.phase == Phase::Idle {
             return Action::Failed(Error::InvalidState);
         }
-        if let Some((e, _)) = self.error {
+        if let Some(e) = self.error {
             return Action::Failed(e);
         }
         if self.phase == Phase::Done {

@@ -370,6 +370,14 @@ impl FailureDetail {
             message: heapless::String::new(),
         }
     }
+
+    /// Back to [`FailureDetail::empty`], in place.
+    fn clear(&mut self) {
+        let FailureDetail { status, reason, message } = self;
+        *status = None;
+        reason.clear();
+        message.clear();
+    }
 }
 
 fn push_lossy<const M: usize>(dst: &mut heapless::String<M>, s: &str) {
@@ -404,7 +412,8 @@ struct Owned {
     naming: Naming,
     ca: heapless::Vec<u8, MAX_CA_PEM>,
     expiration_seconds: Option<u32>,
-    verifier: &'static (dyn SignatureVerifier + Sync),
+    /// `None` is [`SOFTWARE`] (no reference in the idle state: see [`Engine::reset`]).
+    verifier: Option<&'static (dyn SignatureVerifier + Sync)>,
 }
 
 impl Owned {
@@ -417,8 +426,21 @@ impl Owned {
             naming: Naming::Generate,
             ca: heapless::Vec::new(),
             expiration_seconds: None,
-            verifier: SOFTWARE,
+            verifier: None,
         }
+    }
+
+    /// Back to [`Owned::empty`], in place.
+    fn clear(&mut self) {
+        let Owned { node_name, serving, dns, ips, naming, ca, expiration_seconds, verifier } = self;
+        node_name.clear();
+        *serving = false;
+        dns.clear();
+        ips.clear();
+        *naming = Naming::Generate;
+        ca.clear();
+        *expiration_seconds = None;
+        *verifier = None;
     }
 
     fn signer_name(&self) -> &'static str {
@@ -442,6 +464,10 @@ impl Owned {
 }
 
 /// The state machine. `N` is the work-buffer size (largest body/event), default 32 KiB.
+///
+/// All-zero bytes are a valid (not a started) engine: no field holds a bare reference, so the
+/// C ABI builds engines in place in zeroed memory, never on the stack, and [`Engine::start`]
+/// (which resets every field) makes one of them; its build checks this property.
 pub struct Engine<const N: usize = DEFAULT_BUFFER> {
     cfg: Owned,
     spki: [u8; P256_SPKI_LEN],
@@ -554,37 +580,63 @@ impl<const N: usize> Engine<N> {
     }
 
     /// Back to [`Phase::Idle`], forgetting the configuration, the CSR and any result (the bearer
-    /// token is wiped).
+    /// token is wiped): every field as [`Engine::idle`] has it but the work buffer's bytes (the
+    /// destructuring below makes a new field a compile error until it is reset here), so an engine
+    /// reset in place is the idle engine, whatever it held.
     pub fn reset(&mut self) {
         self.wipe_bearer();
-        self.cfg.node_name.clear();
-        self.cfg.dns.clear();
-        self.cfg.ips.clear();
-        self.cfg.ca.clear();
-        self.cfg.serving = false;
-        self.cfg.expiration_seconds = None;
-        self.cfg.verifier = SOFTWARE;
-        self.csr_pem.clear();
-        self.name.clear();
-        self.uid.clear();
-        self.path.clear();
-        self.pending = 0;
-        self.cert.clear();
-        self.verified = None;
-        self.rotation_deadline = 0;
-        self.phase = Phase::Idle;
-        self.resume = Phase::Idle;
-        self.until = 0;
-        self.give_up_at = 0;
-        self.sent = None;
-        self.deadline = 0;
-        self.attempt = 0;
-        self.watch_failures = 0;
-        self.unauthorized = 0;
-        self.poll_mode = false;
-        self.events_seen = false;
-        self.error = None;
-        self.detail = FailureDetail::empty();
+        let Engine {
+            cfg,
+            spki,
+            csr_pem,
+            bearer: _,
+            name,
+            uid,
+            path,
+            buf: _,
+            pending,
+            cert,
+            verified,
+            rotation_deadline,
+            phase,
+            resume,
+            until,
+            give_up_at,
+            sent,
+            deadline,
+            attempt,
+            watch_failures,
+            unauthorized,
+            poll_mode,
+            events_seen,
+            jitter,
+            error,
+            detail,
+        } = self;
+        cfg.clear();
+        *spki = [0u8; P256_SPKI_LEN];
+        csr_pem.clear();
+        name.clear();
+        uid.clear();
+        path.clear();
+        *pending = 0;
+        cert.clear();
+        *verified = None;
+        *rotation_deadline = 0;
+        *phase = Phase::Idle;
+        *resume = Phase::Idle;
+        *until = 0;
+        *give_up_at = 0;
+        *sent = None;
+        *deadline = 0;
+        *attempt = 0;
+        *watch_failures = 0;
+        *unauthorized = 0;
+        *poll_mode = false;
+        *events_seen = false;
+        *jitter = Jitter(0);
+        *error = None;
+        detail.clear();
     }
 
     /// Copy `config`, build and sign the CSR with `signer` (which is not kept), and get ready to
@@ -640,7 +692,7 @@ impl<const N: usize> Engine<N> {
         }
         c.naming = config.naming;
         c.expiration_seconds = config.expiration_seconds;
-        c.verifier = config.verifier;
+        c.verifier = Some(config.verifier);
 
         self.csr_pem.resize_default(MAX_CSR_PEM).map_err(|_| Error::TooLarge)?;
         let n = builder.write_pem(signer, &mut self.csr_pem)?;
@@ -1167,6 +1219,15 @@ impl<const N: usize> Engine<N> {
 
     /// A CertificateSigningRequest object in `buf[..len]` (create response, GET, watch event).
     fn on_object(&mut self, now: i64, status: u16, len: usize, phase: Phase) -> Result<()> {
+        // Two steps so that the parser's frame is gone before the verifier's is pushed (on a
+        // microcontroller's stack the two together are what counts).
+        if self.take_object(now, status, len, phase)? { self.validate(now) } else { Ok(()) }
+    }
+
+    /// Take the CSR object in `buf[..len]`: `Ok(true)` when it carries the issued certificate
+    /// (now in `cert`, to be validated).
+    #[inline(never)]
+    fn take_object(&mut self, now: i64, status: u16, len: usize, phase: Phase) -> Result<bool> {
         let mut outcome = ObjectOutcome::Pending;
         let mut detail = FailureDetail::default();
         let mut cert_len = 0usize;
@@ -1280,7 +1341,7 @@ impl<const N: usize> Engine<N> {
                     };
                 }
                 self.attempt = 0;
-                Ok(())
+                Ok(false)
             }
             ObjectOutcome::Fail(e) => {
                 self.error = Some(e);
@@ -1294,7 +1355,7 @@ impl<const N: usize> Engine<N> {
             }
             ObjectOutcome::Issued => {
                 self.cert.truncate(cert_len);
-                self.validate(now)
+                Ok(true)
             }
         }
     }
@@ -1339,7 +1400,7 @@ impl<const N: usize> Engine<N> {
             profile: self.cfg.profile(&mut refs),
         };
         let result = verify::verify_issued_with(
-            self.cfg.verifier,
+            self.cfg.verifier.unwrap_or(SOFTWARE),
             &self.cert,
             &self.cfg.ca,
             &expected,

@@ -539,6 +539,7 @@ macro_rules! catalogue {
         #[non_exhaustive]
         #[repr(u32)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[allow(rustdoc::invalid_html_tags)] // the messages are plain text: `bootstrap-token-<id>`
         pub enum Code {
             $( #[doc = $msg] $ident = $code, )*
         }

@@ -334,6 +334,8 @@ pub struct kubeboot_agent {
     agent: Agent,
 }
 
+crate::macros::zero_valid!(kubeboot_agent);
+
 impl crate::macros::Handle for kubeboot_agent {
     #[cfg(not(feature = "std"))]
     fn pool() -> &'static dyn crate::macros::pool::Slots<Self> {
@@ -494,7 +496,7 @@ pub extern "C" fn kubeboot_agent_new(
         config.utc_offset = c.utc_offset;
         config.seed = c.seed;
         config.verifier = verifier();
-        new_in_place(out, || kubeboot_agent { agent: Agent::idle() }, |a| {
+        new_in_place(out, |a| {
             match a.agent.start(&config) {
                 Ok(()) => kubeboot_result::Ok,
                 Err(e) => e.into(),

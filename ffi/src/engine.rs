@@ -102,6 +102,8 @@ pub struct kubeboot_engine_config {
     pub watch: bool,
 }
 
+crate::macros::zero_valid!(kubeboot_engine);
+
 impl crate::macros::Handle for kubeboot_engine {
     #[cfg(not(feature = "std"))]
     fn pool() -> &'static dyn crate::macros::pool::Slots<Self> {
@@ -311,7 +313,7 @@ pub extern "C" fn kubeboot_engine_new(
             watch: cfg.watch,
             verifier: verifier(),
         };
-        new_in_place(out, || kubeboot_engine { engine: Engine::idle() }, |e| {
+        new_in_place(out, |e| {
             match e.engine.start(&config, &key.inner, now, seed) {
                 Ok(()) => kubeboot_result::Ok,
                 Err(err) => err.into(),

@@ -109,6 +109,7 @@ mod tests {
              #[repr(u32)]\n\
              #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\n\
              #[must_use]\n\
+             #[allow(rustdoc::invalid_html_tags)] // the messages are plain text: `bootstrap-token-<id>`\n\
              pub enum kubeboot_result {\n",
         );
         for (code, name, message) in CATALOGUE {

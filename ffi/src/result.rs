@@ -11,6 +11,7 @@
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[must_use]
+#[allow(rustdoc::invalid_html_tags)] // the messages are plain text: `bootstrap-token-<id>`
 pub enum kubeboot_result {
     /// success (`ok`).
     Ok = 0,

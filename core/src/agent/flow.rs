@@ -45,7 +45,7 @@ impl<const N: usize> Agent<N> {
     // -----------------------------------------------------------------------------------------
     // Loading the node's credentials
 
-    fn unusable(&mut self, e: Error, what: &'static str) {
+    fn unusable(&mut self, e: Error, what: Part) {
         if self.client == Verdict::Unknown {
             self.client = Verdict::Unusable(e, what);
         }
@@ -179,13 +179,13 @@ impl<const N: usize> Agent<N> {
             Some(both) => (both, both),
             None => (&self.client_chain, &self.client_key),
         };
-        let what = if serving { "serving-certificate" } else { "client-certificate" };
+        let what = if serving { Part::ServingCertificate } else { Part::ClientCertificate };
         if !pem::blocks(chain).any(|b| b.is_ok_and(|b| b.label == "CERTIFICATE")) {
             return Verdict::Unusable(Error::Store(StoreErrorKind::NoCertificates), what);
         }
         let key = match NodeKey::from_pem(key) {
             Ok(k) => k,
-            Err(e) => return Verdict::Unusable(e, if serving { what } else { "client-key" }),
+            Err(e) => return Verdict::Unusable(e, if serving { what } else { Part::ClientKey }),
         };
         let spki = key.public_key_spki();
         drop(key);
@@ -220,8 +220,9 @@ impl<const N: usize> Agent<N> {
             Profile::Client
         };
         let expected = Expected { node_name: &self.node, public_key: &spki, profile };
+        let verifier = self.verifier();
         let scratch = self.engine.scratch();
-        match verify::verify_issued_with(self.verifier, chain, ca, &expected, now, scratch) {
+        match verify::verify_issued_with(verifier, chain, ca, &expected, now, scratch) {
             Ok(v) => Verdict::Valid(CertStatus {
                 not_before: v.not_before,
                 not_after: v.not_after,
@@ -250,7 +251,7 @@ impl<const N: usize> Agent<N> {
                 .kv("kind", kind)
                 .kv("state", "unusable")
                 .kv("reason", e.name())
-                .kv("what", what)
+                .kv("what", what.as_str())
                 .kv("detail", &detail(format_args!("{e}")))
                 .done(),
             Verdict::Unknown => return,
@@ -284,11 +285,15 @@ impl<const N: usize> Agent<N> {
             other => {
                 let (e, what) = match other {
                     Verdict::Unusable(e, what) => (e, what),
-                    _ => (Error::Unauthorized, "client-certificate"),
+                    _ => (Error::Unauthorized, Part::ClientCertificate),
                 };
                 if self.can_bootstrap() {
                     self.kind = Kind::Bootstrap;
-                    let line = self.ev("bootstrap").kv("reason", e.name()).kv("what", what).done();
+                    let line = self
+                        .ev("bootstrap")
+                        .kv("reason", e.name())
+                        .kv("what", what.as_str())
+                        .done();
                     self.event(line);
                     self.begin_bootstrap(now);
                 } else {
@@ -494,7 +499,7 @@ impl<const N: usize> Agent<N> {
             expiration_seconds: self.expiration_seconds,
             wait_secs: wait,
             watch: self.watch,
-            verifier: self.verifier,
+            verifier: self.verifier(),
         };
         let seed = u64::from(self.jitter.next_u32()) << 32 | u64::from(self.jitter.next_u32());
         match self.engine.start(&cfg, key, now, seed) {
@@ -813,10 +818,10 @@ impl<const N: usize> Agent<N> {
                 match result {
                     Ok(bytes) => {
                         if let Err(e) = self.load_node_kubeconfig(bytes) {
-                            self.unusable(e, "kubeconfig");
+                            self.unusable(e, Part::Kubeconfig);
                         }
                     }
-                    Err(e) => self.unusable(file_error(e), "kubeconfig"),
+                    Err(e) => self.unusable(file_error(e), Part::Kubeconfig),
                 }
                 self.next_client_read();
             }
@@ -825,10 +830,10 @@ impl<const N: usize> Agent<N> {
                 match result {
                     Ok(b) => {
                         if let Err(e) = put_bytes(&mut self.node_kc.ca, b) {
-                            self.unusable(e, "certificate-authority");
+                            self.unusable(e, Part::CertificateAuthority);
                         }
                     }
-                    Err(e) => self.unusable(file_error(e), "certificate-authority"),
+                    Err(e) => self.unusable(file_error(e), Part::CertificateAuthority),
                 }
                 self.next_client_read();
             }
@@ -839,10 +844,10 @@ impl<const N: usize> Agent<N> {
                     Ok(b) => {
                         let key = if same { Some(&mut self.client_key) } else { None };
                         if let Err(e) = split_pair(b, &mut self.client_chain, key) {
-                            self.unusable(e, "client-certificate");
+                            self.unusable(e, Part::ClientCertificate);
                         }
                     }
-                    Err(e) => self.unusable(file_error(e), "client-certificate"),
+                    Err(e) => self.unusable(file_error(e), Part::ClientCertificate),
                 }
                 self.next_client_read();
             }
@@ -853,11 +858,11 @@ impl<const N: usize> Agent<N> {
                         let mut none = heapless::Vec::<u8, 1>::new();
                         if let Err(e) = split_pair(b, &mut none, Some(&mut self.client_key)) {
                             if e != Error::TooLarge || self.client_key.is_empty() {
-                                self.unusable(e, "client-key");
+                                self.unusable(e, Part::ClientKey);
                             }
                         }
                     }
-                    Err(e) => self.unusable(file_error(e), "client-key"),
+                    Err(e) => self.unusable(file_error(e), Part::ClientKey),
                 }
                 self.next_client_read();
             }
@@ -880,7 +885,7 @@ impl<const N: usize> Agent<N> {
             St::ReadServing => {
                 self.serving = match result {
                     Ok(b) => self.validate(Some(b), true, now),
-                    Err(e) => Verdict::Unusable(file_error(e), "serving-certificate"),
+                    Err(e) => Verdict::Unusable(file_error(e), Part::ServingCertificate),
                 };
                 self.report("serving", self.serving);
                 self.st = St::Decide;
@@ -1014,13 +1019,13 @@ impl<const N: usize> Agent<N> {
                 ) {
                     Ok(()) => self.st = St::ReadServing,
                     Err(e) => {
-                        self.serving = Verdict::Unusable(e, "serving-certificate");
+                        self.serving = Verdict::Unusable(e, Part::ServingCertificate);
                         self.st = St::Decide;
                     }
                 }
             }
             (St::RecoverServer, Err(e)) => {
-                self.serving = Verdict::Unusable(file_error(e), "serving-certificate");
+                self.serving = Verdict::Unusable(file_error(e), Part::ServingCertificate);
                 self.report("serving", self.serving);
                 self.st = St::Decide;
             }

@@ -638,7 +638,35 @@ impl ClusterInfo {
 enum Verdict {
     Unknown,
     Valid(CertStatus),
-    Unusable(Error, &'static str),
+    Unusable(Error, Part),
+}
+
+/// Which file made a verdict unusable (named as in the events).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Kubeconfig,
+    CertificateAuthority,
+    ClientCertificate,
+    ClientKey,
+    ServingCertificate,
+}
+
+impl Part {
+    fn as_str(self) -> &'static str {
+        match self {
+            Part::Kubeconfig => "kubeconfig",
+            Part::CertificateAuthority => "certificate-authority",
+            Part::ClientCertificate => "client-certificate",
+            Part::ClientKey => "client-key",
+            Part::ServingCertificate => "serving-certificate",
+        }
+    }
+}
+
+impl core::fmt::Display for Part {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -715,6 +743,9 @@ enum Conn {
 }
 
 /// The node agent. `N` is the engine's work-buffer size (largest response or watch event).
+///
+/// All-zero bytes are a valid (not a started) agent, as for [`Engine`]: the C ABI builds agents
+/// in place in zeroed memory and [`Agent::start`] resets every field.
 pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     // Configuration.
     front_end: heapless::String<MAX_FRONT_END>,
@@ -743,7 +774,8 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     rotate_now: RotateNow,
     utc_offset: i32,
     seed: u64,
-    verifier: &'static (dyn SignatureVerifier + Sync),
+    /// `None` is the software verifier (no reference in the idle state).
+    verifier: Option<&'static (dyn SignatureVerifier + Sync)>,
 
     // What was read.
     node_kc: ClusterInfo,
@@ -961,7 +993,7 @@ impl<const N: usize> Agent<N> {
             rotate_now: RotateNow { client: false, serving: false },
             utc_offset: 0,
             seed: 0,
-            verifier: engine::SOFTWARE,
+            verifier: None,
             node_kc: ClusterInfo::empty(),
             node_kc_dir: PathBuf::new(),
             cert_path: PathBuf::new(),
@@ -1015,6 +1047,10 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    fn verifier(&self) -> &'static (dyn SignatureVerifier + Sync) {
+        self.verifier.unwrap_or(engine::SOFTWARE)
+    }
+
     fn wipe(&mut self) {
         self.client_key.as_mut_slice().zeroize();
         self.client_key.clear();
@@ -1039,33 +1075,153 @@ impl<const N: usize> Agent<N> {
         r
     }
 
-    /// Back to idle, forgetting everything (secrets wiped).
+    /// Back to idle, forgetting everything (secrets wiped): every field as [`Agent::idle`] has
+    /// it (the destructuring below makes a new field a compile error until it is reset here), so
+    /// an agent reset in place is the idle agent, whatever it held.
     pub fn reset(&mut self) {
         self.wipe();
-        self.engine.reset();
-        self.discovery.reset();
-        self.node.clear();
-        self.node_configured = false;
-        self.discovery_on = false;
-        self.discovery_pins.clear();
-        self.serving_on = false;
-        self.serving_dns.clear();
-        self.serving_ips.clear();
-        self.bundle_path.clear();
-        self.bootstrap_path.clear();
+        let Agent {
+            front_end,
+            user_agent,
+            node,
+            node_configured,
+            kubeconfig_path,
+            bootstrap_path,
+            cert_dir,
+            key_cache_path,
+            bundle_path,
+            discovery_on,
+            discovery_server,
+            discovery_token,
+            discovery_pins,
+            discovery_unpinned,
+            discovery_timeout,
+            serving_on,
+            serving_dns,
+            serving_ips,
+            bootstrap_wait,
+            rotation_wait,
+            expiration_seconds,
+            watch,
+            mode,
+            rotate_now,
+            utc_offset,
+            seed,
+            verifier,
+            node_kc: _,
+            node_kc_dir: _,
+            cert_path: _,
+            key_path: _,
+            need_node_ca: _,
+            need_cert: _,
+            need_key: _,
+            kc_points_at_current: _,
+            client_chain: _,
+            client_key: _,
+            bundle: _,
+            bundle_loaded: _,
+            client: _,
+            serving: _,
+            client_dir_exists: _,
+            boot: _,
+            boot_dir: _,
+            token_path: _,
+            token: _,
+            kind,
+            key: _,
+            key_generated,
+            key_tries,
+            dir_created,
+            issued,
+            healthz_until,
+            announced_wait,
+            retrying,
+            force_bootstrap,
+            swept,
+            just_stored,
+            attempts_failed,
+            rotations,
+            conn,
+            conn_id,
+            sleep_until,
+            jitter,
+            engine,
+            discovery,
+            st,
+            pending,
+            handed_out,
+            read_role,
+            step_paths,
+            out: _,
+            events,
+            shown,
+            failure,
+            detail,
+            outcome,
+        } = self;
+        // Configuration.
+        front_end.clear();
+        user_agent.clear();
+        node.clear();
+        *node_configured = false;
+        kubeconfig_path.clear();
+        bootstrap_path.clear();
+        cert_dir.clear();
+        key_cache_path.clear();
+        bundle_path.clear();
+        *discovery_on = false;
+        discovery_server.clear();
+        *discovery_token = None;
+        discovery_pins.clear();
+        *discovery_unpinned = false;
+        *discovery_timeout = discovery::DEFAULT_TIMEOUT_SECS;
+        *serving_on = false;
+        serving_dns.clear();
+        serving_ips.clear();
+        *bootstrap_wait = engine::BOOTSTRAP_WAIT_SECS;
+        *rotation_wait = engine::ROTATION_WAIT_SECS;
+        *expiration_seconds = None;
+        *watch = true;
+        *mode = Mode::Once;
+        *rotate_now = RotateNow { client: false, serving: false };
+        *utc_offset = 0;
+        *seed = 0;
+        *verifier = None;
+        // The attempt.
+        *kind = Kind::Bootstrap;
+        *key_generated = false;
+        *key_tries = 0;
+        *dir_created = false;
+        *issued = false;
+        *healthz_until = 0;
+        *announced_wait = false;
+        *retrying = false;
+        *force_bootstrap = false;
+        *swept = false;
+        *just_stored = None;
+        *attempts_failed = 0;
+        *rotations = 0;
+        *conn = Conn::Node;
+        *conn_id = 0;
+        *sleep_until = None;
+        *jitter = engine::Jitter(0);
+        // Machinery.
+        engine.reset();
+        discovery.reset();
+        *st = St::Idle;
+        *pending = Pending::None;
+        *handed_out = false;
+        *read_role = FileRole::Kubeconfig;
+        for p in step_paths.iter_mut() {
+            p.clear();
+        }
+        events.clear();
+        shown.clear();
+        *failure = None;
+        detail.clear();
+        *outcome = Outcome { client: None, serving: None };
+        // What was read (and `out`, `client_key`, `key`, `token`: wiped above).
         self.clear_loaded();
-        self.st = St::Idle;
-        self.pending = Pending::None;
-        self.events.clear();
-        self.shown.clear();
-        self.failure = None;
-        self.detail.clear();
-        self.attempts_failed = 0;
-        self.rotations = 0;
-        self.force_bootstrap = false;
-        self.swept = false;
-        self.just_stored = None;
-        self.outcome = Outcome { client: None, serving: None };
     }
 
     fn clear_loaded(&mut self) {
@@ -1160,7 +1316,7 @@ impl<const N: usize> Agent<N> {
         self.utc_offset = c.utc_offset;
         self.seed = c.seed;
         self.jitter = engine::Jitter(c.seed);
-        self.verifier = c.verifier;
+        self.verifier = Some(c.verifier);
         self.st = St::Start;
         Ok(())
     }

@@ -283,6 +283,61 @@ static __attribute__((noinline)) void refuse_key(const struct kubeboot_key *key)
     check(ok, "refuse key/csr");
 }
 
+/* ---- the engine against the recorded apiserver (core/tests/data/recorded) ---- */
+INCBIN(rec_key, "recorded/approved.key.pem");
+INCBIN(rec_ca, "recorded/client-ca.pem");
+INCBIN(rec_created, "recorded/csr-create-201.json");
+INCBIN(rec_watch, "recorded/watch-approved.json");
+extern const uint8_t rec_key[], rec_key_end[], rec_ca[], rec_ca_end[], rec_created[], rec_created_end[],
+    rec_watch[], rec_watch_end[];
+/* 2026-12-02T10:50:40Z, when the recording was made (the issued certificate is valid then). */
+#define REC_NOW 1796208640LL
+
+static __attribute__((noinline)) void step_engine(void)
+{
+    struct kubeboot_key *key = NULL;
+    struct kubeboot_token *tok = NULL;
+    struct kubeboot_engine *e = NULL;
+    static struct kubeboot_action a;
+    bool ok = kubeboot_key_from_pem(rec_key, (size_t)(rec_key_end - rec_key), &key) == KUBEBOOT_RESULT_OK &&
+              kubeboot_token_parse("hi3rc6.cpoi3m254kzpt12t", 23, &tok) == KUBEBOOT_RESULT_OK;
+    struct kubeboot_engine_config cfg = {0};
+    cfg.node_name = "rec-1";
+    cfg.node_name_len = 5;
+    cfg.profile = KUBEBOOT_PROFILE_CLIENT;
+    cfg.auth = KUBEBOOT_AUTH_TOKEN;
+    cfg.token = tok;
+    cfg.naming = KUBEBOOT_NAMING_NODE_CSR;
+    cfg.ca_pem = rec_ca;
+    cfg.ca_pem_len = (size_t)(rec_ca_end - rec_ca);
+    cfg.watch = true;
+    ok = ok && kubeboot_engine_new(&cfg, key, REC_NOW, 42, &e) == KUBEBOOT_RESULT_OK;
+    /* The engine keeps its own copies: the inputs can go. */
+    kubeboot_key_free(key);
+    kubeboot_token_free(tok);
+    ok = ok && kubeboot_engine_poll(e, REC_NOW, &a) == KUBEBOOT_RESULT_OK && a.kind == KUBEBOOT_ACTION_SEND &&
+         a.request_kind == KUBEBOOT_REQUEST_CREATE &&
+         same(a.path, a.path_len, "/apis/certificates.k8s.io/v1/certificatesigningrequests") &&
+         same(a.authorization, a.authorization_len, "Bearer hi3rc6.cpoi3m254kzpt12t") && a.body_len > 100;
+    ok = ok && kubeboot_engine_on_response(e, REC_NOW, 201, rec_created, (size_t)(rec_created_end - rec_created)) ==
+                   KUBEBOOT_RESULT_OK;
+    ok = ok && kubeboot_engine_poll(e, REC_NOW, &a) == KUBEBOOT_RESULT_OK && a.kind == KUBEBOOT_ACTION_SEND &&
+         a.request_kind == KUBEBOOT_REQUEST_WATCH;
+    /* The watch stream in 64-byte pieces, as a UART or a TLS record boundary would cut it. */
+    bool keep = true;
+    size_t wn = (size_t)(rec_watch_end - rec_watch);
+    for (size_t off = 0; ok && keep && off < wn; off += 64)
+        ok = kubeboot_engine_on_stream_data(e, REC_NOW + 1, rec_watch + off, wn - off < 64 ? wn - off : 64, &keep) ==
+             KUBEBOOT_RESULT_OK;
+    ok = ok && !keep && kubeboot_engine_poll(e, REC_NOW + 1, &a) == KUBEBOOT_RESULT_OK &&
+         a.kind == KUBEBOOT_ACTION_DONE && same(a.csr_name, a.csr_name_len, "kubeboot-rec-approved-105026") &&
+         prefix(a.cert_pem, a.cert_pem_len, "-----BEGIN CERTIFICATE-----") && a.not_after > a.not_before &&
+         a.rotation_deadline >= a.not_before + (a.not_after - a.not_before) * 7 / 10 &&
+         a.rotation_deadline <= a.not_before + (a.not_after - a.not_before) * 9 / 10;
+    kubeboot_engine_free(e);
+    check(ok, "engine");
+}
+
 #define STEP(name, call)                                                                     \
     do {                                                                                     \
         paint_stack();                                                                       \
@@ -305,6 +360,7 @@ int main(void)
     STEP("object", step_object(key));
     STEP("verify", step_verify(key));
     STEP("rotation", step_rotation());
+    STEP("engine", step_engine());
     STEP("refuse-token", refuse_token());
     STEP("refuse-cert", refuse_cert(key));
     STEP("refuse-key", refuse_key(key));
