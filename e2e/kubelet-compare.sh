@@ -19,11 +19,10 @@
 #   * apiserver requests on certificatesigningrequests, from the audit log
 #     ($E2E_WORK/logs/audit.log; the cluster's audit policy logs only CSRs at
 #     Metadata level), per run: by user agent (kubelet-bootstrap/... and
-#     kubeboot/...), by the bootstrap token's user, on the node's CSR name
+#     kubeboot-rust/...), by the bootstrap token's user, on the node's CSR name
 #     (objectRef.name) and inside the run's time window; counted per auditID,
-#     grouped by verb. (The kubelet code also
-#     GETs /healthz once before the CSR (waitForServer); that request is not
-#     audited and not counted.)
+#     grouped by verb. (The kubelet code and kubeboot both GET /healthz once before the
+#     CSR (waitForServer); that request is not audited and not counted.)
 #   * memory: max RSS of both (GNU time -v); kubeboot under
 #     valgrind --tool=massif --stacks=yes (a third, unmeasured-for-time run):
 #     peak heap (useful + allocator overhead) and peak stack; for the Go
@@ -219,7 +218,7 @@ while read -r who n rest; do
   NREQ[$who]=$n
   say "requests $who: $n  ${rest%%|*}  ua: ${rest#*| }"
 done < <(python3 -c "$AUDIT_PY" "$AUDIT" "system:bootstrap:$E2E_TOKEN_ID" "${name_kubelet:-}" \
-  "kubelet|kubelet-bootstrap/|${W0[kubelet]}|${W1[kubelet]}" "kubeboot|kubeboot/|${W0[kubeboot]}|${W1[kubeboot]}")
+  "kubelet|kubelet-bootstrap/|${W0[kubelet]}|${W1[kubelet]}" "kubeboot|kubeboot-rust/|${W0[kubeboot]}|${W1[kubeboot]}")
 
 # --------------------------------------------------------------------------
 # Memory.

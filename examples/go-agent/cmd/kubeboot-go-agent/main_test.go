@@ -2,7 +2,7 @@ package main
 
 // The agent against an in-process fake apiserver (httptest, TLS, chunked watch streams split
 // mid-event) that signs CSRs with a Go CA. The real control plane is exercised by
-// ../../e2e-check.sh.
+// e2e/run (E2E_ONLY=go for this agent alone).
 
 import (
 	"crypto/ecdsa"
