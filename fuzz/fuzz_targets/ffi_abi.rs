@@ -6,6 +6,9 @@
 //! `kubeboot_store_*` functions work in a fresh temporary directory per process (one of a few
 //! subdirectories, some missing); the `*_generate` functions use the OS RNG; the external-signer
 //! CSR functions get a callback that fails, writes arbitrary bytes, or signs with a live key.
+//! An agent (`kubeboot_agent_new` with any configuration) is polled and each action answered
+//! with any of its `on_*` calls, whatever it asked for (`kubeboot_agent_perform_file_action` is
+//! left out: it writes wherever the fuzzed configuration points).
 //!
 //! Properties:
 //! * no panic (libfuzzer-sys aborts on any panic, even one `catch_unwind` would catch), and every
@@ -22,10 +25,15 @@
 //! * `kubeboot_verify_issued_scratch` gives the verdict of `kubeboot_verify_issued` whenever its
 //!   scratch holds `kubeboot_verify_scratch_len` bytes, and `INSUFFICIENT_SIZE` with that size
 //!   when it does not;
-//! * a store operation that fails changes no file of the certificate directory.
+//! * a store operation that fails changes no file of the certificate directory;
+//! * the agent's one error channel: its `on_*` calls are `OK` unless given NULL with a length;
+//!   every pointer of a polled action is readable for its length (ASan), its static strings
+//!   are NUL-terminated UTF-8, `FAILED` carries a declared non-`OK` result, and it stays
+//!   answering after `DONE` / `FAILED`.
 #![no_main]
 
 use arbitrary::Arbitrary;
+use kubeboot_ffi::agent::{self as fag, kubeboot_agent, kubeboot_agent_action, kubeboot_agent_config};
 use kubeboot_ffi::csr::kubeboot_signer;
 use kubeboot_ffi::csr::{self as fcsr, kubeboot_str};
 use kubeboot_ffi::engine::{
@@ -435,6 +443,39 @@ enum Call {
         body: Bytes,
         out: Out,
     },
+    /// `kubeboot_agent_new` with any configuration, then polls, each answered by one of
+    /// `answers` (whatever the action asked for).
+    Agent {
+        t: H,
+        /// front end, working dir, node, kubeconfig, bootstrap kubeconfig, cert dir, CA bundle,
+        /// discovery server.
+        text: [Bytes; 8],
+        pins: Vec<Bytes>,
+        dns: Vec<Bytes>,
+        ips: Vec<Bytes>,
+        /// unpinned, serving, poll, rotate client, rotate serving.
+        flags: u8,
+        waits: (i64, i64, i64),
+        exp: u32,
+        mode: u32,
+        max_rotations: u32,
+        utc_offset: i32,
+        answers: Vec<AgentAnswer>,
+    },
+}
+
+#[derive(Arbitrary, Debug)]
+enum AgentAnswer {
+    Read { result: u32, data: Bytes },
+    FileDone(u32),
+    Entropy(Bytes),
+    PerformEntropy,
+    Http { status: u16, body: Bytes },
+    Stream(Bytes),
+    StreamEnd,
+    Transport(Bytes),
+    UtcOffset(i32),
+    Later(u16),
 }
 
 #[derive(Arbitrary, Debug, Clone)]
@@ -1360,6 +1401,174 @@ fuzz_target!(|calls: Vec<Call>| {
                 let _ = feng::kubeboot_engine_deadline(e);
                 feng::kubeboot_engine_free(e);
             }
+            Call::Agent {
+                t,
+                text,
+                pins,
+                dns,
+                ips,
+                flags,
+                waits,
+                exp,
+                mode,
+                max_rotations,
+                utc_offset,
+                answers,
+            } => {
+                let a: Vec<Arg> = text.iter().map(Arg::new).collect();
+                let (pa, da, ia): (Vec<Arg>, Vec<Arg>, Vec<Arg>) = (
+                    pins.iter().take(10).map(Arg::new).collect(),
+                    dns.iter().take(20).map(Arg::new).collect(),
+                    ips.iter().take(20).map(Arg::new).collect(),
+                );
+                let (ps, ds, is) = (strs(&pa), strs(&da), strs(&ia));
+                let cfg = kubeboot_agent_config {
+                    front_end: a[0].cptr(),
+                    front_end_len: a[0].len,
+                    working_dir: a[1].cptr(),
+                    working_dir_len: a[1].len,
+                    node_name: a[2].cptr(),
+                    node_name_len: a[2].len,
+                    kubeconfig: a[3].cptr(),
+                    kubeconfig_len: a[3].len,
+                    bootstrap_kubeconfig: a[4].cptr(),
+                    bootstrap_kubeconfig_len: a[4].len,
+                    cert_dir: a[5].cptr(),
+                    cert_dir_len: a[5].len,
+                    ca_bundle: a[6].cptr(),
+                    ca_bundle_len: a[6].len,
+                    discovery_server: a[7].cptr(),
+                    discovery_server_len: a[7].len,
+                    discovery_token: pick(&hs.tokens, t),
+                    discovery_pins: if pa.is_empty() { null() } else { ps.as_ptr() },
+                    discovery_pin_count: ps.len(),
+                    discovery_unsafe_skip_ca_verification: flags & 1 != 0,
+                    discovery_timeout_seconds: waits.0,
+                    serving: flags & 2 != 0,
+                    serving_dns: if da.is_empty() { null() } else { ds.as_ptr() },
+                    serving_dns_count: ds.len(),
+                    serving_ips: if ia.is_empty() { null() } else { is.as_ptr() },
+                    serving_ip_count: is.len(),
+                    bootstrap_wait_seconds: waits.1,
+                    rotation_wait_seconds: waits.2,
+                    expiration_seconds: *exp,
+                    poll: flags & 4 != 0,
+                    mode: *mode,
+                    max_rotations: *max_rotations,
+                    rotate_now_client: flags & 8 != 0,
+                    rotate_now_serving: flags & 16 != 0,
+                    utc_offset: *utc_offset,
+                    seed: 7,
+                };
+                let mut ag: *mut kubeboot_agent = 0x10 as *mut _;
+                let r = rc(fag::kubeboot_agent_new(&cfg, &mut ag));
+                if r != OK {
+                    assert_eq!(ag, 0x10 as *mut _, "*out written on error");
+                    continue;
+                }
+                assert!(a.iter().chain(&pa).chain(&da).chain(&ia).all(|x| !x.bad()));
+                let mut now = 1_796_208_640i64;
+                let mut ended = false;
+                for answer in answers.iter().take(64) {
+                    // SAFETY: plain data.
+                    let mut act: kubeboot_agent_action = unsafe { std::mem::zeroed() };
+                    assert_eq!(rc(fag::kubeboot_agent_poll(ag, now, &mut act)), OK);
+                    assert!(act.kind <= fag::KUBEBOOT_AGENT_FAILED, "kind {}", act.kind);
+                    // Every pointer the action hands out is readable for its length (ASan).
+                    for (p, l) in [
+                        (act.path.cast::<u8>(), act.path_len),
+                        (act.path2.cast(), act.path2_len),
+                        (act.path3.cast(), act.path3_len),
+                        (act.data, act.data_len),
+                        (act.server.cast(), act.server_len),
+                        (act.ca_pem, act.ca_pem_len),
+                        (act.client_cert_pem, act.client_cert_pem_len),
+                        (act.client_key_pem, act.client_key_pem_len),
+                        (act.authorization.cast(), act.authorization_len),
+                        (act.user_agent.cast(), act.user_agent_len),
+                        (act.line.cast(), act.line_len),
+                        (act.detail.cast(), act.detail_len),
+                    ] {
+                        assert!(!p.is_null() || l == 0, "NULL with a length");
+                        if !p.is_null() {
+                            // SAFETY: the ABI promises `l` readable bytes at `p`.
+                            let v = unsafe { std::slice::from_raw_parts(p, l) }.to_vec();
+                            std::hint::black_box(v);
+                        }
+                    }
+                    for c in [act.role, act.step_name, act.method, act.content_type, act.accept] {
+                        if !c.is_null() {
+                            // SAFETY: the ABI promises static NUL-terminated strings.
+                            let c = unsafe { std::ffi::CStr::from_ptr(c) };
+                            assert!(c.to_str().is_ok());
+                        }
+                    }
+                    if act.kind == fag::KUBEBOOT_AGENT_FAILED {
+                        assert_ne!(act.result as u32, OK, "FAILED with OK");
+                        rc(act.result);
+                    }
+                    if matches!(act.kind, fag::KUBEBOOT_AGENT_DONE | fag::KUBEBOOT_AGENT_FAILED) {
+                        if ended {
+                            break;
+                        }
+                        ended = true;
+                    }
+                    match answer {
+                        AgentAnswer::Read { result, data } => {
+                            let d = Arg::new(data);
+                            let r = rc(fag::kubeboot_agent_on_read(ag, now, *result, d.ptr(), d.len));
+                            assert!(r != OK || !(d.bad() && *result == OK), "NULL data read OK");
+                        }
+                        AgentAnswer::FileDone(result) => {
+                            rc(fag::kubeboot_agent_on_file_done(ag, now, *result));
+                        }
+                        AgentAnswer::Entropy(data) => {
+                            let d = Arg::new(data);
+                            let r = rc(fag::kubeboot_agent_on_entropy(ag, d.ptr(), d.len));
+                            assert!(r != OK || !d.bad());
+                        }
+                        AgentAnswer::PerformEntropy => {
+                            let r = rc(fag::kubeboot_agent_perform_entropy(ag));
+                            let asked = act.kind == fag::KUBEBOOT_AGENT_ENTROPY;
+                            assert!(r == OK || !asked, "entropy asked for, not given: {r}");
+                        }
+                        AgentAnswer::Http { status, body } => {
+                            let b = Arg::new(body);
+                            let r = rc(fag::kubeboot_agent_on_http_response(
+                                ag, now, *status, b.ptr(), b.len,
+                            ));
+                            assert_eq!(r == OK, !b.bad(), "one error channel: {r}");
+                        }
+                        AgentAnswer::Stream(chunk) => {
+                            let c = Arg::new(chunk);
+                            let mut keep = false;
+                            let r = rc(fag::kubeboot_agent_on_stream_data(
+                                ag, now, c.ptr(), c.len, &mut keep,
+                            ));
+                            assert_eq!(r == OK, !c.bad(), "one error channel: {r}");
+                        }
+                        AgentAnswer::StreamEnd => {
+                            assert_eq!(rc(fag::kubeboot_agent_on_stream_end(ag, now)), OK);
+                        }
+                        AgentAnswer::Transport(why) => {
+                            let w = Arg::new(why);
+                            let r = rc(fag::kubeboot_agent_on_transport_error(
+                                ag, now, w.cptr(), w.len,
+                            ));
+                            assert!(r != OK || !w.bad());
+                        }
+                        AgentAnswer::UtcOffset(o) => {
+                            assert_eq!(rc(fag::kubeboot_agent_set_utc_offset(ag, *o)), OK);
+                        }
+                        AgentAnswer::Later(s) => now += i64::from(*s),
+                    }
+                }
+                assert_eq!(
+                    rc(fag::kubeboot_agent_poll(null_mut(), now, null_mut())),
+                    NULL_PARAMETER
+                );
+                fag::kubeboot_agent_free(ag);
+            }
         }
     }
     for t in hs.tokens {
@@ -1379,4 +1588,5 @@ fuzz_target!(|calls: Vec<Call>| {
     fkey::kubeboot_key_free(null_mut());
     fkc::kubeboot_kubeconfig_free(null_mut());
     feng::kubeboot_engine_free(null_mut());
+    fag::kubeboot_agent_free(null_mut());
 });
