@@ -425,7 +425,7 @@ impl PolicyViolation {
 }
 
 /// What went wrong with a file of the node: the certificate store (cert dir), the kubeconfig, the
-/// key cache, a CA bundle. The std file store ([`crate::store`]) reports these with the path and
+/// key cache, a CA bundle. The std file store (`store`, feature `std`) reports these with the path and
 /// the OS error; a front-end reports them to the agent as the outcome of a file step.
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -23,8 +23,8 @@
 //!   stored as `kubelet-server-*.pem`, rotated at its own deadline;
 //! * the file plan after success, as ordered [`FileStep`]s the front-end executes and
 //!   acknowledges: write the pair, swap `-current.pem`, write the node kubeconfig, remove the key
-//!   cache (see [`FileStep`] for the crash-safety each step must give; [`crate::store`] is the
-//!   std implementation, an embedded caller implements them over its own flash);
+//!   cache (see [`FileStep`] for the crash-safety each step must give; `store` is the std
+//!   implementation, an embedded caller implements them over its own flash);
 //! * when to wake up next, backoff included, and a structured [`Event`] for every step.
 //!
 //! # Driving it
@@ -301,8 +301,8 @@ pub struct Read<'a> {
 /// A change to the node's files, in the order the agent gives them. Answer
 /// [`Agent::on_file_done`]. Every write must be atomic and durable: write a temporary file in the
 /// same directory (mode `0600`), `fsync` it, rename it into place, `fsync` the directory — so a
-/// crash at any point leaves either the old or the new complete file. [`crate::store::FileSteps`]
-/// does exactly this on Unix.
+/// crash at any point leaves either the old or the new complete file. `store::FileSteps`
+/// (feature `std`) does exactly this on Unix.
 #[non_exhaustive]
 #[derive(Clone, Copy)]
 pub enum FileStep<'a> {
