@@ -340,7 +340,7 @@ enum kubeboot_result
   KUBEBOOT_RESULT_INVALID_EXPIRATION_SECONDS = 304,
   // signer failed (`signer-failed`).
   KUBEBOOT_RESULT_SIGNER_FAILED = 305,
-  // malformed PEM/DER input (`malformed-input`).
+  // malformed input (PEM, DER, kubeconfig or JSON) (`malformed-input`).
   KUBEBOOT_RESULT_MALFORMED = 306,
   // malformed (`malformed`).
   KUBEBOOT_RESULT_VERIFY_MALFORMED = 400,

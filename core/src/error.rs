@@ -615,7 +615,7 @@ catalogue! {
     303 TooManySans "too-many-sans" "too many subject alternative names";
     304 InvalidExpirationSeconds "invalid-expiration-seconds" "expirationSeconds may not be less than 600 seconds (10 minutes)";
     305 SignerFailed "signer-failed" "signer failed";
-    306 Malformed "malformed-input" "malformed PEM/DER input";
+    306 Malformed "malformed-input" "malformed input (PEM, DER, kubeconfig or JSON)";
     400 VerifyMalformed "malformed" "malformed";
     401 VerifyUntrusted "untrusted" "untrusted";
     402 VerifyBadSignature "bad-signature" "bad-signature";

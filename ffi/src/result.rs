@@ -99,7 +99,7 @@ pub enum kubeboot_result {
     InvalidExpirationSeconds = 304,
     /// signer failed (`signer-failed`).
     SignerFailed = 305,
-    /// malformed PEM/DER input (`malformed-input`).
+    /// malformed input (PEM, DER, kubeconfig or JSON) (`malformed-input`).
     Malformed = 306,
     /// malformed (`malformed`).
     VerifyMalformed = 400,
