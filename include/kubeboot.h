@@ -631,6 +631,9 @@ typedef struct kubeboot_agent_action {
   const char *line;
   // Length of `line`.
   size_t line_len;
+  // EVENT: the line is progress on the previous one (a long wait, with the time waited): on
+  // a terminal overwrite the previous line with it, in a log print it as any other.
+  bool line_update;
   // FAILED: why.
   kubeboot_result result;
   // FAILED: what the agent was doing, and the server's reason and message.

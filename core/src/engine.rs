@@ -498,6 +498,8 @@ pub struct Engine<const N: usize = DEFAULT_BUFFER> {
     poll_mode: bool,
     events_seen: bool,
     jitter: Jitter,
+    /// The caller wants control back by then: watches sent end by this time.
+    watch_by: Option<i64>,
     error: Option<Error>,
     detail: FailureDetail,
 }
@@ -555,6 +557,7 @@ impl<const N: usize> Engine<N> {
             poll_mode: false,
             events_seen: false,
             jitter: Jitter(0),
+            watch_by: None,
             error: None,
             detail: FailureDetail::empty(),
         }
@@ -610,6 +613,7 @@ impl<const N: usize> Engine<N> {
             poll_mode,
             events_seen,
             jitter,
+            watch_by,
             error,
             detail,
         } = self;
@@ -635,6 +639,7 @@ impl<const N: usize> Engine<N> {
         *poll_mode = false;
         *events_seen = false;
         *jitter = Jitter(0);
+        *watch_by = None;
         *error = None;
         detail.clear();
     }
@@ -723,6 +728,14 @@ impl<const N: usize> Engine<N> {
     /// agent validates the node's files with it).
     pub(crate) fn scratch(&mut self) -> &mut [u8] {
         &mut self.buf
+    }
+
+    /// Have every watch sent from now on end by `at` (unix seconds; its `timeoutSeconds`, at
+    /// least 1 and at most [`WATCH_TIMEOUT_SECS`]), so that the caller gets control back then
+    /// (the agent reports progress on a long wait this way); `None`: watches last
+    /// [`WATCH_TIMEOUT_SECS`]. A watch that ends is sent again; the wait's deadline is unchanged.
+    pub fn end_watches_by(&mut self, at: Option<i64>) {
+        self.watch_by = at;
     }
 
     /// The current phase.
@@ -829,13 +842,17 @@ impl<const N: usize> Engine<N> {
                     self.phase = Phase::Fetch;
                     return self.poll(now);
                 }
-                if let Err(e) = self.set_watch_path() {
+                let timeout = match self.watch_by {
+                    Some(at) => at.saturating_sub(now).clamp(1, i64::from(WATCH_TIMEOUT_SECS)),
+                    None => i64::from(WATCH_TIMEOUT_SECS),
+                };
+                if let Err(e) = self.set_watch_path(timeout as u32) {
                     return self.fail_now(e);
                 }
                 self.phase = Phase::Watching;
                 self.pending = 0;
                 self.events_seen = false;
-                let watch_end = now.saturating_add(i64::from(WATCH_TIMEOUT_SECS) + 30);
+                let watch_end = now.saturating_add(timeout + 30);
                 self.give_up_at = watch_end.min(self.deadline);
                 Action::Send(self.request(RequestKind::Watch, Method::Get, 0))
             }
@@ -916,7 +933,7 @@ impl<const N: usize> Engine<N> {
         p.push_str(&self.name).map_err(|_| Error::TooLarge)
     }
 
-    fn set_watch_path(&mut self) -> Result<()> {
+    fn set_watch_path(&mut self, timeout_secs: u32) -> Result<()> {
         self.path.clear();
         let p = &mut self.path;
         let mut put = |s: &str| p.push_str(s).map_err(|_| Error::TooLarge);
@@ -925,7 +942,7 @@ impl<const N: usize> Engine<N> {
         put(&self.name)?;
         put("&watch=true&timeoutSeconds=")?;
         let mut digits = [0u8; 10];
-        let mut v = WATCH_TIMEOUT_SECS;
+        let mut v = timeout_secs;
         let mut i = digits.len();
         loop {
             i -= 1;

@@ -319,6 +319,8 @@ struct Node {
     dir: TempDir,
     clock: i64,
     events: Vec<String>,
+    /// The events that were progress updates of the previous line.
+    updates: Vec<String>,
     entropy: u8,
     /// Stop before executing a file step with this name (a crash).
     crash_before: Option<&'static str>,
@@ -340,6 +342,7 @@ impl Node {
             dir: TempDir::new("agent-sim"),
             clock: T0,
             events: Vec::new(),
+            updates: Vec::new(),
             entropy: 1,
             crash_before: None,
             crash_after_requests: None,
@@ -414,6 +417,12 @@ impl Node {
                     assert!(req.user_agent.starts_with("kubeboot-sim/"));
                     assert!(req.connection.ca_pem.is_some() || req.connection.insecure);
                     let kind = req.kind;
+                    let watch_timeout = req
+                        .path
+                        .split("timeoutSeconds=")
+                        .nth(1)
+                        .and_then(|t| t.split('&').next())
+                        .and_then(|t| t.parse::<i64>().ok());
                     let res = api.handle(&req, now);
                     match res {
                         None => agent.on_transport_error(now, "connection refused"),
@@ -427,8 +436,11 @@ impl Node {
                                 }
                             }
                             if open {
-                                // The server ends the watch (timeoutSeconds): a later time.
-                                self.clock += 5;
+                                // The server ends the watch at its timeoutSeconds.
+                                let timeout =
+                                    watch_timeout.expect("a watch names its timeoutSeconds");
+                                assert!((1..=300).contains(&timeout), "timeoutSeconds={timeout}");
+                                self.clock += timeout;
                                 agent.on_stream_end(self.clock);
                             }
                         }
@@ -442,6 +454,9 @@ impl Node {
                 Action::Event(e) => {
                     assert!(!e.line.contains("0123456789abcdef"), "secret in an event: {}", e.line);
                     self.events.push(e.line.to_owned());
+                    if e.update {
+                        self.updates.push(e.line.to_owned());
+                    }
                 }
                 Action::Done(o) => return End::Done(o),
                 Action::Failed(f) => {
@@ -718,21 +733,60 @@ fn refusals_are_typed_and_change_nothing() {
     }
 }
 
-#[test]
-fn timeout_after_create_keeps_the_key_cache() {
+/// A node that bootstraps against an apiserver that never approves, waiting `wait_secs`: it
+/// must end in a timeout.
+fn never_approved(wait_secs: i64) -> (Apiserver, Node) {
     let mut api = Apiserver::new();
     api.auto_approve_client = false;
     let mut n = Node::new();
     n.write_bootstrap_kubeconfig(&api, TOKEN);
     let k = n.config();
     let mut c = base_config(&k);
-    c.bootstrap_wait_secs = 60;
+    c.bootstrap_wait_secs = wait_secs;
     match n.run(&mut api, &c) {
         End::Failed(Error::Timeout, _) => {}
-        other => panic!("{other:?}"),
+        other => panic!("{other:?} {:#?}", n.events),
     }
+    (api, n)
+}
+
+#[test]
+fn timeout_after_create_keeps_the_key_cache() {
+    let (_, n) = never_approved(60);
     assert!(n.path("pki/kubelet-client.key.tmp").exists());
     assert!(n.has("step=cleanup kept="));
+}
+
+#[test]
+fn a_long_wait_says_what_unblocks_it_at_growing_intervals() {
+    let (api, n) = never_approved(600);
+    let name = api.csrs.keys().next().unwrap().clone();
+    let waits: Vec<&String> = n.events.iter().filter(|e| e.contains(" step=wait ")).collect();
+    let elapsed: Vec<&str> = waits
+        .iter()
+        .map(|w| w.split(" elapsed=").nth(1).unwrap().split(' ').next().unwrap())
+        .collect();
+    // Announced, then after 30 s, then at doubling intervals.
+    assert_eq!(elapsed, ["0s", "30s", "1m30s", "3m30s", "7m30s"], "{waits:#?}");
+    let signer = "kubernetes.io/kube-apiserver-client-kubelet";
+    assert!(waits[0].contains(&format!(
+        "msg=\"waiting for approval of {name} (signer {signer}): kubectl certificate approve {name}\""
+    )));
+    assert!(waits[2].contains("(waited 1m30s)"), "{}", waits[2]);
+    // The first is a new line, every later one updates it.
+    assert_eq!(n.updates.len(), 4);
+    assert!(!n.updates.contains(waits[0]));
+    // The watches ended when the next line was due (so the agent had control then), and no
+    // other request was made for it: one create, then watches only.
+    let watches: Vec<&str> = api
+        .log
+        .iter()
+        .filter(|l| l.0 == RequestKind::Watch)
+        .map(|l| l.2.split("timeoutSeconds=").nth(1).unwrap())
+        .collect();
+    assert_eq!(&watches[..4], ["30", "60", "120", "240"], "{watches:?}");
+    assert!(api.log.iter().filter(|l| l.0 == RequestKind::Create).count() == 1);
+    assert!(api.log.iter().all(|l| l.0 != RequestKind::Get));
 }
 
 #[test]

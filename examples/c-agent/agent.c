@@ -18,6 +18,7 @@
 
 #include <curl/curl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,7 +162,18 @@ static void http(kubeboot_agent *agent, CURL *h, const kubeboot_agent_action *a)
 
 /* ---- the loop ---------------------------------------------------------------------------- */
 
+/* Print a line; on a terminal a progress update replaces the rows the line before took. */
+static void print_line(const char *line, size_t len, bool update, size_t *rows) {
+    struct winsize ws;
+    size_t cols = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+    if (cols && update && *rows) printf("\x1b[%zuF\x1b[J", *rows);
+    printf("%.*s\n", (int)len, line);
+    fflush(stdout);
+    *rows = cols ? (len + cols - 1) / cols : 0;
+}
+
 static int drive(kubeboot_agent *agent, CURL *curl) {
+    size_t rows = 0;
     for (;;) {
         kubeboot_agent_action a;
         char msg[512];
@@ -186,15 +198,13 @@ static int drive(kubeboot_agent *agent, CURL *curl) {
             if (stop_requested) return 0; /* between steps: nothing is half-written */
             break;
         case KUBEBOOT_AGENT_EVENT:
-            printf("%.*s\n", (int)a.line_len, a.line);
-            fflush(stdout);
+            print_line(a.line, a.line_len, a.line_update, &rows);
             break;
         case KUBEBOOT_AGENT_DONE:
             return 0;
         case KUBEBOOT_AGENT_FAILED:
         default:
-            printf("%.*s\n", (int)a.line_len, a.line);
-            fflush(stdout);
+            print_line(a.line, a.line_len, false, &rows);
             fprintf(stderr, "kubeboot-agent: %.*s\n", (int)a.detail_len, a.detail);
             return 1;
         }

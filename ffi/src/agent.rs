@@ -256,6 +256,9 @@ pub struct kubeboot_agent_action {
     pub line: *const c_char,
     /// Length of `line`.
     pub line_len: usize,
+    /// EVENT: the line is progress on the previous one (a long wait, with the time waited): on
+    /// a terminal overwrite the previous line with it, in a log print it as any other.
+    pub line_update: bool,
     /// FAILED: why.
     pub result: kubeboot_result,
     /// FAILED: what the agent was doing, and the server's reason and message.
@@ -316,6 +319,7 @@ impl kubeboot_agent_action {
             until: 0,
             line: null(),
             line_len: 0,
+            line_update: false,
             result: kubeboot_result::Ok,
             detail: null(),
             detail_len: 0,
@@ -592,6 +596,7 @@ pub extern "C" fn kubeboot_agent_poll(
             Action::Event(e) => {
                 let mut x = kubeboot_agent_action::empty(KUBEBOOT_AGENT_EVENT);
                 (x.line, x.line_len) = str_ptr(e.line);
+                x.line_update = e.update;
                 x
             }
             Action::Done(o) => {

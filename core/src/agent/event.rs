@@ -92,8 +92,43 @@ impl LineBuilder {
     }
 }
 
+/// A duration for people: `45s`, `1m30s`, `2h5m`, `3d4h` (negative as `0s`).
+pub(crate) fn duration(secs: i64) -> heapless::String<24> {
+    let s = secs.max(0);
+    let (d, h, m, sec) = (s / 86_400, s / 3600 % 24, s / 60 % 60, s % 60);
+    let mut out = heapless::String::new();
+    let _ = match (d, h, m) {
+        (0, 0, 0) => write!(out, "{sec}s"),
+        (0, 0, _) if sec == 0 => write!(out, "{m}m"),
+        (0, 0, _) => write!(out, "{m}m{sec}s"),
+        (0, _, 0) => write!(out, "{h}h"),
+        (0, _, _) => write!(out, "{h}h{m}m"),
+        (_, 0, _) => write!(out, "{d}d"),
+        _ => write!(out, "{d}d{h}h"),
+    };
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn durations_read_as_people_write_them() {
+        for (s, want) in [
+            (-5, "0s"),
+            (0, "0s"),
+            (45, "45s"),
+            (60, "1m"),
+            (90, "1m30s"),
+            (3600, "1h"),
+            (7500, "2h5m"),
+            (86_400, "1d"),
+            (90_000, "1d1h"),
+            (i64::MAX, "106751991167300d15h"),
+        ] {
+            assert_eq!(super::duration(s).as_str(), want, "{s}");
+        }
+    }
+
     use super::*;
 
     #[test]

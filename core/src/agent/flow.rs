@@ -7,6 +7,12 @@ use super::*;
 /// A detail text.
 type Detail = heapless::String<MAX_DETAIL>;
 
+/// The wait for approval is announced, then again after this long, then at doubling intervals
+/// up to [`MAX_PROGRESS_SECS`].
+pub(crate) const FIRST_PROGRESS_SECS: i64 = 30;
+/// The longest interval between two progress lines of a wait.
+pub(crate) const MAX_PROGRESS_SECS: i64 = 900;
+
 fn detail(args: core::fmt::Arguments<'_>) -> Detail {
     let mut d = Detail::new();
     let _ = d.write_fmt(args);
@@ -507,11 +513,36 @@ impl<const N: usize> Agent<N> {
                 self.conn = if self.kind == Kind::Bootstrap { Conn::Bootstrap } else { Conn::Node };
                 self.conn_id = self.conn_id.wrapping_add(2);
                 self.announced_wait = false;
+                // The first watch follows the create at once: it too ends when the first
+                // progress line is due.
+                self.engine.end_watches_by(Some(now.saturating_add(FIRST_PROGRESS_SECS)));
                 self.issued = false;
                 self.st = St::EngineRun;
             }
             Err(e) => self.attempt_failed(now, e, "building the CSR"),
         }
+    }
+
+    /// `step=wait`: what the CSR waits for, what unblocks it, and for how long it has waited.
+    fn wait_line(&self, now: i64) -> Line {
+        let name = self.engine.csr_name();
+        let signer = self.engine.signer_name();
+        let mut hint = Detail::new();
+        let _ = write!(hint, "kubectl certificate approve {name}");
+        let elapsed = event::duration(now.saturating_sub(self.wait_since));
+        let mut msg = Detail::new();
+        let _ = write!(msg, "waiting for approval of {name} (signer {signer}): {hint}");
+        if now > self.wait_since {
+            let _ = write!(msg, " (waited {elapsed})");
+        }
+        self.ev("wait")
+            .kv("kind", self.kind.as_str())
+            .kv("name", name)
+            .kv("signer", signer)
+            .kv("hint", &hint)
+            .kv("elapsed", &elapsed)
+            .kv("msg", &msg)
+            .done()
     }
 
     fn drive_discovery(&mut self, now: i64) {
@@ -572,6 +603,18 @@ impl<const N: usize> Agent<N> {
             Done,
             Failed(Error),
         }
+        let waiting = matches!(
+            self.engine.phase(),
+            engine::Phase::Watch | engine::Phase::Fetch | engine::Phase::Backoff
+        );
+        if self.announced_wait && self.progress_at > 0 && now >= self.progress_at && waiting {
+            // Still waiting: say so again, with the time waited, at growing intervals.
+            let line = self.wait_line(now);
+            self.push_event(line, true);
+            self.progress_gap = self.progress_gap.saturating_mul(2).min(MAX_PROGRESS_SECS);
+            self.progress_at = now.saturating_add(self.progress_gap);
+            self.engine.end_watches_by(Some(self.progress_at));
+        }
         let next = match self.engine.poll(now) {
             engine::Action::Send(r) => Next::Send(r.kind),
             engine::Action::AwaitResponse { .. } => Next::Send(engine::RequestKind::Get),
@@ -593,16 +636,11 @@ impl<const N: usize> Agent<N> {
                             .done(),
                     ),
                     _ if !self.announced_wait => {
-                        let mut hint = Detail::new();
-                        let _ = write!(hint, "kubectl certificate approve {name}");
-                        Some(
-                            self.ev("wait")
-                                .kv("kind", self.kind.as_str())
-                                .kv("name", name)
-                                .kv("signer", signer)
-                                .kv("hint", &hint)
-                                .done(),
-                        )
+                        self.wait_since = now;
+                        self.progress_gap = FIRST_PROGRESS_SECS;
+                        self.progress_at = now.saturating_add(FIRST_PROGRESS_SECS);
+                        self.engine.end_watches_by(Some(self.progress_at));
+                        Some(self.wait_line(now))
                     }
                     _ => None,
                 };

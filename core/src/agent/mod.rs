@@ -533,6 +533,10 @@ pub struct Event<'a> {
     pub step: &'static str,
     /// The line to print.
     pub line: &'a str,
+    /// The line is progress on the step of the previous event (a long wait's `step=wait` again,
+    /// with the time waited): on a terminal, overwrite the previous line with it; in a log, print
+    /// it as any other.
+    pub update: bool,
 }
 
 /// The state of one certificate.
@@ -807,6 +811,10 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     issued: bool,
     healthz_until: i64,
     announced_wait: bool,
+    /// When the wait for approval began, and when to say again that it goes on (0: never).
+    wait_since: i64,
+    progress_at: i64,
+    progress_gap: i64,
     /// A request just failed: announce the engine's backoff.
     retrying: bool,
     force_bootstrap: bool,
@@ -829,7 +837,7 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     read_role: FileRole,
     step_paths: [PathBuf; 3],
     out: heapless::Vec<u8, OUT_CAP>,
-    events: heapless::Deque<Line, 4>,
+    events: heapless::Deque<(Line, bool), 4>,
     shown: Line,
     failure: Option<Error>,
     detail: heapless::String<MAX_DETAIL>,
@@ -1021,6 +1029,9 @@ impl<const N: usize> Agent<N> {
             issued: false,
             healthz_until: 0,
             announced_wait: false,
+            wait_since: 0,
+            progress_at: 0,
+            progress_gap: 0,
             retrying: false,
             force_bootstrap: false,
             swept: false,
@@ -1135,6 +1146,9 @@ impl<const N: usize> Agent<N> {
             issued,
             healthz_until,
             announced_wait,
+            wait_since,
+            progress_at,
+            progress_gap,
             retrying,
             force_bootstrap,
             swept,
@@ -1195,6 +1209,9 @@ impl<const N: usize> Agent<N> {
         *issued = false;
         *healthz_until = 0;
         *announced_wait = false;
+        *wait_since = 0;
+        *progress_at = 0;
+        *progress_gap = 0;
         *retrying = false;
         *force_bootstrap = false;
         *swept = false;
@@ -1362,10 +1379,14 @@ impl<const N: usize> Agent<N> {
     // Events and failures
 
     fn event(&mut self, line: Line) {
+        self.push_event(line, false);
+    }
+
+    fn push_event(&mut self, line: Line, update: bool) {
         if self.events.is_full() {
             let _ = self.events.pop_front();
         }
-        let _ = self.events.push_back(line);
+        let _ = self.events.push_back((line, update));
     }
 
     fn ev(&self, step: &str) -> LineBuilder {
@@ -1393,10 +1414,10 @@ impl<const N: usize> Agent<N> {
         }
         self.handed_out = false;
         loop {
-            if let Some(line) = self.events.pop_front() {
+            if let Some((line, update)) = self.events.pop_front() {
                 self.shown = line;
                 let step = step_of(&self.shown);
-                return Action::Event(Event { step, line: &self.shown });
+                return Action::Event(Event { step, line: &self.shown, update });
             }
             if self.needs_io(now) {
                 break;

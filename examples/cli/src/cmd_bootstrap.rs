@@ -168,10 +168,23 @@ pub fn run(a: &AgentArgs, how: Run) -> CmdResult {
     drive(&mut agent)
 }
 
+/// Print a line; on a terminal a progress update replaces the `rows` the line before took.
+fn print_line(line: &str, update: bool, rows: &mut usize) {
+    // SAFETY: a plain C struct that TIOCGWINSZ fills; fd 1 stays open for the call.
+    let cols = unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        if libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) == 0 { usize::from(ws.ws_col) } else { 0 }
+    };
+    if cols > 0 && update && *rows > 0 {
+        print!("\x1b[{rows}F\x1b[J");
+    }
+    println!("{line}");
+    *rows = if cols > 0 { line.chars().count().div_ceil(cols).max(1) } else { 0 };
+}
+
 /// The I/O loop.
 fn drive(agent: &mut Agent) -> CmdResult {
-    let files = FileSteps::new();
-    let mut http = Http::default();
+    let (files, mut http, mut rows) = (FileSteps::new(), Http::default(), 0);
     loop {
         let now = unix_now();
         agent.set_utc_offset(utc_offset(now));
@@ -194,10 +207,10 @@ fn drive(agent: &mut Agent) -> CmdResult {
             Action::Sleep { until } => {
                 std::thread::sleep(Duration::from_secs((until - now).clamp(1, 3600) as u64));
             }
-            Action::Event(e) => println!("{}", e.line),
+            Action::Event(e) => print_line(e.line, e.update, &mut rows),
             Action::Done(_) => return Ok(()),
             Action::Failed(f) => {
-                println!("{}", f.line);
+                print_line(f.line, false, &mut rows);
                 return Err(Rejected(format!("{}: {}", f.error, f.detail)));
             }
             _ => return Err(Rejected("unknown agent action".into())),

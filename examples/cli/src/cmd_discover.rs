@@ -8,7 +8,7 @@ use kubeboot::discovery::{Action, Config, Discovery, Tls};
 use kubeboot::pin::CaPin;
 use kubeboot::token::BootstrapToken;
 
-use crate::transport::{TlsSetup, Transport};
+use crate::transport::{MAX_BODY, client};
 use crate::{CmdResult, Rejected, files, unix_now};
 
 /// Arguments of `kubeboot discover`.
@@ -100,5 +100,42 @@ pub fn run(a: DiscoverArgs) -> CmdResult {
             }
             _ => return Err(Rejected("unknown discovery action".into())),
         }
+    }
+}
+
+/// A configured HTTPS client for one apiserver.
+pub struct Transport {
+    agent: ureq::Agent,
+    server: String,
+}
+
+/// TLS settings of a [`Transport`].
+pub struct TlsSetup<'a> {
+    /// CA bundle to trust (PEM); `None` with `insecure` false means: refuse.
+    pub ca_pem: Option<&'a [u8]>,
+    /// `insecure-skip-tls-verify`.
+    pub insecure: bool,
+}
+
+impl Transport {
+    /// Build a client for `server`.
+    pub fn new(server: &str, tls: TlsSetup<'_>) -> Result<Transport, Rejected> {
+        let agent = client(tls.ca_pem, tls.insecure, None).map_err(Rejected)?;
+        Ok(Transport { agent, server: server.trim_end_matches('/').to_owned() })
+    }
+
+    /// A plain GET returning (status, body).
+    pub fn get(&self, path: &str, timeout: Duration) -> Result<(u16, Vec<u8>), String> {
+        let url = format!("{}{}", self.server, path);
+        let req = self.agent.get(&url).config().timeout_global(Some(timeout)).build();
+        let mut resp = req.call().map_err(|e| e.to_string())?;
+        let status = resp.status().as_u16();
+        let body = resp
+            .body_mut()
+            .with_config()
+            .limit(MAX_BODY)
+            .read_to_vec()
+            .map_err(|e| e.to_string())?;
+        Ok((status, body))
     }
 }

@@ -8,10 +8,10 @@ use kubeboot::agent::{Agent, Connection, HttpRequest, RequestKind};
 use kubeboot::engine::{Method, StreamControl};
 use ureq::tls::{ClientCert, PemItem, PrivateKey, RootCerts, TlsConfig};
 
-use crate::{Rejected, unix_now};
+use crate::unix_now;
 
 /// Largest non-watch response body we accept.
-const MAX_BODY: u64 = 1024 * 1024;
+pub(crate) const MAX_BODY: u64 = 1024 * 1024;
 
 fn certs(pem: &[u8]) -> Vec<ureq::tls::Certificate<'static>> {
     ureq::tls::parse_pem(pem)
@@ -23,7 +23,7 @@ fn certs(pem: &[u8]) -> Vec<ureq::tls::Certificate<'static>> {
 }
 
 /// A ureq agent for one connection's settings.
-fn client(
+pub(crate) fn client(
     ca: Option<&[u8]>,
     insecure: bool,
     cert: Option<(&[u8], &[u8])>,
@@ -153,42 +153,5 @@ impl Exchange {
                 }
             }
         }
-    }
-}
-
-/// A configured HTTPS client for one apiserver (`kubeboot discover`).
-pub struct Transport {
-    agent: ureq::Agent,
-    server: String,
-}
-
-/// TLS settings of a [`Transport`].
-pub struct TlsSetup<'a> {
-    /// CA bundle to trust (PEM); `None` with `insecure` false means: refuse.
-    pub ca_pem: Option<&'a [u8]>,
-    /// `insecure-skip-tls-verify`.
-    pub insecure: bool,
-}
-
-impl Transport {
-    /// Build a client for `server`.
-    pub fn new(server: &str, tls: TlsSetup<'_>) -> Result<Transport, Rejected> {
-        let agent = client(tls.ca_pem, tls.insecure, None).map_err(Rejected)?;
-        Ok(Transport { agent, server: server.trim_end_matches('/').to_owned() })
-    }
-
-    /// A plain GET returning (status, body).
-    pub fn get(&self, path: &str, timeout: Duration) -> Result<(u16, Vec<u8>), String> {
-        let url = format!("{}{}", self.server, path);
-        let req = self.agent.get(&url).config().timeout_global(Some(timeout)).build();
-        let mut resp = req.call().map_err(|e| e.to_string())?;
-        let status = resp.status().as_u16();
-        let body = resp
-            .body_mut()
-            .with_config()
-            .limit(MAX_BODY)
-            .read_to_vec()
-            .map_err(|e| e.to_string())?;
-        Ok((status, body))
     }
 }

@@ -126,12 +126,12 @@ type Connection struct {
 
 // AgentHTTPRequest is an HTTPS request of the agent.
 type AgentHTTPRequest struct {
-	Conn                                         Connection
-	Kind                                         AgentRequestKind
-	Method, Path, Authorization, ContentType     string
-	Accept, UserAgent                            string
-	Body                                         []byte
-	GiveUpAt                                     time.Time
+	Conn                                     Connection
+	Kind                                     AgentRequestKind
+	Method, Path, Authorization, ContentType string
+	Accept, UserAgent                        string
+	Body                                     []byte
+	GiveUpAt                                 time.Time
 }
 
 // FileRead is a file to read whole (at most MaxLen bytes).
@@ -143,7 +143,7 @@ type FileRead struct {
 // FileStep is a change to the node's files (see the C header for what each step must do).
 type FileStep struct {
 	// Name: "recover", "write-pair", "swap-current", ...
-	Name                string
+	Name               string
 	Path, Path2, Path3 string
 	// Data to write; it may hold a private key: clear it after use.
 	Data []byte
@@ -165,6 +165,9 @@ type AgentAction struct {
 	HTTP       *AgentHTTPRequest
 	Until      time.Time
 	Line       string
+	// LineUpdate: Line is progress on the previous line (a long wait, with the time waited):
+	// on a terminal overwrite the previous line with it, in a log print it as any other.
+	LineUpdate bool
 	Err        error
 	Done       *AgentOutcome
 }
@@ -311,6 +314,7 @@ func (a *Agent) Poll(now time.Time) AgentAction {
 			out.Until = fromUnix(x.until)
 		case AgentEvent:
 			out.Line = cGoString(x.line, x.line_len)
+			out.LineUpdate = bool(x.line_update)
 		case AgentDone:
 			out.Done = &AgentOutcome{ClientNotBefore: fromUnix(x.client_not_before),
 				ClientNotAfter: fromUnix(x.client_not_after), ClientRotationDeadline: fromUnix(x.client_rotation_deadline),

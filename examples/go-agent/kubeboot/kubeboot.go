@@ -29,7 +29,6 @@ import (
 	"unsafe"
 )
 
-
 // Error is a libkubeboot failure: the stable result code, its kebab-case name (e.g. "expired",
 // "csr-denied"), the library's fixed message, and a detail (the server's reason and message for
 // engine failures, the path and OS error for store failures; may be empty).

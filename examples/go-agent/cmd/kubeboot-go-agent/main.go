@@ -28,6 +28,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"kubeboot.example/goagent/kubeboot"
 )
@@ -129,8 +130,26 @@ func run(o *options) error {
 	return drive(ctx, agent)
 }
 
+// printLine prints a line; on a terminal a progress update replaces the rows the line before took.
+func printLine(line string, update bool, rows *int) {
+	var ws struct{ Row, Col, X, Y uint16 }
+	cols := 0
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, 1, syscall.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws))); e == 0 {
+		cols = int(ws.Col)
+	}
+	if cols > 0 && update && *rows > 0 {
+		fmt.Printf("\x1b[%dF\x1b[J", *rows)
+	}
+	fmt.Println(line)
+	*rows = 0
+	if cols > 0 {
+		*rows = (len(line) + cols - 1) / cols
+	}
+}
+
 func drive(ctx context.Context, agent *kubeboot.Agent) error {
 	var t transport
+	rows := 0
 	for {
 		now := time.Now()
 		_, offset := now.Zone()
@@ -156,11 +175,11 @@ func drive(ctx context.Context, agent *kubeboot.Agent) error {
 			case <-time.After(time.Until(a.Until)):
 			}
 		case kubeboot.AgentEvent:
-			fmt.Println(a.Line)
+			printLine(a.Line, a.LineUpdate, &rows)
 		case kubeboot.AgentDone:
 			return nil
 		case kubeboot.AgentFailed:
-			fmt.Println(a.Line)
+			printLine(a.Line, false, &rows)
 			return a.Err
 		default:
 			return errors.New("unknown agent action")
