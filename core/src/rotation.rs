@@ -74,6 +74,17 @@ pub fn rotation_deadline(not_before: i64, not_after: i64, jitter: u32) -> i64 {
     clamp_i64(i128::from(not_before) + offset)
 }
 
+/// The window [`rotation_deadline`] draws from: 70 % and 90 % of the lifetime after
+/// `not_before` (rounded toward −∞; both `not_after` for an empty or inverted window).
+pub fn deadline_window(not_before: i64, not_after: i64) -> (i64, i64) {
+    if not_after <= not_before {
+        return (not_after, not_after);
+    }
+    let lifetime = i128::from(not_after) - i128::from(not_before);
+    let at = |tenths: i128| clamp_i64(i128::from(not_before) + (lifetime * tenths).div_euclid(10));
+    (at(DEADLINE_MIN_TENTHS), at(DEADLINE_MIN_TENTHS + DEADLINE_SPAN_TENTHS))
+}
+
 /// Whether a certificate whose rotation deadline is `deadline` must be rotated at `now`
 /// (client-go rotates once the remaining sleep `deadline − now` is not positive).
 pub fn needs_rotation(deadline: i64, now: i64) -> bool {
@@ -138,6 +149,20 @@ mod tests {
         // Days 255.5 – 328.5.
         assert_eq!(6132 * H * 2, 511 * 24 * H);
         assert_eq!(7884 * H * 2, 657 * 24 * H);
+    }
+
+    #[test]
+    fn the_window_bounds_every_deadline() {
+        let t = 1_785_000_000;
+        let (nb, na) = (t - 5 * M, t + 8760 * H - 5 * M);
+        assert_eq!(deadline_window(nb, na), (nb + 6132 * H, nb + 7884 * H));
+        assert_eq!(deadline_window(0, 10), (7, 9));
+        assert_eq!(deadline_window(100, 50), (50, 50));
+        for j in [0, 1, 1 << 31, u32::MAX - 1, u32::MAX] {
+            let (lo, hi) = deadline_window(nb, na);
+            let d = rotation_deadline(nb, na, j);
+            assert!(lo <= d && d < hi, "{j}: {lo} <= {d} < {hi}");
+        }
     }
 
     #[test]

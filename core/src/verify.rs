@@ -1716,6 +1716,89 @@ pub fn subject_node_name(der: &[u8]) -> Option<&str> {
     core::str::from_utf8(node).ok().filter(|n| !n.is_empty())
 }
 
+/// Capacity of [`Described::serial`]: a serial number of up to 20 octets (RFC 5280) in hex.
+pub const SERIAL_HEX_CAP: usize = 40;
+
+/// What a certificate says about itself, for display (`kubeboot status`). [`describe`] checks the
+/// certificate's structure as [`verify_issued`] parses it, and nothing else: no signature, no
+/// time, no profile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Described {
+    /// The subject, RFC 4514 style (`CN=system:node:n1,O=system:nodes`; last RDN first).
+    pub subject: heapless::String<CA_SUBJECT_CAP>,
+    /// The issuer, in the same style.
+    pub issuer: heapless::String<CA_SUBJECT_CAP>,
+    /// The serial number in lowercase hex, leading zero octets dropped (as `openssl x509
+    /// -serial` prints it, in lowercase).
+    pub serial: heapless::String<SERIAL_HEX_CAP>,
+    /// notBefore (unix seconds).
+    pub not_before: i64,
+    /// notAfter (unix seconds).
+    pub not_after: i64,
+    /// Whether basicConstraints says it is a CA.
+    pub is_ca: bool,
+}
+
+/// A subject alternative name, as [`for_each_san`] gives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum San<'a> {
+    /// A dNSName.
+    Dns(&'a str),
+    /// An iPAddress (an IPv4-mapped IPv6 address as its IPv4 form).
+    Ip(IpAddr),
+}
+
+/// Describe the certificate `der`; [`Reason::Malformed`] if it does not parse.
+pub fn describe(der: &[u8]) -> Result<Described, VerifyError> {
+    let cert = Cert::parse(der)?;
+    let mut d = Described {
+        subject: heapless::String::new(),
+        issuer: heapless::String::new(),
+        serial: heapless::String::new(),
+        not_before: cert.not_before,
+        not_after: cert.not_after,
+        is_ca: cert.ext.is_ca,
+    };
+    render_name(cert.subject, &mut d.subject);
+    render_name(cert.issuer, &mut d.issuer);
+    // The TBS as parsed above: [0] version (optional), then serialNumber.
+    let mut t = reader(single(cert.tbs, tag::SEQUENCE)?.value())?;
+    let (mut item, _) = next(&mut t)?;
+    if context_tag(&item) == Some((true, 0)) {
+        item = next(&mut t)?.0;
+    }
+    let serial = item.value();
+    let first = serial.iter().position(|&b| b != 0).unwrap_or(serial.len().saturating_sub(1));
+    for b in serial.get(first..).unwrap_or(&[]).iter().take(SERIAL_HEX_CAP / 2) {
+        let _ = write_hex(&mut d.serial, *b);
+    }
+    Ok(d)
+}
+
+/// Call `f` with each DNS name and IP address in the certificate's subjectAltName, in order
+/// (other kinds of name are skipped); [`Reason::Malformed`] if the certificate does not parse.
+pub fn for_each_san(der: &[u8], mut f: impl FnMut(San<'_>)) -> Result<(), VerifyError> {
+    let cert = Cert::parse(der)?;
+    let mut r = reader(cert.ext.san.unwrap_or(&[]))?;
+    while !r.is_finished() {
+        let (gn, _) = next(&mut r)?;
+        match context_tag(&gn) {
+            Some((false, 2)) => {
+                if let Ok(name) = core::str::from_utf8(gn.value()) {
+                    f(San::Dns(name));
+                }
+            }
+            Some((false, 7)) => {
+                if let Some(ip) = ip_of(gn.value()) {
+                    f(San::Ip(ip.to_canonical()));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Check a Name's structure (`Err`: [`Reason::Malformed`]) and whether it is the node's subject
 /// (`Ok(Some(field))`: the field of a [`Reason::SubjectMismatch`], for step 5).
 fn subject_verdict(name: &Tlv<'_>, node_name: &str) -> Result<Option<&'static str>, VerifyError> {

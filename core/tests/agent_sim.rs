@@ -1018,3 +1018,104 @@ fn apiserver_down_then_up() {
     assert!(n.has("step=transport-error"));
     assert!(n.has("step=healthz state=not-ready"));
 }
+
+/// What [`Mode::Check`] found, owned.
+#[derive(Debug)]
+struct Checked {
+    client: Result<kubeboot::agent::CertStatus, (Error, &'static str)>,
+    serving: Result<kubeboot::agent::CertStatus, (Error, &'static str)>,
+    client_chain: usize,
+    serving_chain: usize,
+    key: String,
+    serving_key: String,
+    ca: String,
+    node: String,
+}
+
+impl Node {
+    /// Run the agent in check mode: it must end in `Done` with a status, having sent nothing and
+    /// changed nothing.
+    fn check(&mut self, api: &mut Apiserver, mut cfg: Config<'_>) -> Checked {
+        cfg.mode = Mode::Check;
+        cfg.bootstrap_kubeconfig = None;
+        let before = (self.tree(), api.log.len(), self.requests);
+        let mut agent: Box<Agent> = Box::default();
+        agent.start(&cfg).unwrap();
+        let end = self.drive(&mut agent, api);
+        assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", self.events);
+        assert_eq!((self.tree(), api.log.len(), self.requests), before, "check changed something");
+        let s = agent.status().expect("a status after a check");
+        let v = |c: &kubeboot::agent::CertCheck<'_>| c.verdict.map_err(|u| (u.error, u.what));
+        Checked {
+            client: v(&s.client),
+            serving: v(&s.serving),
+            client_chain: s.client.chain_pem.len(),
+            serving_chain: s.serving.chain_pem.len(),
+            key: format!("{:?}", s.client.key),
+            serving_key: format!("{:?}", s.serving.key),
+            ca: format!("{:?}", s.ca),
+            node: s.node.to_owned(),
+        }
+    }
+}
+
+#[test]
+fn check_mode_reports_and_changes_nothing() {
+    let mut api = Apiserver::new();
+    // Nothing there yet: the kubeconfig is missing.
+    let mut n = Node::new();
+    let k = n.config();
+    let c = n.check(&mut api, base_config(&k));
+    assert_eq!(c.client, Err((Error::Store(StoreErrorKind::NotFound), "kubeconfig")));
+    assert_eq!(c.serving, Err((Error::Store(StoreErrorKind::NotFound), "serving-certificate")));
+    assert_eq!((c.client_chain, c.serving_chain, c.key.as_str()), (0, 0, "None"));
+    // Bootstrapped: valid, the key in the cert dir's pair, the CA from the kubeconfig's file.
+    let mut n = bootstrapped(&mut api);
+    let k = n.config();
+    let mut cfg = base_config(&k);
+    cfg.node_name = None;
+    let c = n.check(&mut api, cfg);
+    let current = n.p("pki/kubelet-client-current.pem");
+    let st = c.client.expect("valid");
+    assert!(
+        st.not_before < n.clock
+            && n.clock < st.rotation_deadline
+            && st.rotation_deadline < st.not_after
+    );
+    assert!(c.client_chain > 0);
+    assert_eq!(c.key, format!("File({current:?})"));
+    assert!(c.ca.starts_with("File(") || c.ca == "Data", "{}", c.ca);
+    assert_eq!(c.node, NODE, "learnt from the certificate");
+    assert_eq!(c.serving, Err((Error::Store(StoreErrorKind::NotFound), "serving-certificate")));
+    assert_eq!(c.serving_key, "None");
+    // Expired: still a status (not a failure), the chain kept to be described.
+    n.clock += 2 * 3600;
+    let c = n.check(&mut api, base_config(&k));
+    match c.client {
+        Err((Error::Verify(v), "client-certificate")) => assert_eq!(v.reason, Reason::Expired),
+        other => panic!("{other:?}"),
+    }
+    assert!(c.client_chain > 0);
+    // A serving pair: checked with its own SANs when none are configured, and against the
+    // configured ones otherwise.
+    n.clock -= 2 * 3600;
+    let dns = ["node-1.example.com"];
+    let ips = ["10.0.0.7".parse().unwrap()];
+    let mut cfg = base_config(&k);
+    cfg.serving = Some(Serving { dns: &dns, ips: &ips });
+    api.approve_serving = true;
+    assert!(matches!(n.run(&mut api, &cfg), End::Done(o) if o.serving.is_some()));
+    let c = n.check(&mut api, base_config(&k));
+    assert!(c.serving.is_ok(), "{:?}", c.serving);
+    assert!(c.serving_chain > 0 && c.serving_key.starts_with("File("));
+    let other = ["node-2.example.com"];
+    cfg.serving = Some(Serving { dns: &other, ips: &ips });
+    let c = n.check(&mut api, cfg);
+    match c.serving {
+        Err((Error::Verify(v), "serving-certificate")) => {
+            assert_eq!(v.reason, Reason::SubjectMismatch)
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(c.client.is_ok());
+}

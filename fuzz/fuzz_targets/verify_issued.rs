@@ -13,7 +13,8 @@
 //! * accepted ⇒ `not_before ≤ now ≤ not_after` and the leaf's SPKI is the expected key;
 //! * the PEM entry point gives the same verdict as the DER one; one byte less than
 //!   `scratch_len` is `BufferTooSmall { needed: scratch_len }`;
-//! * the ring backend gives the same verdict as the portable one on every input.
+//! * the ring backend gives the same verdict as the portable one on every input;
+//! * `describe` and `for_each_san` never panic, and agree with an accepted leaf's validity.
 #![no_main]
 
 #[path = "common/der_walk.rs"]
@@ -198,6 +199,17 @@ fn run(
                 Err(Error::BufferTooSmall { needed })
             );
         }
+    }
+    // describe / for_each_san (`kubeboot status`): total on any bytes; on an accepted leaf they
+    // agree with the verdict.
+    let described = verify::describe(leaf);
+    let mut sans = 0usize;
+    let san_walk = verify::for_each_san(leaf, |_| sans += 1);
+    if let Ok(v) = &sw {
+        let d = described.expect("an accepted leaf describes");
+        assert_eq!((d.not_before, d.not_after), (v.not_before, v.not_after));
+        assert!(!d.is_ca && !d.serial.is_empty());
+        assert!(san_walk.is_ok() && sans <= 2, "{sans} SANs");
     }
     if let Ok(v) = &sw {
         assert!(v.not_before <= now && now <= v.not_after, "{v:?} at {now}");

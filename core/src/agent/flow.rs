@@ -41,7 +41,8 @@ impl<const N: usize> Agent<N> {
     fn begin(&mut self) {
         self.clear_loaded();
         self.conn_id = self.conn_id.wrapping_add(2);
-        self.st = St::RecoverClient;
+        // Check mode changes nothing, not even an interrupted swap (it reads what is there).
+        self.st = if self.mode == Mode::Check { St::ReadKubeconfig } else { St::RecoverClient };
     }
 
     fn can_bootstrap(&self) -> bool {
@@ -271,13 +272,66 @@ impl<const N: usize> Agent<N> {
         }
         self.report("client", self.client);
         let usable = matches!(self.client, Verdict::Valid(_));
-        self.st = if usable && self.serving_on { St::RecoverServer } else { St::Decide };
+        if self.mode == Mode::Check {
+            // `out` keeps the serving chain (no file step uses it in this mode).
+            self.out.as_mut_slice().zeroize();
+            self.out.clear();
+            self.read_serving();
+        } else {
+            self.st = if usable && self.serving_on { St::RecoverServer } else { St::Decide };
+        }
+    }
+
+    /// Read `kubelet-server-current.pem` next.
+    fn read_serving(&mut self) {
+        match path::child_into(
+            &self.cert_dir,
+            &[PREFIX_SERVER, "-current.pem"],
+            &mut self.step_paths[0],
+        ) {
+            Ok(()) => self.st = St::ReadServing,
+            Err(e) => {
+                self.serving = Verdict::Unusable(e, Part::ServingCertificate);
+                self.st = St::Decide;
+            }
+        }
+    }
+
+    /// Check mode: keep the serving chain in `out` and, unless SANs were configured, take the
+    /// certificate's own as requested.
+    #[inline(never)] // its locals stay out of `on_read`'s frame (firmware stacks)
+    fn keep_serving(&mut self, pair: &[u8]) {
+        if split_pair(pair, &mut self.out, None::<&mut heapless::Vec<u8, 1>>).is_err() {
+            self.out.clear();
+        }
+        if self.serving_on {
+            return;
+        }
+        let scratch = self.engine.scratch();
+        let Ok(der) = pem::decode_first(pair, "CERTIFICATE", scratch) else { return };
+        let (dns, ips) = (&mut self.serving_dns, &mut self.serving_ips);
+        let _ = verify::for_each_san(der, |san| match san {
+            verify::San::Dns(d) => {
+                if let Ok(d) = heapless::String::try_from(d) {
+                    let _ = dns.push(d);
+                }
+            }
+            verify::San::Ip(ip) => {
+                let _ = ips.push(ip);
+            }
+        });
     }
 
     // -----------------------------------------------------------------------------------------
     // Deciding
 
     fn decide(&mut self, now: i64) {
+        if self.mode == Mode::Check {
+            let valid = |v| if let Verdict::Valid(c) = v { Some(c) } else { None };
+            self.outcome = Outcome { client: valid(self.client), serving: valid(self.serving) };
+            self.st = St::Done;
+            return;
+        }
         if let Some(k) = self.just_stored.take() {
             let v = if k == Kind::Serving { self.serving } else { self.client };
             if let Verdict::Unusable(e, what) = v {
@@ -820,7 +874,7 @@ impl<const N: usize> Agent<N> {
         self.key = None;
         self.engine.reset();
         match self.mode {
-            Mode::Once => self.st = St::Failed,
+            Mode::Once | Mode::Check => self.st = St::Failed,
             Mode::Run { .. } => {
                 let e = self.failure.take().unwrap_or(Error::InvalidState);
                 let ms = rotation::backoff_delay_ms(self.attempts_failed, self.jitter.next_u32());
@@ -922,7 +976,12 @@ impl<const N: usize> Agent<N> {
             }
             St::ReadServing => {
                 self.serving = match result {
-                    Ok(b) => self.validate(Some(b), true, now),
+                    Ok(b) => {
+                        if self.mode == Mode::Check {
+                            self.keep_serving(b);
+                        }
+                        self.validate(Some(b), true, now)
+                    }
                     Err(e) => Verdict::Unusable(file_error(e), Part::ServingCertificate),
                 };
                 self.report("serving", self.serving);
@@ -1049,19 +1108,7 @@ impl<const N: usize> Agent<N> {
                 ));
                 self.finish_failure(now);
             }
-            (St::RecoverServer, Ok(()) | Err(StoreErrorKind::NotFound)) => {
-                match path::child_into(
-                    &self.cert_dir,
-                    &[PREFIX_SERVER, "-current.pem"],
-                    &mut self.step_paths[0],
-                ) {
-                    Ok(()) => self.st = St::ReadServing,
-                    Err(e) => {
-                        self.serving = Verdict::Unusable(e, Part::ServingCertificate);
-                        self.st = St::Decide;
-                    }
-                }
-            }
+            (St::RecoverServer, Ok(()) | Err(StoreErrorKind::NotFound)) => self.read_serving(),
             (St::RecoverServer, Err(e)) => {
                 self.serving = Verdict::Unusable(file_error(e), Part::ServingCertificate);
                 self.report("serving", self.serving);

@@ -123,6 +123,13 @@ pub enum Mode {
         /// Stop after this many rotations.
         max_rotations: Option<u32>,
     },
+    /// Only look: read the node kubeconfig, the client credentials, the CA and the serving pair
+    /// (`kubelet-server-current.pem`, whether or not [`Config::serving`] is set), validate them
+    /// as [`Mode::Once`] would, and stop with [`Action::Done`] whatever the verdicts: no request,
+    /// no file step (not even the store recovery), no entropy. [`Agent::status`] then has the
+    /// verdicts and what they were made from (`kubeboot status`). Without [`Config::serving`],
+    /// the serving certificate's SANs are taken as requested (every other check applies).
+    Check,
 }
 
 /// What to rotate right away, whatever the deadline (once; `kubeboot rotate --force`).
@@ -557,6 +564,59 @@ pub struct Outcome {
     pub client: Option<CertStatus>,
     /// The serving certificate, when configured.
     pub serving: Option<CertStatus>,
+}
+
+/// Where a credential came from ([`Status`]).
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin<'a> {
+    /// Nothing was found (the kubeconfig or the file is missing, or names none).
+    None,
+    /// Inline in the kubeconfig (`*-data`).
+    Data,
+    /// A file (absolute path).
+    File(&'a str),
+}
+
+/// Why a certificate is not usable ([`Status`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unusable {
+    /// The typed reason (`StoreErrorKind::NotFound` when there is none).
+    pub error: Error,
+    /// The part it is about: `kubeconfig`, `certificate-authority`, `client-certificate`,
+    /// `client-key` or `serving-certificate`.
+    pub what: &'static str,
+}
+
+/// The verdict on one certificate of the node and what it was made from ([`Status`]).
+#[derive(Clone, Copy, Debug)]
+pub struct CertCheck<'a> {
+    /// Valid (with its validity and rotation deadline), or why not.
+    pub verdict: core::result::Result<CertStatus, Unusable>,
+    /// The certificate chain as read (PEM `CERTIFICATE` blocks; empty if none was read). A
+    /// chain that does not validate is still here, to be described.
+    pub chain_pem: &'a [u8],
+    /// Where the certificate came from.
+    pub certificate: Origin<'a>,
+    /// Where its private key came from (a file, inline data; a device reference once keys can
+    /// live in one).
+    pub key: Origin<'a>,
+}
+
+/// What [`Mode::Check`] found ([`Agent::status`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Status<'a> {
+    /// The node name, from the configuration or the client certificate (empty if neither).
+    pub node: &'a str,
+    /// The client certificate.
+    pub client: CertCheck<'a>,
+    /// The serving certificate.
+    pub serving: CertCheck<'a>,
+    /// The CA bundle certificates were validated against (PEM; the configured bundle, else the
+    /// node kubeconfig's CA; empty if none was read).
+    pub ca_pem: &'a [u8],
+    /// Where the CA bundle came from.
+    pub ca: Origin<'a>,
 }
 
 /// Why the agent stopped.
@@ -1056,6 +1116,60 @@ impl<const N: usize> Agent<N> {
             detail: heapless::String::new(),
             outcome: Outcome { client: None, serving: None },
         }
+    }
+
+    /// After [`Mode::Check`] has ended in [`Action::Done`]: the verdicts and what they were
+    /// made from. `None` in any other mode or state.
+    pub fn status(&self) -> Option<Status<'_>> {
+        if self.mode != Mode::Check || self.st != St::Done {
+            return None;
+        }
+        fn verdict(v: Verdict) -> core::result::Result<CertStatus, Unusable> {
+            match v {
+                Verdict::Valid(c) => Ok(c),
+                Verdict::Unusable(error, what) => Err(Unusable { error, what: what.as_str() }),
+                Verdict::Unknown => Err(Unusable {
+                    error: Error::Store(StoreErrorKind::NotFound),
+                    what: Part::Kubeconfig.as_str(),
+                }),
+            }
+        }
+        fn file_or(path: &PathBuf, inline: bool) -> Origin<'_> {
+            if !path.is_empty() {
+                Origin::File(path)
+            } else if inline {
+                Origin::Data
+            } else {
+                Origin::None
+            }
+        }
+        let client = CertCheck {
+            verdict: verdict(self.client),
+            chain_pem: &self.client_chain,
+            certificate: file_or(&self.cert_path, !self.client_chain.is_empty()),
+            key: file_or(&self.key_path, !self.client_key.is_empty()),
+        };
+        let missing =
+            Verdict::Unusable(Error::Store(StoreErrorKind::NotFound), Part::ServingCertificate);
+        let serving_file = if self.serving == missing || self.step_paths[0].is_empty() {
+            Origin::None
+        } else {
+            Origin::File(&self.step_paths[0])
+        };
+        let serving = CertCheck {
+            verdict: verdict(self.serving),
+            chain_pem: &self.out,
+            certificate: serving_file,
+            key: serving_file,
+        };
+        let (ca_pem, ca): (&[u8], Origin<'_>) = if !self.bundle_path.is_empty() {
+            (&self.bundle, file_or(&self.bundle_path, false))
+        } else if !self.node_kc.ca_file.is_empty() {
+            (&self.node_kc.ca, file_or(&self.node_kc.ca_file, false))
+        } else {
+            (&self.node_kc.ca, if self.node_kc.ca.is_empty() { Origin::None } else { Origin::Data })
+        };
+        Some(Status { node: &self.node, client, serving, ca_pem, ca })
     }
 
     fn verifier(&self) -> &'static (dyn SignatureVerifier + Sync) {

@@ -27,15 +27,8 @@ pub struct AgentArgs {
     /// the current certificate has expired.
     #[arg(long)]
     bootstrap_kubeconfig: Option<PathBuf>,
-    /// The certificate directory.
-    #[arg(long, default_value = "/var/lib/kubelet/pki")]
-    cert_dir: PathBuf,
-    /// The node name (default: the current client certificate's).
-    #[arg(long)]
-    node_name: Option<String>,
-    /// CA bundle issued certificates must chain to (default: the kubeconfig's CA).
-    #[arg(long)]
-    ca_bundle: Option<PathBuf>,
+    #[command(flatten)]
+    node: NodeArgs,
     /// How long a bootstrap waits for approval and issuance (e.g. 1h, 15m).
     #[arg(long, default_value = "1h")]
     wait: String,
@@ -78,6 +71,30 @@ pub struct AgentArgs {
     discovery_token_unsafe_skip_ca_verification: bool,
 }
 
+/// Where the node's credentials are and whose they are (the agent commands and `status`).
+#[derive(Args, Clone)]
+pub struct NodeArgs {
+    /// The certificate directory.
+    #[arg(long, default_value = "/var/lib/kubelet/pki")]
+    pub cert_dir: PathBuf,
+    /// The node name (default: the current client certificate's).
+    #[arg(long)]
+    pub node_name: Option<String>,
+    /// CA bundle issued certificates must chain to (default: the kubeconfig's CA).
+    #[arg(long)]
+    pub ca_bundle: Option<PathBuf>,
+}
+
+impl NodeArgs {
+    /// Set the configuration's node name, cert dir and CA bundle (paths must be UTF-8).
+    pub fn configure<'a>(&'a self, c: &mut Config<'a>) -> Result<(), Rejected> {
+        c.cert_dir = text(&self.cert_dir)?;
+        c.node_name = self.node_name.as_deref();
+        c.ca_bundle = self.ca_bundle.as_deref().map(text).transpose()?;
+        Ok(())
+    }
+}
+
 impl AgentArgs {
     /// `kubeboot rotate --force`.
     pub fn force_rotation(&mut self, force: bool) {
@@ -100,7 +117,7 @@ fn secs(s: &str) -> Result<i64, Rejected> {
     }
 }
 
-fn text(p: &std::path::Path) -> Result<&str, Rejected> {
+pub fn text(p: &std::path::Path) -> Result<&str, Rejected> {
     p.to_str().ok_or_else(|| Rejected(format!("{}: not UTF-8", p.display())))
 }
 
@@ -118,14 +135,18 @@ fn utc_offset(unix: i64) -> i32 {
     }
 }
 
+/// `--ip` values.
+pub fn parse_ips(ips: &[String]) -> Result<Vec<IpAddr>, Rejected> {
+    ips.iter()
+        .map(|s| kubeboot::csr::parse_ip(s).map_err(|e| Rejected(format!("--ip {s}: {e}"))))
+        .collect()
+}
+
 /// Run the agent with these arguments.
 pub fn run(a: &AgentArgs, how: Run) -> CmdResult {
     let cwd = std::env::current_dir()?;
     let dns: Vec<&str> = a.dns.iter().map(String::as_str).collect();
-    let ips =
-        a.ip.iter()
-            .map(|s| kubeboot::csr::parse_ip(s).map_err(|e| Rejected(format!("--ip {s}: {e}"))))
-            .collect::<Result<Vec<IpAddr>, _>>()?;
+    let ips = parse_ips(&a.ip)?;
     let token = a.discovery_token.as_deref().map(BootstrapToken::parse).transpose()?;
     let pins = a
         .discovery_token_ca_cert_hash
@@ -133,11 +154,9 @@ pub fn run(a: &AgentArgs, how: Run) -> CmdResult {
         .map(|p| CaPin::parse(p).map_err(|e| Rejected(format!("{p}: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
     let bootstrap = a.bootstrap_kubeconfig.as_deref().map(text).transpose()?;
-    let ca_bundle = a.ca_bundle.as_deref().map(text).transpose()?;
-    let mut c = Config::new("rust", text(&cwd)?, text(&a.kubeconfig)?, text(&a.cert_dir)?);
-    c.node_name = a.node_name.as_deref();
+    let mut c = Config::new("rust", text(&cwd)?, text(&a.kubeconfig)?, "");
+    a.node.configure(&mut c)?;
     c.bootstrap_kubeconfig = bootstrap;
-    c.ca_bundle = ca_bundle;
     if let (Some(server), Some(token)) = (a.discovery_endpoint.as_deref(), token.as_ref()) {
         c.discovery = Some(DiscoveryConfig {
             server,

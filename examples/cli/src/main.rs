@@ -9,6 +9,7 @@ mod cmd_demo;
 mod cmd_discover;
 mod cmd_key;
 mod cmd_kubeconfig;
+mod cmd_status;
 mod cmd_token;
 mod cmd_verify;
 mod files;
@@ -67,6 +68,10 @@ enum Command {
     /// kubeadm-style token discovery: fetch cluster-info, check its JWS with the token and the
     /// CA against `--ca-cert-hash`, write a bootstrap kubeconfig.
     Discover(cmd_discover::DiscoverArgs),
+    /// The node's certificates at a glance (like `kubeadm certs check-expiration`): subject,
+    /// issuer, expiry, residual time, rotation window, CA pin, key source and the validation
+    /// verdict. Exit 1 when the client certificate (or a serving one present) is not usable.
+    Status(cmd_status::StatusArgs),
     /// Kubeconfig files: show, write the node kubeconfig.
     #[command(subcommand)]
     Kubeconfig(cmd_kubeconfig::KubeconfigCommand),
@@ -117,6 +122,7 @@ fn main() -> ExitCode {
         }
         Command::Kubeconfig(k) => cmd_kubeconfig::run(k),
         Command::Discover(d) => cmd_discover::run(d),
+        Command::Status(s) => cmd_status::run(s),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

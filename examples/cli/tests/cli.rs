@@ -563,3 +563,157 @@ print("OK")
     std::fs::write(d.p("bad.conf"), b"apiVersion: v1\nclusters: &a []\n").unwrap();
     assert_eq!(kb(&d.0, &["kubeconfig", "show", "bad.conf"]).status.code(), Some(1));
 }
+
+/// Python's `cryptography` (not ours) makes the certificates and reads `status --output json`.
+const STATUS_PY: &str = r#"
+import datetime, hashlib, ipaddress, json, os, subprocess, sys
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID, ExtendedKeyUsageOID
+
+d, kb = sys.argv[1], sys.argv[2]
+now = datetime.datetime.now(datetime.timezone.utc)
+ca_key = ec.generate_private_key(ec.SECP256R1())
+ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
+ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+      .public_key(ca_key.public_key()).serial_number(7)
+      .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=3650))
+      .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+      .add_extension(x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True)
+      .sign(ca_key, hashes.SHA256()))
+pem = lambda c: c.public_bytes(serialization.Encoding.PEM)
+open(f"{d}/ca.crt", "wb").write(pem(ca))
+os.makedirs(f"{d}/pki", exist_ok=True)
+
+def leaf(name, key, serial, nb, na, serving=False, sans=()):
+    b = (x509.CertificateBuilder()
+         .subject_name(x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:nodes"),
+                                  x509.NameAttribute(NameOID.COMMON_NAME, f"system:node:{name}")]))
+         .issuer_name(ca_name).public_key(key.public_key()).serial_number(serial)
+         .not_valid_before(nb).not_valid_after(na)
+         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+         .add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False), critical=True)
+         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH if serving else ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False))
+    if sans:
+        b = b.add_extension(x509.SubjectAlternativeName(list(sans)), critical=False)
+    return b.sign(ca_key, hashes.SHA256())
+
+def pair(prefix, cert, key):
+    path = f"{d}/pki/{prefix}-2026-01-01-00-00-00.pem"
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption())
+    open(path, "wb").write(pem(cert) + key_pem)
+    cur = f"{d}/pki/{prefix}-current.pem"
+    if os.path.lexists(cur):
+        os.remove(cur)
+    os.symlink(path, cur)
+
+open(f"{d}/kubelet.conf", "w").write(f"""apiVersion: v1
+kind: Config
+clusters:
+- name: default-cluster
+  cluster:
+    server: https://127.0.0.1:6443
+    certificate-authority: {d}/ca.crt
+contexts:
+- name: default-context
+  context:
+    cluster: default-cluster
+    user: default-auth
+current-context: default-context
+users:
+- name: default-auth
+  user:
+    client-certificate: {d}/pki/kubelet-client-current.pem
+    client-key: {d}/pki/kubelet-client-current.pem
+""")
+
+def status(*extra):
+    r = subprocess.run([kb, "status", "--kubeconfig", f"{d}/kubelet.conf", "--cert-dir", f"{d}/pki", "--output", "json", *extra], capture_output=True, text=True)
+    return r.returncode, json.loads(r.stdout), r.stderr
+
+def check_cert(j, cert):
+    assert j["subject"] == cert.subject.rfc4514_string(), (j["subject"], cert.subject.rfc4514_string())
+    assert j["issuer"] == cert.issuer.rfc4514_string(), j
+    assert int(j["serial"], 16) == cert.serial_number, j
+    utc = lambda t: t.replace(tzinfo=datetime.timezone.utc)  # cryptography 38: naive UTC
+    na = utc(cert.not_valid_after)
+    assert j["notAfter"] == na.strftime("%Y-%m-%dT%H:%M:%SZ"), (j["notAfter"], na)
+    life = cert.not_valid_after - cert.not_valid_before
+    lo = (utc(cert.not_valid_before) + life * 7 / 10).replace(microsecond=0)
+    assert j["rotationWindow"]["start"] == lo.strftime("%Y-%m-%dT%H:%M:%SZ"), (j["rotationWindow"], lo)
+
+key = ec.generate_private_key(ec.SECP256R1())
+client = leaf("node-7", key, 0x1234abcd, now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=1))
+pair("kubelet-client", client, key)
+rc, j, err = status()
+assert rc == 0, (rc, j, err)
+assert j["node"] == "node-7", j
+c, s = j["certificates"]
+assert c["name"] == "client" and c["valid"] and c["present"], c
+check_cert(c, client)
+assert c["key"] == {"kind": "file", "path": f"{d}/pki/kubelet-client-current.pem"}, c
+assert c["rotation"] == "before-window", c
+assert s["name"] == "serving" and not s["present"] and s["reason"] == "store-not-found", s
+spki = ca.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+(a,) = j["certificateAuthorities"]
+assert a["pin"] == "sha256:" + hashlib.sha256(spki).hexdigest() and a["subject"] == "CN=kubernetes", a
+assert j["caSource"] == {"kind": "file", "path": f"{d}/ca.crt"}, j
+
+# A serving pair: valid with its own SANs; against other SANs it is not.
+skey = ec.generate_private_key(ec.SECP256R1())
+sans = [x509.DNSName("node-7.example.com"), x509.IPAddress(ipaddress.ip_address("10.0.0.7"))]
+serving = leaf("node-7", skey, 99, now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=1), True, sans)
+pair("kubelet-server", serving, skey)
+rc, j, err = status()
+assert rc == 0, (rc, j, err)
+s = j["certificates"][1]
+assert s["valid"] and s["present"], s
+check_cert(s, serving)
+rc, j, err = status("--dns", "other.example.com", "--ip", "10.0.0.7")
+assert rc == 1 and "serving" in err, (rc, err)
+s = j["certificates"][1]
+assert not s["valid"] and s["reason"] == "subject-mismatch" and s["what"] == "serving-certificate", s
+
+# Expired client certificate: exit 1, still described.
+expired = leaf("node-7", key, 5, now - datetime.timedelta(days=3), now - datetime.timedelta(days=1))
+pair("kubelet-client", expired, key)
+rc, j, err = status()
+assert rc == 1 and "client" in err, (rc, err)
+c = j["certificates"][0]
+assert not c["valid"] and c["reason"] == "expired" and c["residualSeconds"] < 0, c
+check_cert(c, expired)
+# A certificate of another key: invalid with its typed reason.
+pair("kubelet-client", client, skey)
+rc, j, err = status()
+assert rc == 1 and j["certificates"][0]["reason"] == "key-mismatch", j["certificates"][0]
+pair("kubelet-client", expired, key)
+print("ok")
+"#;
+
+#[test]
+fn status_reads_what_python_cryptography_made() {
+    let d = Dir::new("status");
+    let root = d.0.to_str().unwrap();
+    std::fs::write(d.p("status.py"), STATUS_PY).unwrap();
+    let o = sh(&d.0, "/usr/bin/python3", &["status.py", root, BIN], None);
+    assert_eq!(text(&o).trim(), "ok");
+    // The table of the expired node (left by the script): kubeadm's columns and words.
+    let before = sh(&d.0, "ls", &["-lR", "--time-style=full-iso"], None).stdout;
+    let o = kb(&d.0, &["status", "--kubeconfig", "kubelet.conf", "--cert-dir", "pki"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let t = text(&o);
+    assert!(t.starts_with("CERTIFICATE   EXPIRES"), "{t}");
+    let client = t.lines().find(|l| l.starts_with("client ")).unwrap();
+    assert!(client.contains("<invalid>") && client.ends_with("invalid: expired"), "{t}");
+    assert!(t.contains("CN=system:node:node-7,O=system:nodes"), "{t}");
+    assert!(t.contains("CERTIFICATE AUTHORITY") && t.contains("sha256:"), "{t}");
+    assert!(t.contains("client: client-certificate: expired (code "), "{t}");
+    assert!(err(&o).contains("not usable: client"), "{}", err(&o));
+    // It only looks.
+    assert_eq!(sh(&d.0, "ls", &["-lR", "--time-style=full-iso"], None).stdout, before);
+    // Nothing there: exit 1, the kubeconfig named.
+    let o = kb(&d.0, &["status", "--kubeconfig", "none.conf", "--cert-dir", "nothing"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("client: kubeconfig: store-not-found"), "{}", text(&o));
+}
