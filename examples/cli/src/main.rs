@@ -7,6 +7,7 @@ mod cmd_bootstrap;
 mod cmd_csr;
 mod cmd_demo;
 mod cmd_discover;
+mod cmd_docs;
 mod cmd_key;
 mod cmd_kubeconfig;
 mod cmd_status;
@@ -18,7 +19,7 @@ mod transport;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Kubelet-style TLS bootstrapping for node agents.
 #[derive(Parser)]
@@ -72,6 +73,12 @@ enum Command {
     /// issuer, expiry, residual time, rotation window, CA pin, key source and the validation
     /// verdict. Exit 1 when the client certificate (or a serving one present) is not usable.
     Status(cmd_status::StatusArgs),
+    /// Shell completions on stdout (install: `kubeboot completions bash >
+    /// /usr/share/bash-completion/completions/kubeboot`).
+    Completions(cmd_docs::CompletionsArgs),
+    /// The man page on stdout, or with --dir one page per command (install: `kubeboot man --dir
+    /// /usr/local/share/man/man1`).
+    Man(cmd_docs::ManArgs),
     /// Kubeconfig files: show, write the node kubeconfig.
     #[command(subcommand)]
     Kubeconfig(cmd_kubeconfig::KubeconfigCommand),
@@ -123,6 +130,8 @@ fn main() -> ExitCode {
         Command::Kubeconfig(k) => cmd_kubeconfig::run(k),
         Command::Discover(d) => cmd_discover::run(d),
         Command::Status(s) => cmd_status::run(s),
+        Command::Completions(c) => cmd_docs::completions(c, Cli::command()),
+        Command::Man(m) => cmd_docs::man(m, Cli::command()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

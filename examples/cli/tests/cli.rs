@@ -717,3 +717,69 @@ fn status_reads_what_python_cryptography_made() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o).contains("client: kubeconfig: store-not-found"), "{}", text(&o));
 }
+
+/// `kubeboot completions bash` is completed by bash itself, and `kubeboot man --dir` writes pages
+/// groff formats without a warning.
+#[test]
+fn completions_and_man_pages() {
+    let d = Dir::new("docs");
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = kb(&d.0, &["completions", shell]);
+        assert!(o.status.success() && text(&o).contains("kubeboot"), "{shell}: {}", err(&o));
+    }
+    assert_eq!(kb(&d.0, &["completions", "tcsh"]).status.code(), Some(2));
+    std::fs::write(d.p("kb.bash"), kb(&d.0, &["completions", "bash"]).stdout).unwrap();
+    // Bash's own completion machinery: COMP_WORDS/COMP_CWORD as readline sets them, then the
+    // function `complete -p kubeboot` names.
+    let complete = |words: &[&str]| -> Vec<String> {
+        let script = format!(
+            "source kb.bash; f=$(complete -p kubeboot | sed -E 's/.*-F ([^ ]+).*/\\1/'); \
+             COMP_WORDS=({w}); COMP_CWORD={c}; COMP_LINE=\"{l}\"; COMP_POINT=${{#COMP_LINE}}; \
+             $f kubeboot \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            w = words.iter().map(|w| format!("'{w}'")).collect::<Vec<_>>().join(" "),
+            c = words.len() - 1,
+            l = words.join(" "),
+        );
+        text(&sh(&d.0, "bash", &["-c", &script], None)).lines().map(str::to_owned).collect()
+    };
+    assert_eq!(complete(&["kubeboot", "sta"]), ["status"]);
+    assert_eq!(complete(&["kubeboot", "status", "--out"]), ["--output"]);
+    assert_eq!(complete(&["kubeboot", "status", "--output", ""]), ["table", "json"]);
+    assert!(complete(&["kubeboot", "token", ""]).contains(&"generate".to_owned()));
+
+    let o = kb(&d.0, &["man", "--dir", "man1"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let mut pages: Vec<String> = std::fs::read_dir(d.p("man1"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    pages.sort();
+    for p in ["kubeboot.1", "kubeboot-status.1", "kubeboot-token-check.1", "kubeboot-man.1"] {
+        assert!(pages.iter().any(|x| x == p), "{p} missing from {pages:?}");
+    }
+    assert!(!pages.iter().any(|p| p.contains("help")), "{pages:?}");
+    for p in &pages {
+        let path = format!("man1/{p}");
+        // -k: the pages are UTF-8; -ww: every warning; -z: format, print nothing.
+        let o = sh(&d.0, "groff", &["-k", "-man", "-Tutf8", "-ww", "-z", &path], None);
+        assert!(o.stderr.is_empty(), "{p}: {}", err(&o));
+        // -P-cbou: plain text, no bold/underline.
+        let page = text(&sh(&d.0, "groff", &["-k", "-man", "-Tutf8", "-P-cbou", &path], None));
+        assert!(page.contains("\nNAME\n") && page.contains("\nSYNOPSIS\n"), "{p}: {page}");
+        let words = page.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains("SYNOPSIS kubeboot"), "{p}: {page}");
+        for (file, cmd) in [
+            ("kubeboot-token-check.1", "kubeboot token check "),
+            ("kubeboot-ca-hash.1", "kubeboot ca-hash "),
+            ("kubeboot-status.1", "kubeboot status "),
+        ] {
+            assert!(p != file || words.contains(&format!("SYNOPSIS {cmd}")), "{p}: {page}");
+        }
+    }
+    let status = std::fs::read_to_string(d.p("man1/kubeboot-status.1")).unwrap();
+    assert!(status.contains("kubeadm certs check\\-expiration"), "{status}");
+    // Without --dir: the top page on stdout, the same as the file.
+    let o = kb(&d.0, &["man"]);
+    assert_eq!(o.stdout, std::fs::read(d.p("man1/kubeboot.1")).unwrap());
+}
