@@ -37,6 +37,7 @@ pub mod error;
 pub mod json;
 pub mod key;
 pub mod kubeconfig;
+pub mod metrics;
 mod out;
 pub mod pem;
 pub mod pin;

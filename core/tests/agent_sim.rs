@@ -1119,3 +1119,78 @@ fn check_mode_reports_and_changes_nothing() {
     }
     assert!(c.client.is_ok());
 }
+
+#[test]
+fn metrics_follow_the_kubelets_meaning() {
+    use kubeboot::metrics::{self, RENDER_CAP};
+    let mut api = Apiserver::new();
+    let mut n = bootstrapped(&mut api);
+    let k = n.config();
+    let mut agent: Box<Agent> = Box::default();
+    // A rotation denied once, then retried: one client renewal error; the TTL is the new
+    // certificate's, computed at render time.
+    let mut c = base_config(&k);
+    c.mode = Mode::Run { max_rotations: Some(1) };
+    c.rotate_now = RotateNow { client: true, serving: false };
+    api.deny_next = true;
+    agent.start(&c).unwrap();
+    let end = n.drive(&mut agent, &mut api);
+    let End::Done(o) = end else { panic!("{end:?} {:#?}", n.events) };
+    assert!(n.has("step=retry kind=rotate reason=csr-denied"), "{:#?}", n.events);
+    let m = agent.metrics();
+    let client = o.client.unwrap();
+    assert_eq!(m.client_renew_errors, 1);
+    assert_eq!(m.client_not_after, Some(client.not_after));
+    assert_eq!(
+        (m.serving_not_after, m.serving_renew_errors, m.serving_rotation.count),
+        (None, 0, 0)
+    );
+    let mut buf = [0u8; RENDER_CAP];
+    let len = metrics::render(&m, n.clock, &mut buf).unwrap();
+    let text = std::str::from_utf8(&buf[..len]).unwrap();
+    assert!(
+        text.contains(&format!(
+            "\nkubelet_certificate_manager_client_ttl_seconds {}\n",
+            client.not_after - n.clock
+        )),
+        "{text}"
+    );
+    assert!(text.contains("\nkubelet_certificate_manager_client_expiration_renew_errors 1\n"));
+    assert!(text.contains("\nkubelet_certificate_manager_server_ttl_seconds +Inf\n"));
+    // The serving certificate: its first issue is no rotation; the next one observes how long
+    // the first had lived. A refused serving request counts as a serving renewal error.
+    let dns = ["node-1.example.com"];
+    let ips = ["10.0.0.7".parse().unwrap()];
+    let mut c = base_config(&k);
+    c.serving = Some(Serving { dns: &dns, ips: &ips });
+    api.approve_serving = true;
+    agent.start(&c).unwrap();
+    let End::Done(o) = n.drive(&mut agent, &mut api) else { panic!("{:#?}", n.events) };
+    let first = o.serving.unwrap();
+    let m = agent.metrics();
+    assert_eq!((m.serving_not_after, m.serving_rotation.count), (Some(first.not_after), 0));
+    n.clock += 1000;
+    c.rotate_now = RotateNow { client: false, serving: true };
+    agent.start(&c).unwrap();
+    let End::Done(o) = n.drive(&mut agent, &mut api) else { panic!("{:#?}", n.events) };
+    let m = agent.metrics();
+    assert_eq!(m.serving_not_after, Some(o.serving.unwrap().not_after));
+    assert_eq!(m.serving_rotation.count, 1);
+    let lived = i64::try_from(m.serving_rotation.sum).unwrap();
+    assert!(lived >= 1000 && lived <= n.clock - first.not_before, "{lived}");
+    assert_eq!((m.client_renew_errors, m.serving_renew_errors), (0, 0), "a new run starts at zero");
+    api.deny_next = true;
+    c.mode = Mode::Once;
+    agent.start(&c).unwrap();
+    assert!(matches!(n.drive(&mut agent, &mut api), End::Failed(Error::CsrDenied, _)));
+    let m = agent.metrics();
+    assert_eq!((m.client_renew_errors, m.serving_renew_errors), (0, 1));
+    // An expired client certificate is no usable one: +Inf, as client-go's Current() is nil.
+    n.clock += 10 * 3600;
+    let mut c = base_config(&k);
+    c.bootstrap_kubeconfig = None;
+    agent.start(&c).unwrap();
+    assert!(matches!(n.drive(&mut agent, &mut api), End::Failed(Error::Verify(_), _)));
+    let m = agent.metrics();
+    assert_eq!((m.client_not_after, m.client_renew_errors), (None, 1));
+}

@@ -9,16 +9,25 @@
  *                  [--wait 1h] [--rotation-wait 15m] [--expiration-seconds N] [--poll]
  *                  [--serving --dns D... --ip IP...]
  *                  [--discovery-endpoint URL --discovery-token T --discovery-token-ca-cert-hash H...]
+ *                  [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom]
  *
  * Without --once it runs as a daemon (rotating at every deadline). Output: the agent's
- * `agent=c step=...` lines on stdout; exit 1 on failure with the typed reason.
+ * `agent=c step=...` lines on stdout; exit 1 on failure with the typed reason. The kubelet's
+ * certificate metrics (libkubeboot's text) are served at http://IP:PORT/metrics by a thread that
+ * renders the agent's last snapshot when scraped, and/or written to a node_exporter textfile.
  */
 #define _GNU_SOURCE
 #include <kubeboot.h>
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +37,14 @@
 #define MAX_BODY (1u << 20)
 #define MAX_LIST 16
 
-static volatile sig_atomic_t stop_requested;
-static void on_signal(int sig) { (void)sig; stop_requested = 1; }
+static volatile sig_atomic_t stop_requested, in_http;
+/* SIGTERM/SIGINT: at once during a request (it writes nothing) or a sleep, else after the file
+   steps under way (never between a write and what completes it). */
+static void on_signal(int sig) {
+    (void)sig;
+    if (in_http) _exit(0);
+    stop_requested = 1;
+}
 static int64_t now_unix(void) { return (int64_t)time(NULL); }
 
 static long utc_offset(void) {
@@ -160,6 +175,133 @@ static void http(kubeboot_agent *agent, CURL *h, const kubeboot_agent_action *a)
     curl_slist_free_all(hdrs);
 }
 
+/* ---- metrics: an HTTP endpoint and a node_exporter textfile ----------------------------- */
+
+static pthread_mutex_t metrics_lock = PTHREAD_MUTEX_INITIALIZER;
+static kubeboot_metrics metrics_snapshot; /* the agent's, as of its last step */
+static const char *metrics_textfile;
+static int64_t metrics_written_at;
+
+static void metrics_update(kubeboot_agent *agent) {
+    kubeboot_metrics m;
+    if (kubeboot_agent_metrics(agent, &m) != KUBEBOOT_RESULT_OK) return;
+    pthread_mutex_lock(&metrics_lock);
+    metrics_snapshot = m;
+    pthread_mutex_unlock(&metrics_lock);
+}
+
+/* The text at this moment (the TTLs are computed now). */
+static size_t metrics_render(char *buf, size_t cap) {
+    kubeboot_metrics m;
+    pthread_mutex_lock(&metrics_lock);
+    m = metrics_snapshot;
+    pthread_mutex_unlock(&metrics_lock);
+    size_t n = 0;
+    return kubeboot_metrics_text(&m, now_unix(), buf, cap, &n) == KUBEBOOT_RESULT_OK ? n : 0;
+}
+
+/* Atomically (a temporary file beside it, renamed into place), mode 0644: the collector reads
+   whole files, often as another user. A failure is reported, never fatal. */
+static void metrics_write_textfile(void) {
+    if (!metrics_textfile) return;
+    char body[KUBEBOOT_METRICS_TEXT_CAP], tmp[4200];
+    size_t n = metrics_render(body, sizeof body);
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", metrics_textfile, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    bool ok = fd >= 0 && fchmod(fd, 0644) == 0 && write(fd, body, n) == (ssize_t)n && fsync(fd) == 0;
+    if (fd >= 0) ok = close(fd) == 0 && ok;
+    if (ok && rename(tmp, metrics_textfile) == 0) {
+        metrics_written_at = now_unix();
+        return;
+    }
+    perror(metrics_textfile);
+    unlink(tmp);
+}
+
+static size_t put(char *dst, size_t cap, const char *s) {
+    size_t n = strlen(s) < cap ? strlen(s) : cap;
+    memcpy(dst, s, n);
+    return n;
+}
+
+/* One HTTP/1.1 exchange per connection, then close: GET /metrics, GET /healthz; else 404/405. */
+static void metrics_answer(int fd) {
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    char req[8192];
+    size_t got = 0;
+    req[0] = 0;
+    while (got < sizeof req - 1 && !strstr(req, "\r\n\r\n")) {
+        ssize_t r = recv(fd, req + got, sizeof req - 1 - got, 0);
+        if (r <= 0) break;
+        got += (size_t)r;
+        req[got] = 0;
+    }
+    bool get = !strncmp(req, "GET ", 4), head = !strncmp(req, "HEAD ", 5);
+    const char *target = get ? req + 4 : head ? req + 5 : "";
+    size_t tlen = strcspn(target, " ?\r\n");
+    char body[KUBEBOOT_METRICS_TEXT_CAP];
+    size_t blen;
+    const char *status = "200 OK", *ctype = "text/plain; charset=utf-8";
+    if (!get && !head) status = "405 Method Not Allowed", blen = put(body, sizeof body, "GET only\n");
+    else if (tlen == 8 && !strncmp(target, "/metrics", 8))
+        ctype = "text/plain; version=0.0.4; charset=utf-8", blen = metrics_render(body, sizeof body);
+    else if (tlen == 8 && !strncmp(target, "/healthz", 8)) blen = put(body, sizeof body, "ok");
+    else status = "404 Not Found", blen = put(body, sizeof body, "not found\n");
+    char hdr[256];
+    int hn = snprintf(hdr, sizeof hdr, "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                      "Connection: close\r\n\r\n", status, ctype, blen);
+    if (send(fd, hdr, (size_t)hn, MSG_NOSIGNAL) == hn && !head) (void)send(fd, body, blen, MSG_NOSIGNAL);
+    close(fd);
+}
+
+static void *metrics_serve(void *arg) {
+    int lfd = (int)(intptr_t)arg;
+    for (;;) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd >= 0) metrics_answer(fd);
+    }
+    return NULL;
+}
+
+/* Listen on "IPv4:PORT" or "[IPv6]:PORT" and serve from a thread; -1 on a bad address. */
+static int metrics_listen(const char *addr) {
+    const char *colon = strrchr(addr, ':');
+    char host[64];
+    if (!colon || (size_t)(colon - addr) >= sizeof host) return -1;
+    memcpy(host, addr, (size_t)(colon - addr));
+    host[colon - addr] = 0;
+    char *end = NULL;
+    unsigned long port = strtoul(colon + 1, &end, 10);
+    if (!colon[1] || *end || port > 65535) return -1;
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    socklen_t len;
+    size_t hl = strlen(host);
+    if (hl > 2 && host[0] == '[' && host[hl - 1] == ']') {
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+        host[hl - 1] = 0;
+        if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1) return -1;
+        a6->sin6_family = AF_INET6, a6->sin6_port = htons((uint16_t)port), len = sizeof *a6;
+    } else {
+        struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+        if (inet_pton(AF_INET, host, &a4->sin_addr) != 1) return -1;
+        a4->sin_family = AF_INET, a4->sin_port = htons((uint16_t)port), len = sizeof *a4;
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    pthread_t t;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 16) != 0 ||
+        pthread_create(&t, NULL, metrics_serve, (void *)(intptr_t)fd) != 0) {
+        perror(addr);
+        if (fd >= 0) close(fd);
+        return -2;
+    }
+    pthread_detach(t);
+    return 0;
+}
+
 /* ---- the loop ---------------------------------------------------------------------------- */
 
 /* Print a line; on a terminal a progress update replaces the rows the line before took. */
@@ -181,6 +323,13 @@ static int drive(kubeboot_agent *agent, CURL *curl) {
         int64_t now = now_unix();
         kubeboot_agent_set_utc_offset(agent, (int32_t)utc_offset());
         if (kubeboot_agent_poll(agent, now, &a) != KUBEBOOT_RESULT_OK) return 1;
+        metrics_update(agent);
+        /* Every change of the metrics comes with an event; the TTLs age: rewrite then, and at
+           least every KUBEBOOT_METRICS_TEXTFILE_REFRESH_SECS. */
+        if (a.kind == KUBEBOOT_AGENT_EVENT || a.kind == KUBEBOOT_AGENT_DONE || a.kind == KUBEBOOT_AGENT_FAILED ||
+            now - metrics_written_at >= KUBEBOOT_METRICS_TEXTFILE_REFRESH_SECS)
+            metrics_write_textfile();
+        if (stop_requested && (a.kind == KUBEBOOT_AGENT_SLEEP || a.kind == KUBEBOOT_AGENT_HTTP)) return 0;
         switch (a.kind) {
         case KUBEBOOT_AGENT_READ:
         case KUBEBOOT_AGENT_FILE:
@@ -191,11 +340,16 @@ static int drive(kubeboot_agent *agent, CURL *curl) {
             if (kubeboot_agent_perform_entropy(agent) != KUBEBOOT_RESULT_OK) return 1;
             break;
         case KUBEBOOT_AGENT_HTTP:
+            in_http = 1;
+            if (stop_requested) return 0;
             http(agent, curl, &a);
+            in_http = 0;
             break;
         case KUBEBOOT_AGENT_SLEEP:
-            while (!stop_requested && now_unix() < a.until) sleep(1);
-            if (stop_requested) return 0; /* between steps: nothing is half-written */
+            /* Woken early for the textfile's refresh, it polls again (and is told to sleep on). */
+            while (!stop_requested && now_unix() < a.until &&
+                   !(metrics_textfile && now_unix() - metrics_written_at >= KUBEBOOT_METRICS_TEXTFILE_REFRESH_SECS))
+                sleep(1);
             break;
         case KUBEBOOT_AGENT_EVENT:
             print_line(a.line, a.line_len, a.line_update, &rows);
@@ -216,14 +370,15 @@ static void usage(void) {
                     "  [--ca-bundle F] [--once] [--rotations N] [--rotate-now] [--rotate-now-serving] [--wait D]\n"
                     "  [--rotation-wait D] [--expiration-seconds N] [--poll] [--serving --dns D.. --ip IP..]\n"
                     "  [--discovery-endpoint URL --discovery-token T --discovery-token-ca-cert-hash H..\n"
-                    "   | --discovery-token-unsafe-skip-ca-verification]\n");
+                    "   | --discovery-token-unsafe-skip-ca-verification]\n"
+                    "  [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom]\n");
 }
 
 int main(int argc, char **argv) {
     kubeboot_agent_config c;
     memset(&c, 0, sizeof c);
     const char *kubeconfig = NULL, *bootstrap = NULL, *cert_dir = "/var/lib/kubelet/pki", *node = NULL;
-    const char *ca_bundle = NULL, *endpoint = NULL, *token = NULL;
+    const char *ca_bundle = NULL, *endpoint = NULL, *token = NULL, *metrics_addr = NULL;
     kubeboot_str dns[MAX_LIST], ips[MAX_LIST], pins[MAX_LIST];
     size_t ndns = 0, nips = 0, npins = 0;
     bool once = false;
@@ -246,6 +401,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(f, "--ca-bundle")) ca_bundle = v;
         else if (!strcmp(f, "--discovery-endpoint")) endpoint = v;
         else if (!strcmp(f, "--discovery-token")) token = v;
+        else if (!strcmp(f, "--metrics-bind-address")) metrics_addr = v;
+        else if (!strcmp(f, "--metrics-textfile")) metrics_textfile = v;
         else if (!strcmp(f, "--rotations")) c.max_rotations = (uint32_t)strtoul(v, NULL, 10);
         else if (!strcmp(f, "--expiration-seconds")) c.expiration_seconds = (uint32_t)strtoul(v, NULL, 10);
         else if (!strcmp(f, "--wait") && duration(v) > 0) c.bootstrap_wait_seconds = duration(v);
@@ -257,6 +414,14 @@ int main(int argc, char **argv) {
         if (takes) i++;
     }
     if (!kubeconfig) return usage(), 2;
+    if (metrics_textfile &&
+        kubeboot_metrics_check_textfile(metrics_textfile, strlen(metrics_textfile)) != KUBEBOOT_RESULT_OK)
+        return fprintf(stderr, "kubeboot-agent: --metrics-textfile %s: node_exporter reads only *.prom files\n",
+                       metrics_textfile), 1;
+    int listening = metrics_addr ? metrics_listen(metrics_addr) : 0;
+    if (listening == -1)
+        return fprintf(stderr, "kubeboot-agent: --metrics-bind-address %s: want IP:PORT\n", metrics_addr), 1;
+    if (listening != 0) return 1;
     char cwd[4096];
     if (!getcwd(cwd, sizeof cwd)) return perror("getcwd"), 1;
     if (once) c.mode = KUBEBOOT_MODE_ONCE;

@@ -1335,6 +1335,32 @@ static void test_agent(void) {
     CHECK_RC(kubeboot_agent_new(&c, &agent), OK);
     a = agent_run(agent, REC_NOW + 60, &requests);
     CHECK(a.kind == KUBEBOOT_AGENT_DONE && requests == 0);
+    /* The metrics, as data (copied out, rendered later: a server thread's way): the valid
+       certificate's TTL at the time asked, no renewal error, no serving certificate (+Inf); a
+       short buffer gets the size, NULLs are refused. */
+    kubeboot_metrics m;
+    memset(&m, 0, sizeof m);
+    CHECK_RC(kubeboot_agent_metrics(agent, &m), OK);
+    CHECK(m.has_client && m.client_not_after == a.client_not_after && !m.has_serving);
+    CHECK(m.client_renew_errors == 0 && m.serving_rotation_count == 0 && m.serving_rotation_buckets[10] == 0);
+    char text[KUBEBOOT_METRICS_TEXT_CAP];
+    size_t tn = 0, need = 0;
+    CHECK_RC(kubeboot_metrics_text(&m, a.client_not_after - 100, text, sizeof text, &tn), OK);
+    CHECK(find_bytes(text, tn, "\nkubelet_certificate_manager_client_ttl_seconds 100\n", 52) != NULL);
+    CHECK(find_bytes(text, tn, "\nkubelet_certificate_manager_server_ttl_seconds +Inf\n", 53) != NULL);
+    CHECK(find_bytes(text, tn, "\nkubelet_certificate_manager_client_expiration_renew_errors 0\n", 62) != NULL);
+    CHECK_RC(kubeboot_metrics_text(&m, REC_NOW, text, 10, &need), KUBEBOOT_RESULT_INSUFFICIENT_SIZE);
+    CHECK(need > 10 && need <= sizeof text);
+    m.serving_rotation_buckets[0] = 2, m.serving_rotation_buckets[3] = 1, m.serving_rotation_count = 3;
+    CHECK_RC(kubeboot_metrics_text(&m, REC_NOW, text, sizeof text, &tn), OK);
+    CHECK(find_bytes(text, tn, "_bucket{le=\"60\"} 2\n", 19) != NULL);
+    CHECK(find_bytes(text, tn, "_bucket{le=\"86400\"} 3\n", 22) != NULL);
+    CHECK_RC(kubeboot_agent_metrics(NULL, &m), NULLP);
+    CHECK_RC(kubeboot_agent_metrics(agent, NULL), NULLP);
+    CHECK_RC(kubeboot_metrics_text(NULL, REC_NOW, text, sizeof text, &tn), NULLP);
+    CHECK_RC(kubeboot_metrics_text(&m, REC_NOW, text, sizeof text, NULL), NULLP);
+    CHECK_RC(kubeboot_metrics_check_textfile("node.prom", 9), OK);
+    CHECK_RC(kubeboot_metrics_check_textfile("node.txt", 8), KUBEBOOT_RESULT_INVALID_CONFIG);
     /* Answers out of turn are ignored; NULLs refused. */
     CHECK_RC(kubeboot_agent_on_http_response(agent, REC_NOW, 200, NULL, 0), OK);
     CHECK_RC(kubeboot_agent_on_read(agent, REC_NOW, 0, NULL, 0), OK);

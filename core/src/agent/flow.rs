@@ -40,6 +40,8 @@ impl<const N: usize> Agent<N> {
 
     fn begin(&mut self) {
         self.clear_loaded();
+        // Until `decide` picks one, what fails is the client credentials (retry lines, metrics).
+        self.kind = Kind::Bootstrap;
         self.conn_id = self.conn_id.wrapping_add(2);
         // Check mode changes nothing, not even an interrupted swap (it reads what is there).
         self.st = if self.mode == Mode::Check { St::ReadKubeconfig } else { St::RecoverClient };
@@ -245,6 +247,16 @@ impl<const N: usize> Agent<N> {
     }
 
     fn report(&mut self, kind: &str, v: Verdict) {
+        let not_after = match v {
+            Verdict::Valid(c) => Some(c.not_after),
+            Verdict::Unusable(..) => None,
+            Verdict::Unknown => return,
+        };
+        if kind == "serving" {
+            self.metrics.serving_not_after = not_after;
+        } else {
+            self.metrics.client_not_after = not_after;
+        }
         let line = match v {
             Verdict::Valid(c) => self
                 .ev("credentials")
@@ -810,15 +822,17 @@ impl<const N: usize> Agent<N> {
         }
     }
 
-    fn attempt_succeeded(&mut self) {
+    fn attempt_succeeded(&mut self, now: i64) {
         match self.kind {
             Kind::Rotate => {
                 self.rotate_now.client = false;
                 self.rotations = self.rotations.saturating_add(1);
             }
             Kind::Serving => {
-                if matches!(self.serving, Verdict::Valid(_)) {
+                if let Verdict::Valid(old) = self.serving {
                     self.rotations = self.rotations.saturating_add(1);
+                    // The kubelet's histogram: how long the replaced certificate had lived.
+                    self.metrics.serving_rotation.observe(now.saturating_sub(old.not_before));
                 }
                 self.rotate_now.serving = false;
             }
@@ -844,6 +858,7 @@ impl<const N: usize> Agent<N> {
             && !self.force_bootstrap
         {
             self.force_bootstrap = true;
+            self.count_failure();
             let line = self.ev("bootstrap").kv("reason", "rotation-unauthorized").done();
             self.event(line);
             self.failure = None;
@@ -870,7 +885,21 @@ impl<const N: usize> Agent<N> {
         self.finish_failure(now);
     }
 
+    /// One more failed attempt in the metrics (the kubelet's renew-error counters).
+    fn count_failure(&mut self) {
+        let m = &mut self.metrics;
+        let c = if self.kind == Kind::Serving {
+            &mut m.serving_renew_errors
+        } else {
+            &mut m.client_renew_errors
+        };
+        *c = c.saturating_add(1);
+    }
+
     fn finish_failure(&mut self, now: i64) {
+        if self.mode != Mode::Check {
+            self.count_failure();
+        }
         self.key = None;
         self.engine.reset();
         match self.mode {
@@ -1158,7 +1187,7 @@ impl<const N: usize> Agent<N> {
                         Err(e) => self.attempt_failed(now, e, "writing the node kubeconfig"),
                     }
                 } else {
-                    self.after_store();
+                    self.after_store(now);
                 }
             }
             (St::StoreSwap, Err(e)) => failed(self, e, "swapping -current.pem"),
@@ -1166,7 +1195,7 @@ impl<const N: usize> Agent<N> {
                 let line = self.ev("kubeconfig").kv("path", &self.kubeconfig_path).done();
                 self.event(line);
                 self.out.clear();
-                self.after_store();
+                self.after_store(now);
             }
             (St::StoreKubeconfig, Err(e)) => failed(self, e, "writing the node kubeconfig"),
             (St::StoreRemoveCache, r) => {
@@ -1181,7 +1210,7 @@ impl<const N: usize> Agent<N> {
                         self.event(line);
                     }
                 }
-                self.attempt_succeeded();
+                self.attempt_succeeded(now);
             }
             (St::SweepCache, r) => {
                 if r.is_ok() {
@@ -1206,11 +1235,11 @@ impl<const N: usize> Agent<N> {
         }
     }
 
-    fn after_store(&mut self) {
+    fn after_store(&mut self, now: i64) {
         if self.kind == Kind::Bootstrap {
             self.st = St::StoreRemoveCache;
         } else {
-            self.attempt_succeeded();
+            self.attempt_succeeded(now);
         }
     }
 

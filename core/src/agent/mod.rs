@@ -68,6 +68,7 @@ use crate::engine::{self, Engine, Method, Naming, StreamControl};
 use crate::error::{Error, Reason, Result, StoreErrorKind, VerifyError};
 use crate::key::{NodeKey, SEC1_PEM_LEN};
 use crate::kubeconfig::{Kubeconfig, NodeKubeconfig, Scalar, Source, write_node_kubeconfig};
+use crate::metrics::{Histogram, Metrics};
 use crate::pin::CaPin;
 use crate::token::BootstrapToken;
 use crate::verify::{self, Expected};
@@ -864,6 +865,7 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
 
     // The attempt.
     kind: Kind,
+    metrics: Metrics,
     key: Option<NodeKey>,
     key_generated: bool,
     key_tries: u32,
@@ -1082,6 +1084,13 @@ impl<const N: usize> Agent<N> {
             token_path: PathBuf::new(),
             token: None,
             kind: Kind::Bootstrap,
+            metrics: Metrics {
+                client_not_after: None,
+                serving_not_after: None,
+                client_renew_errors: 0,
+                serving_renew_errors: 0,
+                serving_rotation: Histogram { buckets: [0; 11], sum: 0, count: 0 },
+            },
             key: None,
             key_generated: false,
             key_tries: 0,
@@ -1187,6 +1196,13 @@ impl<const N: usize> Agent<N> {
         self.discovery_token = None;
     }
 
+    /// The certificate metrics (the kubelet's: [`crate::metrics`]), as of the last `poll`: copy
+    /// them out and [`crate::metrics::render`] them where they are served. They start at zero
+    /// with [`Agent::start`] (a new run is a new process to a scraper).
+    pub fn metrics(&self) -> Metrics {
+        self.metrics
+    }
+
     /// Copy `config` and get ready; the first [`Agent::poll`] starts reading. Whatever the
     /// agent held before is forgotten (secrets wiped). Errors ([`Error::InvalidConfig`],
     /// [`Error::TooLarge`] for a path over [`MAX_PATH`], the SAN checks' errors): the agent is
@@ -1253,6 +1269,7 @@ impl<const N: usize> Agent<N> {
             token_path: _,
             token: _,
             kind,
+            metrics,
             key: _,
             key_generated,
             key_tries,
@@ -1317,6 +1334,7 @@ impl<const N: usize> Agent<N> {
         *verifier = None;
         // The attempt.
         *kind = Kind::Bootstrap;
+        *metrics = Metrics::default();
         *key_generated = false;
         *key_tries = 0;
         *dir_created = false;

@@ -4,6 +4,7 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::Args;
@@ -13,6 +14,7 @@ use kubeboot::store::FileSteps;
 use kubeboot::token::BootstrapToken;
 use zeroize::Zeroizing;
 
+use crate::metrics_out::MetricsOut;
 use crate::transport::Http;
 use crate::{CmdResult, Rejected, files, unix_now};
 
@@ -69,6 +71,14 @@ pub struct AgentArgs {
     /// Discovery: trust the token-signed CA without a pin.
     #[arg(long, requires = "discovery_endpoint")]
     discovery_token_unsafe_skip_ca_verification: bool,
+    /// Serve the kubelet's certificate metrics (`kubelet_certificate_manager_client_ttl_seconds`,
+    /// ...) at http://IP:PORT/metrics, e.g. 127.0.0.1:10255.
+    #[arg(long, value_name = "IP:PORT")]
+    metrics_bind_address: Option<String>,
+    /// Also write them for node_exporter's textfile collector (a `.prom` file in its
+    /// `--collector.textfile.directory`; rewritten atomically, at least every minute).
+    #[arg(long, value_name = "FILE")]
+    metrics_textfile: Option<PathBuf>,
 }
 
 /// Where the node's credentials are and whose they are (the agent commands and `status`).
@@ -182,9 +192,12 @@ pub fn run(a: &AgentArgs, how: Run) -> CmdResult {
     files::os_entropy(&mut seed)?;
     c.seed = u64::from_le_bytes(seed);
     c.verifier = &kubeboot::backend::ring::Ring;
+    let mut out = MetricsOut::start(a.metrics_bind_address.as_deref(), a.metrics_textfile.clone())?;
     let mut agent: Box<Agent> = Box::default();
     agent.start(&c)?;
-    drive(&mut agent)
+    let r = drive(&mut agent, &mut out);
+    out.update(agent.metrics(), unix_now());
+    r
 }
 
 /// Print a line; on a terminal a progress update replaces the `rows` the line before took.
@@ -201,13 +214,44 @@ fn print_line(line: &str, update: bool, rows: &mut usize) {
     *rows = if cols > 0 { line.chars().count().div_ceil(cols).max(1) } else { 0 };
 }
 
+/// SIGTERM or SIGINT arrived.
+static STOP: AtomicBool = AtomicBool::new(false);
+/// A request is in flight (nothing is being written).
+static IN_HTTP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop(_: libc::c_int) {
+    if IN_HTTP.load(Ordering::SeqCst) {
+        // SAFETY: `_exit` is async-signal-safe; mid-request no file is being written, and the
+        // lines printed so far are flushed (stdout is line-buffered).
+        unsafe { libc::_exit(0) }
+    }
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// SIGTERM and SIGINT end the agent cleanly: at once during a request or a sleep, else after
+/// the file steps under way (never between a write and what completes it).
+fn handle_stop_signals() {
+    let handler = on_stop as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: installing a handler that only touches atomics and calls `_exit`.
+    unsafe {
+        libc::signal(libc::SIGTERM, handler);
+        libc::signal(libc::SIGINT, handler);
+    }
+}
+
 /// The I/O loop.
-fn drive(agent: &mut Agent) -> CmdResult {
+fn drive(agent: &mut Agent, out: &mut MetricsOut) -> CmdResult {
     let (files, mut http, mut rows) = (FileSteps::new(), Http::default(), 0);
+    handle_stop_signals();
     loop {
         let now = unix_now();
         agent.set_utc_offset(utc_offset(now));
-        match agent.poll(now) {
+        out.update(agent.metrics(), now);
+        let action = agent.poll(now);
+        if STOP.load(Ordering::SeqCst) && matches!(action, Action::Sleep { .. } | Action::Http(_)) {
+            return Ok(());
+        }
+        match action {
             Action::Read(_) | Action::File(_) => {
                 if let Some(Err(e)) = files.perform(agent, now) {
                     // The agent decides what it means; the OS's words are for the operator.
@@ -220,11 +264,22 @@ fn drive(agent: &mut Agent) -> CmdResult {
                 agent.on_entropy(&bytes);
             }
             Action::Http(req) => {
+                // The request and its answer (a watch's whole stream) write nothing: a stop
+                // signal meanwhile ends the process at once.
+                IN_HTTP.store(true, Ordering::SeqCst);
+                if STOP.load(Ordering::SeqCst) {
+                    return Ok(());
+                }
                 let exchange = http.send(&req, now);
                 exchange.feed(agent);
+                IN_HTTP.store(false, Ordering::SeqCst);
             }
             Action::Sleep { until } => {
-                std::thread::sleep(Duration::from_secs((until - now).clamp(1, 3600) as u64));
+                // In steps of a second, to notice a stop signal.
+                let end = now + (until - now).clamp(1, out.max_sleep_secs());
+                while unix_now() < end && !STOP.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(250));
+                }
             }
             Action::Event(e) => print_line(e.line, e.update, &mut rows),
             Action::Done(_) => return Ok(()),

@@ -15,6 +15,7 @@ mod cmd_token;
 mod cmd_verify;
 mod files;
 mod kubecfg;
+mod metrics_out;
 mod transport;
 
 use std::process::ExitCode;

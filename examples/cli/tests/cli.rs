@@ -564,8 +564,10 @@ print("OK")
     assert_eq!(kb(&d.0, &["kubeconfig", "show", "bad.conf"]).status.code(), Some(1));
 }
 
-/// Python's `cryptography` (not ours) makes the certificates and reads `status --output json`.
-const STATUS_PY: &str = r#"
+/// A cluster CA and the node kubeconfig of `node-7` (Python cryptography), in `argv[1]`.
+macro_rules! node_fixture_py {
+    () => {
+        r#"
 import datetime, hashlib, ipaddress, json, os, subprocess, sys
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -628,6 +630,14 @@ users:
     client-key: {d}/pki/kubelet-client-current.pem
 """)
 
+"#
+    };
+}
+
+/// Python's `cryptography` (not ours) makes the certificates and reads `status --output json`.
+const STATUS_PY: &str = concat!(
+    node_fixture_py!(),
+    r#"
 def status(*extra):
     r = subprocess.run([kb, "status", "--kubeconfig", f"{d}/kubelet.conf", "--cert-dir", f"{d}/pki", "--output", "json", *extra], capture_output=True, text=True)
     return r.returncode, json.loads(r.stdout), r.stderr
@@ -689,7 +699,8 @@ rc, j, err = status()
 assert rc == 1 and j["certificates"][0]["reason"] == "key-mismatch", j["certificates"][0]
 pair("kubelet-client", expired, key)
 print("ok")
-"#;
+"#
+);
 
 #[test]
 fn status_reads_what_python_cryptography_made() {
@@ -782,4 +793,92 @@ fn completions_and_man_pages() {
     // Without --dir: the top page on stdout, the same as the file.
     let o = kb(&d.0, &["man"]);
     assert_eq!(o.stdout, std::fs::read(d.p("man1/kubeboot.1")).unwrap());
+}
+
+/// `kubeboot run` with valid credentials (made by Python cryptography) sleeps without a request;
+/// its `/metrics` and textfile are read by Python's `prometheus_client` parser (not ours).
+const METRICS_PY: &str = concat!(
+    node_fixture_py!(),
+    r#"
+import socket, time, urllib.error, urllib.request
+from prometheus_client.parser import text_string_to_metric_families
+
+key = ec.generate_private_key(ec.SECP256R1())
+client = leaf("node-7", key, 1, now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=2))
+pair("kubelet-client", client, key)
+skey = ec.generate_private_key(ec.SECP256R1())
+sans = [x509.DNSName("node-7.example.com"), x509.IPAddress(ipaddress.ip_address("10.0.0.7"))]
+serving = leaf("node-7", skey, 2, now - datetime.timedelta(minutes=5), now + datetime.timedelta(hours=5), True, sans)
+pair("kubelet-server", serving, skey)
+s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+prom = f"{d}/kubeboot.prom"
+p = subprocess.Popen([kb, "run", "--kubeconfig", f"{d}/kubelet.conf", "--cert-dir", f"{d}/pki",
+                      "--serving", "--dns", "node-7.example.com", "--ip", "10.0.0.7",
+                      "--metrics-bind-address", f"127.0.0.1:{port}", "--metrics-textfile", prom],
+                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+try:
+    for _ in range(100):
+        try:
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
+            if os.path.exists(prom):
+                break
+        except OSError:
+            pass
+        time.sleep(0.1)
+    r = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
+    assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4"), r.headers
+    t_scrape = time.time()
+    text = r.read().decode()
+    def families(text):
+        return {f.name: f for f in text_string_to_metric_families(text)}
+    def one(fams, name):
+        (sample,) = fams[name].samples
+        return sample.value
+    for src, t in ((text, t_scrape), (open(prom).read(), os.stat(prom).st_mtime)):
+        f = families(src)
+        want = {"kubelet_certificate_manager_client_ttl_seconds": "gauge",
+                "kubelet_certificate_manager_client_expiration_renew_errors": "counter",
+                "kubelet_certificate_manager_server_ttl_seconds": "gauge",
+                "kubelet_certificate_manager_server_rotation_seconds": "histogram",
+                "kubelet_server_expiration_renew_errors": "counter"}
+        assert {n: f[n].type for n in want} == want, {n: f[n].type for n in f}
+        ttl = lambda c: c.not_valid_after.replace(tzinfo=datetime.timezone.utc).timestamp() - t
+        for name, cert in (("client", client), ("server", serving)):
+            v = one(f, f"kubelet_certificate_manager_{name}_ttl_seconds")
+            assert abs(v - ttl(cert)) <= 2, (name, v, ttl(cert))
+        assert one(f, "kubelet_certificate_manager_client_expiration_renew_errors") == 0
+        assert one(f, "kubelet_server_expiration_renew_errors") == 0
+        h = {s.labels.get("le"): s.value for s in f["kubelet_certificate_manager_server_rotation_seconds"].samples if s.name.endswith("_bucket")}
+        assert list(h)[:3] == ["60", "3600", "14400"] and h["+Inf"] == 0 and len(h) == 11, h
+    assert oct(os.stat(prom).st_mode & 0o777) == "0o644", oct(os.stat(prom).st_mode)
+    assert urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read() == b"ok"
+    for path, method, code in (("/nothing", "GET", 404), ("/metrics", "POST", 405)):
+        try:
+            urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method, data=b"" if method == "POST" else None), timeout=2)
+            raise AssertionError(path)
+        except urllib.error.HTTPError as e:
+            assert e.code == code, (path, e.code)
+    assert p.poll() is None, p.stdout.read()
+finally:
+    p.terminate()
+out = p.communicate(timeout=10)[0]
+assert "step=credentials kind=client state=valid" in out and "step=sleep" in out, out
+assert "step=create" not in out and "transport-error" not in out, out
+print("ok")
+"#
+);
+
+#[test]
+fn run_serves_the_kubelets_certificate_metrics() {
+    let d = Dir::new("metrics");
+    std::fs::write(d.p("metrics.py"), METRICS_PY).unwrap();
+    let o = sh(&d.0, "/usr/bin/python3", &["metrics.py", d.0.to_str().unwrap(), BIN], None);
+    assert_eq!(text(&o).trim(), "ok");
+    // Bad outputs are usage errors before anything runs.
+    let o = kb(&d.0, &["run", "--kubeconfig", "k", "--metrics-textfile", "m.txt"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("*.prom"), "{}", err(&o));
+    let o = kb(&d.0, &["run", "--kubeconfig", "k", "--metrics-bind-address", "localhost"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("IP:PORT"), "{}", err(&o));
 }

@@ -411,6 +411,43 @@ func (a *Agent) OnTransportError(now time.Time, why string) {
 	a.with(func(h *C.kubeboot_agent) { C.kubeboot_agent_on_transport_error(h, unix(now), p, n) })
 }
 
+// MetricsText is the agent's certificate metrics at now, in the Prometheus text exposition
+// format 0.0.4, with the kubelet's names and meaning (kubelet_certificate_manager_client_ttl_seconds,
+// ..._client_expiration_renew_errors, ..._server_ttl_seconds, ..._server_rotation_seconds,
+// kubelet_server_expiration_renew_errors). Render it when it is read: the TTLs are computed at
+// now. Safe to call from another goroutine than the one driving the agent (an HTTP handler).
+func (a *Agent) MetricsText(now time.Time) ([]byte, error) {
+	var out []byte
+	var err error
+	if !a.with(func(h *C.kubeboot_agent) {
+		buf := (*C.char)(C.malloc(C.KUBEBOOT_METRICS_TEXT_CAP))
+		defer C.free(unsafe.Pointer(buf))
+		var m C.kubeboot_metrics
+		var n C.size_t
+		if err = check(C.kubeboot_agent_metrics(h, &m)); err != nil {
+			return
+		}
+		if err = check(C.kubeboot_metrics_text(&m, unix(now), buf, C.KUBEBOOT_METRICS_TEXT_CAP, &n)); err == nil {
+			out = C.GoBytes(unsafe.Pointer(buf), C.int(n))
+		}
+	}) {
+		return nil, ErrInvalidState
+	}
+	return out, err
+}
+
+// MetricsTextfileRefresh is how often a front-end rewrites a metrics textfile while the agent
+// sleeps (its TTLs are as of the write).
+const MetricsTextfileRefresh = C.KUBEBOOT_METRICS_TEXTFILE_REFRESH_SECS * time.Second
+
+// CheckMetricsTextfile says whether path can be a node_exporter textfile (the collector reads
+// only *.prom files).
+func CheckMetricsTextfile(path string) error {
+	p, n, free := cStr(path)
+	defer free()
+	return check(C.kubeboot_metrics_check_textfile(p, n))
+}
+
 // SetUTCOffset updates the local time's offset (seconds east of UTC).
 func (a *Agent) SetUTCOffset(seconds int) {
 	a.with(func(h *C.kubeboot_agent) { C.kubeboot_agent_set_utc_offset(h, C.int32_t(seconds)) })

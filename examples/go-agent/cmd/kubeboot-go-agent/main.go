@@ -7,9 +7,12 @@
 //	    [--ca-bundle F] [--once] [--rotations N] [--rotate-now] [--rotate-now-serving] [--wait 1h]
 //	    [--rotation-wait 15m] [--expiration-seconds N] [--poll] [--serving --dns D --ip IP]
 //	    [--discovery-endpoint URL --discovery-token T --discovery-token-ca-cert-hash H]
+//	    [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom]
 //
 // Without --once it runs as a daemon. The agent's `agent=go step=...` lines go to stdout; on
-// failure it exits 1 with the typed reason.
+// failure it exits 1 with the typed reason. The kubelet's certificate metrics (libkubeboot's
+// text, rendered when scraped) are served at http://IP:PORT/metrics and/or written to a
+// node_exporter textfile.
 package main
 
 import (
@@ -22,9 +25,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -47,6 +52,8 @@ type options struct {
 	dns, ips, pins list
 	endpoint, tok  string
 	unsafeSkip     bool
+	metricsAddr    string
+	textfile       string
 }
 
 func main() {
@@ -78,6 +85,8 @@ func main() {
 	flag.StringVar(&o.tok, "discovery-token", "", "discovery: the bootstrap token")
 	flag.Var(&o.pins, "discovery-token-ca-cert-hash", "discovery: sha256:<hex> CA pin (repeatable)")
 	flag.BoolVar(&o.unsafeSkip, "discovery-token-unsafe-skip-ca-verification", false, "discovery without a pin")
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", "", "serve the kubelet's certificate metrics at http://IP:PORT/metrics")
+	flag.StringVar(&o.textfile, "metrics-textfile", "", "also write them for node_exporter's textfile collector (a .prom file)")
 	flag.Parse()
 	if c.Kubeconfig == "" || flag.NArg() != 0 {
 		flag.Usage()
@@ -120,14 +129,101 @@ func run(o *options) error {
 		return err
 	}
 	c.Seed = binary.LittleEndian.Uint64(seed[:])
+	if o.textfile != "" {
+		if err := kubeboot.CheckMetricsTextfile(o.textfile); err != nil {
+			return fmt.Errorf("--metrics-textfile %s: node_exporter reads only *.prom files", o.textfile)
+		}
+	}
 	agent, err := kubeboot.NewAgent(c)
 	if err != nil {
 		return err
 	}
 	defer agent.Close()
+	if o.metricsAddr != "" {
+		if _, _, err := net.SplitHostPort(o.metricsAddr); err != nil {
+			return fmt.Errorf("--metrics-bind-address %s: want IP:PORT", o.metricsAddr)
+		}
+		l, err := net.Listen("tcp", o.metricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-bind-address: %w", err)
+		}
+		go serveMetrics(l, agent)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	return drive(ctx, agent)
+	return drive(ctx, agent, &textfile{path: o.textfile})
+}
+
+// serveMetrics answers GET /metrics with the agent's text rendered at that moment (the agent
+// is safe to ask from this goroutine), and /healthz.
+func serveMetrics(l net.Listener, agent *kubeboot.Agent) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
+		b, err := agent.MetricsText(time.Now())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write(b)
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}
+	_ = srv.Serve(l)
+}
+
+// textfile is the node_exporter textfile: rewritten after every event (each change of the
+// metrics comes with one) and at least every MetricsTextfileRefresh (the TTLs age).
+type textfile struct {
+	path    string
+	written time.Time
+}
+
+func (t *textfile) due(now time.Time) bool {
+	return t.path != "" && now.Sub(t.written) >= kubeboot.MetricsTextfileRefresh
+}
+
+// write writes it atomically (a temporary file beside it, renamed), mode 0644: the collector
+// reads whole files, often as another user. A failure is reported, never fatal.
+func (t *textfile) write(agent *kubeboot.Agent, now time.Time) {
+	if t.path == "" {
+		return
+	}
+	t.written = now
+	b, err := agent.MetricsText(now)
+	if err == nil {
+		tmp := filepath.Join(filepath.Dir(t.path), fmt.Sprintf(".%s.%d.tmp", filepath.Base(t.path), os.Getpid()))
+		err = writeSynced(tmp, b)
+		if err == nil {
+			err = os.Rename(tmp, t.path)
+		}
+		if err != nil {
+			_ = os.Remove(tmp)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kubeboot-go-agent: --metrics-textfile:", err)
+	}
+}
+
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // printLine prints a line; on a terminal a progress update replaces the rows the line before took.
@@ -147,7 +243,7 @@ func printLine(line string, update bool, rows *int) {
 	}
 }
 
-func drive(ctx context.Context, agent *kubeboot.Agent) error {
+func drive(ctx context.Context, agent *kubeboot.Agent, tf *textfile) error {
 	var t transport
 	rows := 0
 	for {
@@ -155,6 +251,14 @@ func drive(ctx context.Context, agent *kubeboot.Agent) error {
 		_, offset := now.Zone()
 		agent.SetUTCOffset(offset)
 		a := agent.Poll(now)
+		// SIGTERM/SIGINT: stop before a request or a sleep (never between a write and what
+		// completes it); a request under way is cancelled (it writes nothing).
+		if ctx.Err() != nil && (a.Kind == kubeboot.AgentSleep || a.Kind == kubeboot.AgentHTTP) {
+			return nil
+		}
+		if a.Kind == kubeboot.AgentEvent || a.Kind == kubeboot.AgentDone || a.Kind == kubeboot.AgentFailed || tf.due(now) {
+			tf.write(agent, now)
+		}
 		switch a.Kind {
 		case kubeboot.AgentRead, kubeboot.AgentFile:
 			if msg, err := agent.PerformFileAction(now); err != nil {
@@ -167,12 +271,16 @@ func drive(ctx context.Context, agent *kubeboot.Agent) error {
 				return err
 			}
 		case kubeboot.AgentHTTP:
-			t.do(agent, a.HTTP)
+			t.do(ctx, agent, a.HTTP)
 		case kubeboot.AgentSleep:
+			d := time.Until(a.Until)
+			if tf.path != "" && d > kubeboot.MetricsTextfileRefresh {
+				d = kubeboot.MetricsTextfileRefresh // then poll again: the agent says sleep on
+			}
 			select {
 			case <-ctx.Done():
-				return nil // between steps: nothing is half-written
-			case <-time.After(time.Until(a.Until)):
+				return nil
+			case <-time.After(d):
 			}
 		case kubeboot.AgentEvent:
 			printLine(a.Line, a.LineUpdate, &rows)
@@ -218,13 +326,13 @@ func (t *transport) clientFor(c kubeboot.Connection) (*http.Client, error) {
 	return t.client, t.err
 }
 
-func (t *transport) do(agent *kubeboot.Agent, r *kubeboot.AgentHTTPRequest) {
+func (t *transport) do(stop context.Context, agent *kubeboot.Agent, r *kubeboot.AgentHTTPRequest) {
 	client, err := t.clientFor(r.Conn)
 	if err != nil {
 		agent.OnTransportError(time.Now(), err.Error())
 		return
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), r.GiveUpAt.Add(time.Second))
+	ctx, cancel := context.WithDeadline(stop, r.GiveUpAt.Add(time.Second))
 	defer cancel()
 	var body io.Reader
 	if len(r.Body) > 0 {
