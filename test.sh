@@ -44,6 +44,14 @@ cargo test -q -p kubeboot
 step "workspace tests (std: CLI, RSA/P-384, cross-checks with OpenSSL, Python, Go, kubectl)"
 cargo test --workspace
 
+step "publishable crate: cargo package -p kubeboot (built from the packaged files), cargo doc without a warning"
+pkg_log=$(cargo package -p kubeboot --allow-dirty 2>&1) || { echo "$pkg_log"; exit 1; }
+echo "$pkg_log" | grep -E "Packaged|Verifying"
+if echo "$pkg_log" | grep -i "^warning"; then echo "error: cargo package warned" >&2; exit 1; fi
+for feats in "" "--no-default-features" "--features std,ring"; do
+  RUSTDOCFLAGS="-D warnings" cargo doc -q -p kubeboot --no-deps $feats
+done
+
 step "C ABI: header matches the code (pinned cbindgen)"
 ffi/check-header.sh
 

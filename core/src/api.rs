@@ -1,7 +1,7 @@
 //! The `certificates.k8s.io/v1` CertificateSigningRequest object the node submits.
 //!
 //! * [`CsrObject::write_json`] writes the request body into a caller buffer (no heap);
-//! * [`node_csr_name`] computes the kubelet's `node-csr-<digest>` object name byte for byte
+//! * `node_csr_name` (feature `csr-name`) computes the kubelet's `node-csr-<digest>` object name byte for byte
 //!   (feature `csr-name`: SHA-512/256 costs ~11 KiB of flash on a Cortex-M);
 //! * rotation requests use `metadata.generateName: csr-` instead ([`ObjectName::Generate`]).
 

@@ -13,6 +13,130 @@
 //! The crate is `#![no_std]` and allocation-free on the P-256 paths: every writer takes a caller
 //! buffer and returns the used length; a short buffer is [`Error::BufferTooSmall`] carrying the
 //! needed size. Clocks, randomness and transport come from the caller.
+//!
+//! [`agent::Agent`] puts the steps together as the kubelet does, sans-IO: it decides (are the
+//! current credentials usable, bootstrap or rotate, which files to write in which crash-safe
+//! order, when to retry, what to print) and asks its caller for the I/O. [`metrics`] has the
+//! kubelet's certificate metrics, `store` (feature `std`) the file steps on Unix.
+//!
+//! # Example: a node's whole TLS bootstrap
+//!
+//! A node agent on a std host: it bootstraps with the bootstrap kubeconfig (or finds the
+//! credentials usable and does nothing), leaving the kubelet's cert dir and node kubeconfig.
+//! Files and entropy are the crate's and the OS's; HTTPS is [ureq](https://docs.rs/ureq) over
+//! rustls, trusting exactly the CA the agent names and presenting the client certificate it
+//! names. With `config.watch = false` the CSR is polled, so every response is a whole body (a
+//! watch streams: see [`agent`]). The CLI (`examples/cli`) is this with a watch, a daemon
+//! loop, metrics and signals.
+//!
+//! ```no_run
+//! # #[cfg(feature = "std")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::{Duration, SystemTime, UNIX_EPOCH};
+//!
+//! use kubeboot::agent::{Action, Agent, Config, HttpRequest};
+//! use kubeboot::engine::Method;
+//! use kubeboot::store::FileSteps;
+//! use ureq::tls::{ClientCert, PemItem, PrivateKey, RootCerts, TlsConfig};
+//!
+//! /// One request over TLS, as the agent describes it: (status, body) or why not.
+//! fn send(req: &HttpRequest<'_>) -> Result<(u16, Vec<u8>), String> {
+//!     let certs = |pem: &[u8]| -> Vec<_> {
+//!         ureq::tls::parse_pem(pem)
+//!             .filter_map(|i| match i {
+//!                 Ok(PemItem::Certificate(c)) => Some(c),
+//!                 _ => None,
+//!             })
+//!             .collect()
+//!     };
+//!     let c = &req.connection;
+//!     let mut tls = TlsConfig::builder();
+//!     tls = match c.ca_pem {
+//!         Some(ca) => tls.root_certs(RootCerts::new_with_certs(&certs(ca))),
+//!         None => tls.disable_verification(c.insecure),
+//!     };
+//!     if let Some(cc) = c.client_certificate {
+//!         let key = PrivateKey::from_pem(cc.key_pem).map_err(|e| e.to_string())?;
+//!         tls = tls.client_cert(Some(ClientCert::new_with_certs(&certs(cc.chain_pem), key)));
+//!     }
+//!     let http: ureq::Agent = ureq::Agent::config_builder()
+//!         .tls_config(tls.build())
+//!         .http_status_as_error(false)
+//!         .build()
+//!         .into();
+//!     let url = format!("{}{}", c.server, req.path);
+//!     let sent = match req.method {
+//!         Method::Post => {
+//!             let mut b = http.post(&url).header("User-Agent", req.user_agent);
+//!             b = b.header("Accept", req.accept);
+//!             if let Some(a) = req.authorization {
+//!                 b = b.header("Authorization", a);
+//!             }
+//!             if let Some(t) = req.content_type {
+//!                 b = b.header("Content-Type", t);
+//!             }
+//!             b.send(req.body)
+//!         }
+//!         Method::Get => {
+//!             let mut b = http.get(&url).header("User-Agent", req.user_agent);
+//!             b = b.header("Accept", req.accept);
+//!             if let Some(a) = req.authorization {
+//!                 b = b.header("Authorization", a);
+//!             }
+//!             b.call()
+//!         }
+//!     };
+//!     let mut resp = sent.map_err(|e| e.to_string())?;
+//!     let status = resp.status().as_u16();
+//!     let body = resp.body_mut().read_to_vec().map_err(|e| e.to_string())?;
+//!     Ok((status, body))
+//! }
+//!
+//! let now = || SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+//! let mut config = Config::new("example", "/", "/etc/kubernetes/kubelet.conf", "/var/lib/kubelet/pki");
+//! config.node_name = Some("node-1");
+//! config.bootstrap_kubeconfig = Some("/etc/kubernetes/bootstrap-kubelet.conf");
+//! config.watch = false;
+//! let mut seed = [0u8; 8];
+//! getrandom::fill(&mut seed)?;
+//! config.seed = u64::from_le_bytes(seed); // the rotation deadline's and backoff's jitter
+//!
+//! let mut boxed: Box<Agent> = Box::default(); // about 100 KiB: not on the stack
+//! let agent = &mut *boxed;
+//! agent.start(&config)?;
+//! let files = FileSteps::new();
+//! loop {
+//!     let t = now();
+//!     match agent.poll(t) {
+//!         // Read a file or change one (atomically, durably), answering the agent.
+//!         Action::Read(_) | Action::File(_) => {
+//!             if let Some(Err(e)) = files.perform(agent, t) {
+//!                 eprintln!("{e}"); // the agent has the typed reason and decides
+//!             }
+//!         }
+//!         Action::Entropy { len } => {
+//!             let mut bytes = zeroize::Zeroizing::new(vec![0u8; len]); // the new key's
+//!             getrandom::fill(&mut bytes)?;
+//!             agent.on_entropy(&bytes);
+//!         }
+//!         Action::Http(req) => match send(&req) {
+//!             Ok((status, body)) => agent.on_http_response(t, status, &body),
+//!             Err(why) => agent.on_transport_error(t, &why),
+//!         },
+//!         Action::Sleep { until } => std::thread::sleep(Duration::from_secs((until - t).max(1) as u64)),
+//!         Action::Event(e) => println!("{}", e.line), // agent=example step=... key=value
+//!         Action::Done(outcome) => {
+//!             println!("usable until {:?}", outcome.client.map(|c| c.not_after));
+//!             return Ok(());
+//!         }
+//!         Action::Failed(f) => return Err(format!("{}: {}", f.error, f.detail).into()),
+//!         _ => return Err("an action this example does not know".into()),
+//!     }
+//! }
+//! # }
+//! # #[cfg(not(feature = "std"))]
+//! # fn main() {}
+//! ```
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -147,7 +147,7 @@ pub fn verify_issued_der(
 }
 
 /// [`verify_issued_der`] with the signature checks done by `verifier` (for example
-/// [`crate::backend::ring::Ring`]). Every other step is the same code; a conforming backend gives
+/// `crate::backend::ring::Ring`). Every other step is the same code; a conforming backend gives
 /// the same result on every input.
 ///
 /// The CAs are parsed on every call; an agent that validates every renewal against the same

@@ -8,12 +8,12 @@
 //! * [`Software`] (always available, `no_std`, no heap on ECDSA): RustCrypto `p256`, `p384`
 //!   (feature `p384`) and `rsa` (feature `rsa`). This is what [`crate::verify::verify_issued`]
 //!   uses.
-//! * [`ring::Ring`] (feature `ring`, std hosts): ring's assembly implementations. Inputs ring does
+//! * `ring::Ring` (feature `ring`, std hosts): ring's assembly implementations. Inputs ring does
 //!   not accept but the software path does (compressed points, RSA exponents that are even or
 //!   below 3) are handed to [`Software`], so both backends give the same verdict on every input.
-//!   For signing, [`ring::RingSigner`] implements [`P256Signer`](crate::key::P256Signer).
+//!   For signing, `ring::RingSigner` implements [`P256Signer`](crate::key::P256Signer).
 //! * `cortex_m4` (feature `p256-cortex-m4`, bare-metal Arm targets only: thumbv7em / thumbv8m.main):
-//!   the assembly P-256 of the `p256-cortex-m4` crate for signing ([`cortex_m4::M4Key`], a
+//!   the assembly P-256 of the `p256-cortex-m4` crate for signing (`cortex_m4::M4Key`, a
 //!   [`P256Signer`](crate::key::P256Signer)) and, inside [`Software`] and for the SHA-384/512
 //!   digests `verify` checks by prehash, for every P-256 signature check (RustCrypto's P-256
 //!   verification is then not linked). On other targets the feature has no effect.
