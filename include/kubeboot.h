@@ -33,6 +33,12 @@
 // How often a front-end rewrites a metrics textfile while the agent sleeps, seconds.
 #define KUBEBOOT_METRICS_TEXTFILE_REFRESH_SECS 60
 
+// Event lines as `agent=<fe> step=<step> key=value ...`.
+#define KUBEBOOT_LOG_TEXT 0
+
+// Event lines as JSON objects, `{"agent":"<fe>","step":"<step>","key":"value",...}`.
+#define KUBEBOOT_LOG_JSON 1
+
 // Action: read a file (`path`, `role`, `max_len`).
 #define KUBEBOOT_AGENT_READ 0
 
@@ -557,6 +563,9 @@ typedef struct kubeboot_agent_config {
   int32_t utc_offset;
   // Seed of the deadline and backoff jitter (any unpredictable value).
   uint64_t seed;
+  // `KUBEBOOT_LOG_TEXT` (0: `agent=c step=... key=value`) or `KUBEBOOT_LOG_JSON` (one JSON
+  // object per line).
+  uint32_t log_format;
 } kubeboot_agent_config;
 
 // What to do next, from [`kubeboot_agent_poll`]. Pointers point into the agent and stay valid
@@ -640,6 +649,9 @@ typedef struct kubeboot_agent_action {
   // EVENT: the line is progress on the previous one (a long wait, with the time waited): on
   // a terminal overwrite the previous line with it, in a log print it as any other.
   bool line_update;
+  // EVENT: the credentials are usable and the agent sleeps until the next deadline or is
+  // done: a service is ready (systemd's `READY=1`) at the first such event.
+  bool line_ready;
   // FAILED: why.
   kubeboot_result result;
   // FAILED: what the agent was doing, and the server's reason and message.
@@ -949,6 +961,11 @@ kubeboot_result kubeboot_agent_on_transport_error(struct kubeboot_agent *agent,
                                                   int64_t now,
                                                   const char *why,
                                                   size_t why_len);
+
+// End a sleep between attempts now (a daemon's SIGHUP): the next poll starts over, reading
+// every file again (`step=wake`). `*woken`: whether it was sleeping between attempts (an
+// attempt under way is not disturbed).
+kubeboot_result kubeboot_agent_wake(struct kubeboot_agent *agent, bool *woken);
 
 // Update the local time's offset from UTC (seconds east), used to name data files.
 kubeboot_result kubeboot_agent_set_utc_offset(struct kubeboot_agent *agent, int32_t utc_offset);

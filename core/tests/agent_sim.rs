@@ -1194,3 +1194,134 @@ fn metrics_follow_the_kubelets_meaning() {
     let m = agent.metrics();
     assert_eq!((m.client_not_after, m.client_renew_errors), (None, 1));
 }
+
+/// `key=value` pairs of a text event line (values unquoted and unescaped).
+fn logfmt(line: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while !rest.is_empty() {
+        let (key, after) = rest.split_once('=').unwrap();
+        let (value, next) = if let Some(q) = after.strip_prefix('"') {
+            let mut v = String::new();
+            let mut chars = q.char_indices();
+            let mut end = q.len();
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => v.push(chars.next().unwrap().1),
+                    '"' => {
+                        end = i + 1;
+                        break;
+                    }
+                    c => v.push(c),
+                }
+            }
+            (v, &q[end..])
+        } else {
+            let end = after.find(' ').unwrap_or(after.len());
+            (after[..end].to_owned(), &after[end..])
+        };
+        out.push((key.to_owned(), value));
+        rest = next.trim_start();
+    }
+    out
+}
+
+#[test]
+fn json_events_carry_what_the_text_lines_say() {
+    use kubeboot::agent::LogFormat;
+    let run = |format: LogFormat| {
+        let mut lines = Vec::new();
+        // A bootstrap, then one refused (its failed line: a detail with quotes and spaces).
+        for refused in [false, true] {
+            let mut api = Apiserver::new();
+            api.token_valid = !refused;
+            let mut n = Node::new();
+            n.write_bootstrap_kubeconfig(&api, TOKEN);
+            let k = n.config();
+            let mut c = base_config(&k);
+            c.log_format = format;
+            let end = n.run(&mut api, &c);
+            assert_eq!(matches!(end, End::Failed(..)), refused, "{end:?} {:#?}", n.events);
+            let root = n.path("").display().to_string();
+            lines.extend(n.events.iter().map(|l| l.replace(&root, "<root>/")));
+        }
+        lines
+    };
+    let (text, json) = (run(LogFormat::Text), run(LogFormat::Json));
+    assert_eq!(text.len(), json.len());
+    assert!(text.len() > 10, "{text:#?}");
+    assert!(
+        json.last().unwrap().contains("\"step\":\"failed\",\"reason\":\"unauthorized\""),
+        "{json:#?}"
+    );
+    for (t, j) in text.iter().zip(&json) {
+        let obj: serde_json::Map<String, Value> =
+            serde_json::from_str(j).unwrap_or_else(|e| panic!("not JSON ({e}): {j}"));
+        let pairs: Vec<(String, String)> =
+            obj.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned())).collect();
+        // (the times drawn with jitter differ between the two runs: the issued certificates do)
+        let jittered = ["rotation_deadline", "client_rotation_deadline", "until", "at", "deadline"];
+        let norm = |mut v: Vec<(String, String)>| {
+            v.iter_mut()
+                .filter(|(k, _)| jittered.contains(&k.as_str()))
+                .for_each(|(_, v)| v.clear());
+            v.sort();
+            v
+        };
+        let (got, want) = (norm(pairs), norm(logfmt(t)));
+        assert_eq!(got, want, "\n{t}\n{j}");
+        assert!(j.starts_with("{\"agent\":\"sim\",\"step\":\""), "{j}");
+    }
+}
+
+#[test]
+fn wake_ends_a_sleep_and_reads_everything_again() {
+    let mut api = Apiserver::new();
+    let mut n = bootstrapped(&mut api);
+    let k = n.config();
+    let mut c = base_config(&k);
+    c.mode = Mode::Run { max_rotations: None };
+    let mut agent: Box<Agent> = Box::default();
+    agent.start(&c).unwrap();
+    assert!(!agent.wake(), "not sleeping yet");
+    let files = FileSteps::new();
+    // Up to the sleep until the rotation deadline.
+    let until = loop {
+        match agent.poll(n.clock) {
+            Action::Read(_) | Action::File(_) => {
+                files.perform(&mut agent, n.clock);
+            }
+            Action::Event(_) => {}
+            Action::Sleep { until } => break until,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(until > n.clock + 600);
+    // The node kubeconfig goes away: woken, the agent reads everything again, finds no
+    // credentials and reads the bootstrap kubeconfig at once (not at the deadline).
+    std::fs::remove_file(n.path("kubelet.conf")).unwrap();
+    n.clock += 5;
+    assert!(agent.wake());
+    assert!(!agent.wake(), "once");
+    let mut steps = Vec::new();
+    let mut reads = Vec::new();
+    loop {
+        match agent.poll(n.clock) {
+            Action::Read(r) => {
+                reads.push(r.role.as_str());
+                if r.role.as_str() == "bootstrap-kubeconfig" {
+                    break;
+                }
+                files.perform(&mut agent, n.clock);
+            }
+            Action::Event(e) => steps.push(e.step),
+            Action::File(_) => {
+                files.perform(&mut agent, n.clock);
+            }
+            other => panic!("{other:?} {steps:?}"),
+        }
+    }
+    assert_eq!(steps[0], "wake", "{steps:?}");
+    assert!(steps.contains(&"credentials") && steps.contains(&"bootstrap"), "{steps:?}");
+    assert_eq!(reads.first(), Some(&"kubeconfig"), "{reads:?}");
+}

@@ -9,7 +9,7 @@
  *                  [--wait 1h] [--rotation-wait 15m] [--expiration-seconds N] [--poll]
  *                  [--serving --dns D... --ip IP...]
  *                  [--discovery-endpoint URL --discovery-token T --discovery-token-ca-cert-hash H...]
- *                  [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom]
+ *                  [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom] [--log-format text|json]
  *
  * Without --once it runs as a daemon (rotating at every deadline). Output: the agent's
  * `agent=c step=...` lines on stdout; exit 1 on failure with the typed reason. The kubelet's
@@ -28,6 +28,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,13 +39,41 @@
 #define MAX_BODY (1u << 20)
 #define MAX_LIST 16
 
-static volatile sig_atomic_t stop_requested, in_http;
+static volatile sig_atomic_t stop_requested, in_http, hangup;
 /* SIGTERM/SIGINT: at once during a request (it writes nothing) or a sleep, else after the file
    steps under way (never between a write and what completes it). */
 static void on_signal(int sig) {
     (void)sig;
     if (in_http) _exit(0);
     stop_requested = 1;
+}
+/* SIGHUP: end a sleep between attempts; the agent reads its files again. */
+static void on_hangup(int sig) { (void)sig; hangup = 1; }
+
+/* systemd's notification socket ($NOTIFY_SOCKET, sd_notify(3)): READY=1 at the agent's first
+   ready event, STATUS= the latest line, STOPPING=1. Without it nothing is sent. */
+static void notify(const char *msg, size_t len) {
+    const char *p = getenv("NOTIFY_SOCKET");
+    struct sockaddr_un sa;
+    if (!p || !*p || strlen(p) >= sizeof sa.sun_path) return;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, p, strlen(p));
+    if (p[0] == '@') sa.sun_path[0] = 0; /* abstract namespace */
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return;
+    socklen_t sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(p));
+    if (sendto(fd, msg, len, MSG_NOSIGNAL, (struct sockaddr *)&sa, sl) < 0) perror("NOTIFY_SOCKET");
+    close(fd);
+}
+
+static void notify_event(const char *line, size_t len, bool ready) {
+    static bool was_ready;
+    char msg[1024];
+    int n = snprintf(msg, sizeof msg, "%sSTATUS=%.*s", ready && !was_ready ? "READY=1\n" : "", (int)len, line);
+    if (ready) was_ready = true;
+    /* (event lines hold no newline: the agent escapes control characters) */
+    if (n > 0) notify(msg, n < (int)sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 static int64_t now_unix(void) { return (int64_t)time(NULL); }
 
@@ -322,6 +352,11 @@ static int drive(kubeboot_agent *agent, CURL *curl) {
         size_t n = 0;
         int64_t now = now_unix();
         kubeboot_agent_set_utc_offset(agent, (int32_t)utc_offset());
+        if (hangup) {
+            bool woken = false;
+            hangup = 0;
+            kubeboot_agent_wake(agent, &woken);
+        }
         if (kubeboot_agent_poll(agent, now, &a) != KUBEBOOT_RESULT_OK) return 1;
         metrics_update(agent);
         /* Every change of the metrics comes with an event; the TTLs age: rewrite then, and at
@@ -329,7 +364,8 @@ static int drive(kubeboot_agent *agent, CURL *curl) {
         if (a.kind == KUBEBOOT_AGENT_EVENT || a.kind == KUBEBOOT_AGENT_DONE || a.kind == KUBEBOOT_AGENT_FAILED ||
             now - metrics_written_at >= KUBEBOOT_METRICS_TEXTFILE_REFRESH_SECS)
             metrics_write_textfile();
-        if (stop_requested && (a.kind == KUBEBOOT_AGENT_SLEEP || a.kind == KUBEBOOT_AGENT_HTTP)) return 0;
+        if (stop_requested && (a.kind == KUBEBOOT_AGENT_SLEEP || a.kind == KUBEBOOT_AGENT_HTTP))
+            return notify("STOPPING=1", 10), 0;
         switch (a.kind) {
         case KUBEBOOT_AGENT_READ:
         case KUBEBOOT_AGENT_FILE:
@@ -341,24 +377,26 @@ static int drive(kubeboot_agent *agent, CURL *curl) {
             break;
         case KUBEBOOT_AGENT_HTTP:
             in_http = 1;
-            if (stop_requested) return 0;
+            if (stop_requested) return notify("STOPPING=1", 10), 0;
             http(agent, curl, &a);
             in_http = 0;
             break;
         case KUBEBOOT_AGENT_SLEEP:
             /* Woken early for the textfile's refresh, it polls again (and is told to sleep on). */
-            while (!stop_requested && now_unix() < a.until &&
+            while (!stop_requested && !hangup && now_unix() < a.until &&
                    !(metrics_textfile && now_unix() - metrics_written_at >= KUBEBOOT_METRICS_TEXTFILE_REFRESH_SECS))
                 sleep(1);
             break;
         case KUBEBOOT_AGENT_EVENT:
             print_line(a.line, a.line_len, a.line_update, &rows);
+            notify_event(a.line, a.line_len, a.line_ready);
             break;
         case KUBEBOOT_AGENT_DONE:
             return 0;
         case KUBEBOOT_AGENT_FAILED:
         default:
             print_line(a.line, a.line_len, false, &rows);
+            notify_event(a.line, a.line_len, false);
             fprintf(stderr, "kubeboot-agent: %.*s\n", (int)a.detail_len, a.detail);
             return 1;
         }
@@ -371,7 +409,7 @@ static void usage(void) {
                     "  [--rotation-wait D] [--expiration-seconds N] [--poll] [--serving --dns D.. --ip IP..]\n"
                     "  [--discovery-endpoint URL --discovery-token T --discovery-token-ca-cert-hash H..\n"
                     "   | --discovery-token-unsafe-skip-ca-verification]\n"
-                    "  [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom]\n");
+                    "  [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom] [--log-format text|json]\n");
 }
 
 int main(int argc, char **argv) {
@@ -403,6 +441,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(f, "--discovery-token")) token = v;
         else if (!strcmp(f, "--metrics-bind-address")) metrics_addr = v;
         else if (!strcmp(f, "--metrics-textfile")) metrics_textfile = v;
+        else if (!strcmp(f, "--log-format") && !strcmp(v, "text")) c.log_format = KUBEBOOT_LOG_TEXT;
+        else if (!strcmp(f, "--log-format") && !strcmp(v, "json")) c.log_format = KUBEBOOT_LOG_JSON;
         else if (!strcmp(f, "--rotations")) c.max_rotations = (uint32_t)strtoul(v, NULL, 10);
         else if (!strcmp(f, "--expiration-seconds")) c.expiration_seconds = (uint32_t)strtoul(v, NULL, 10);
         else if (!strcmp(f, "--wait") && duration(v) > 0) c.bootstrap_wait_seconds = duration(v);
@@ -462,6 +502,8 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_hangup;
+    sigaction(SIGHUP, &sa, NULL);
     int status = 1;
     if (curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK) {
         CURL *curl = curl_easy_init();

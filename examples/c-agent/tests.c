@@ -1299,6 +1299,9 @@ static void test_agent(void) {
     bad.mode = 9;
     CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_CONFIG);
     bad = c;
+    bad.log_format = 7;
+    CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_CONFIG);
+    bad = c;
     bad.node_name = "Bad_Name";
     bad.node_name_len = 8;
     CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_NODE_NAME);
@@ -1359,6 +1362,12 @@ static void test_agent(void) {
     CHECK_RC(kubeboot_agent_metrics(agent, NULL), NULLP);
     CHECK_RC(kubeboot_metrics_text(NULL, REC_NOW, text, sizeof text, &tn), NULLP);
     CHECK_RC(kubeboot_metrics_text(&m, REC_NOW, text, sizeof text, NULL), NULLP);
+    /* Done, not sleeping: a wake changes nothing. */
+    bool woken = true;
+    CHECK_RC(kubeboot_agent_wake(agent, &woken), OK);
+    CHECK(!woken);
+    CHECK_RC(kubeboot_agent_wake(NULL, &woken), NULLP);
+    CHECK_RC(kubeboot_agent_wake(agent, NULL), NULLP);
     CHECK_RC(kubeboot_metrics_check_textfile("node.prom", 9), OK);
     CHECK_RC(kubeboot_metrics_check_textfile("node.txt", 8), KUBEBOOT_RESULT_INVALID_CONFIG);
     /* Answers out of turn are ignored; NULLs refused. */

@@ -52,6 +52,11 @@ const _: () = assert!(KUBEBOOT_METRICS_TEXT_CAP == kb::metrics::RENDER_CAP);
 pub const KUBEBOOT_METRICS_TEXTFILE_REFRESH_SECS: i64 = 60;
 const _: () = assert!(KUBEBOOT_METRICS_TEXTFILE_REFRESH_SECS == kb::metrics::TEXTFILE_REFRESH_SECS);
 
+/// Event lines as `agent=<fe> step=<step> key=value ...`.
+pub const KUBEBOOT_LOG_TEXT: u32 = 0;
+/// Event lines as JSON objects, `{"agent":"<fe>","step":"<step>","key":"value",...}`.
+pub const KUBEBOOT_LOG_JSON: u32 = 1;
+
 /// Action: read a file (`path`, `role`, `max_len`).
 pub const KUBEBOOT_AGENT_READ: u32 = 0;
 /// Action: a file step (`file_step`, `path`, `path2`, `path3`, `data`).
@@ -181,6 +186,9 @@ pub struct kubeboot_agent_config {
     pub utc_offset: i32,
     /// Seed of the deadline and backoff jitter (any unpredictable value).
     pub seed: u64,
+    /// `KUBEBOOT_LOG_TEXT` (0: `agent=c step=... key=value`) or `KUBEBOOT_LOG_JSON` (one JSON
+    /// object per line).
+    pub log_format: u32,
 }
 
 /// What to do next, from [`kubeboot_agent_poll`]. Pointers point into the agent and stay valid
@@ -266,6 +274,9 @@ pub struct kubeboot_agent_action {
     /// EVENT: the line is progress on the previous one (a long wait, with the time waited): on
     /// a terminal overwrite the previous line with it, in a log print it as any other.
     pub line_update: bool,
+    /// EVENT: the credentials are usable and the agent sleeps until the next deadline or is
+    /// done: a service is ready (systemd's `READY=1`) at the first such event.
+    pub line_ready: bool,
     /// FAILED: why.
     pub result: kubeboot_result,
     /// FAILED: what the agent was doing, and the server's reason and message.
@@ -327,6 +338,7 @@ impl kubeboot_agent_action {
             line: null(),
             line_len: 0,
             line_update: false,
+            line_ready: false,
             result: kubeboot_result::Ok,
             detail: null(),
             detail_len: 0,
@@ -506,6 +518,11 @@ pub extern "C" fn kubeboot_agent_new(
         config.rotate_now = RotateNow { client: c.rotate_now_client, serving: c.rotate_now_serving };
         config.utc_offset = c.utc_offset;
         config.seed = c.seed;
+        config.log_format = match c.log_format {
+            KUBEBOOT_LOG_TEXT => kb::agent::LogFormat::Text,
+            KUBEBOOT_LOG_JSON => kb::agent::LogFormat::Json,
+            _ => return kubeboot_result::InvalidConfig,
+        };
         config.verifier = verifier();
         new_in_place(out, |a| {
             match a.agent.start(&config) {
@@ -604,6 +621,7 @@ pub extern "C" fn kubeboot_agent_poll(
                 let mut x = kubeboot_agent_action::empty(KUBEBOOT_AGENT_EVENT);
                 (x.line, x.line_len) = str_ptr(e.line);
                 x.line_update = e.update;
+                x.line_ready = e.ready;
                 x
             }
             Action::Done(o) => {
@@ -765,6 +783,22 @@ pub extern "C" fn kubeboot_agent_on_transport_error(
             }
         }
         a.agent.on_transport_error(now, &text);
+        kubeboot_result::Ok
+    }}
+}
+
+/// End a sleep between attempts now (a daemon's SIGHUP): the next poll starts over, reading
+/// every file again (`step=wake`). `*woken`: whether it was sleeping between attempts (an
+/// attempt under way is not disturbed).
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_agent_wake(
+    agent: *mut kubeboot_agent,
+    woken: *mut bool,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let a = try_mut!(agent);
+        let woken = try_mut!(woken);
+        *woken = a.agent.wake();
         kubeboot_result::Ok
     }}
 }

@@ -749,7 +749,7 @@ impl<const N: usize> Agent<N> {
         let mut content = Ok(());
         if let engine::Action::Done(i) = self.engine.poll(now) {
             line = Some(
-                LineBuilder::new(&self.front_end, "issued")
+                LineBuilder::new(&self.front_end, "issued", self.log_format)
                     .kv("kind", self.kind.as_str())
                     .kv("name", i.csr_name)
                     .time("not_before", i.verified.not_before)

@@ -78,7 +78,7 @@ mod event;
 pub mod path;
 
 use event::LineBuilder;
-pub use event::{EVENT_LEN, Line};
+pub use event::{EVENT_LEN, Line, LogFormat};
 pub use path::{MAX_PATH, PathBuf};
 
 /// The client certificate store's prefix (`kubelet-client-*.pem`).
@@ -215,6 +215,8 @@ pub struct Config<'a> {
     pub seed: u64,
     /// Who checks certificate signatures.
     pub verifier: &'static (dyn SignatureVerifier + Sync),
+    /// How event lines are written (text or JSON).
+    pub log_format: LogFormat,
 }
 
 impl<'a> Config<'a> {
@@ -245,6 +247,7 @@ impl<'a> Config<'a> {
             utc_offset: 0,
             seed: 0,
             verifier: engine::SOFTWARE,
+            log_format: LogFormat::Text,
         }
     }
 }
@@ -545,6 +548,9 @@ pub struct Event<'a> {
     /// with the time waited): on a terminal, overwrite the previous line with it; in a log, print
     /// it as any other.
     pub update: bool,
+    /// The credentials are usable and the agent sleeps until the next deadline or is done
+    /// (`step=sleep`, `step=done`): a service is ready (systemd's `READY=1`) at the first.
+    pub ready: bool,
 }
 
 /// The state of one certificate.
@@ -814,6 +820,7 @@ enum Conn {
 pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     // Configuration.
     front_end: heapless::String<MAX_FRONT_END>,
+    log_format: LogFormat,
     user_agent: heapless::String<MAX_UA>,
     node: heapless::String<MAX_NODE_NAME>,
     node_configured: bool,
@@ -1038,6 +1045,7 @@ impl<const N: usize> Agent<N> {
     pub const fn idle() -> Self {
         Agent {
             front_end: heapless::String::new(),
+            log_format: LogFormat::Text,
             user_agent: heapless::String::new(),
             node: heapless::String::new(),
             node_configured: false,
@@ -1223,6 +1231,7 @@ impl<const N: usize> Agent<N> {
         self.wipe();
         let Agent {
             front_end,
+            log_format,
             user_agent,
             node,
             node_configured,
@@ -1306,6 +1315,7 @@ impl<const N: usize> Agent<N> {
         } = self;
         // Configuration.
         front_end.clear();
+        *log_format = LogFormat::Text;
         user_agent.clear();
         node.clear();
         *node_configured = false;
@@ -1464,10 +1474,26 @@ impl<const N: usize> Agent<N> {
         self.rotate_now = c.rotate_now;
         self.utc_offset = c.utc_offset;
         self.seed = c.seed;
+        self.log_format = c.log_format;
         self.jitter = engine::Jitter(c.seed);
         self.verifier = Some(c.verifier);
         self.st = St::Start;
         Ok(())
+    }
+
+    /// End a sleep between attempts now (a daemon's SIGHUP): the next [`Agent::poll`] starts
+    /// over, reading every file again — the node kubeconfig, the credentials, the bootstrap
+    /// kubeconfig when it comes to that — as after the sleep. It says so (`step=wake`). Returns
+    /// whether the agent was sleeping between attempts; an attempt under way (a wait for
+    /// approval, a backoff inside a request) is not disturbed.
+    pub fn wake(&mut self) -> bool {
+        if self.st != St::Start || self.sleep_until.is_none() {
+            return false;
+        }
+        self.sleep_until = None;
+        let line = self.ev("wake").kv("reason", "asked").done();
+        self.event(line);
+        true
     }
 
     /// Update the local time's offset from UTC (seconds east), used to name data files.
@@ -1522,7 +1548,7 @@ impl<const N: usize> Agent<N> {
     }
 
     fn ev(&self, step: &str) -> LineBuilder {
-        LineBuilder::new(&self.front_end, step)
+        LineBuilder::new(&self.front_end, step, self.log_format)
     }
 
     fn fail(&mut self, e: Error, detail: &str) {
@@ -1549,7 +1575,8 @@ impl<const N: usize> Agent<N> {
             if let Some((line, update)) = self.events.pop_front() {
                 self.shown = line;
                 let step = step_of(&self.shown);
-                return Action::Event(Event { step, line: &self.shown, update });
+                let ready = step == "sleep" || step == "done";
+                return Action::Event(Event { step, line: &self.shown, update, ready });
             }
             if self.needs_io(now) {
                 break;
@@ -1789,8 +1816,14 @@ fn step_of(line: &str) -> &'static str {
         "sleep",
         "done",
         "warning",
+        "wake",
     ];
-    let s = line.split(" step=").nth(1).and_then(|r| r.split(' ').next()).unwrap_or("");
+    let s = if line.starts_with('{') {
+        line.split("\"step\":\"").nth(1).and_then(|r| r.split('"').next())
+    } else {
+        line.split(" step=").nth(1).and_then(|r| r.split(' ').next())
+    };
+    let s = s.unwrap_or("");
     STEPS.iter().copied().find(|x| *x == s).unwrap_or("event")
 }
 

@@ -4,17 +4,19 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::Args;
-use kubeboot::agent::{Action, Agent, Config, DiscoveryConfig, Mode, RotateNow, Serving};
+use kubeboot::agent::{
+    Action, Agent, Config, DiscoveryConfig, LogFormat, Mode, RotateNow, Serving,
+};
 use kubeboot::pin::CaPin;
 use kubeboot::store::FileSteps;
 use kubeboot::token::BootstrapToken;
 use zeroize::Zeroizing;
 
 use crate::metrics_out::MetricsOut;
+use crate::service;
 use crate::transport::Http;
 use crate::{CmdResult, Rejected, files, unix_now};
 
@@ -79,6 +81,19 @@ pub struct AgentArgs {
     /// `--collector.textfile.directory`; rewritten atomically, at least every minute).
     #[arg(long, value_name = "FILE")]
     metrics_textfile: Option<PathBuf>,
+    /// How the agent's lines are written: `text` (`agent=rust step=... key=value`) or `json`
+    /// (one JSON object per line, the same keys).
+    #[arg(long, value_enum, default_value = "text")]
+    log_format: LogFormatArg,
+}
+
+/// `--log-format`.
+#[derive(clap::ValueEnum, Clone, Copy)]
+pub enum LogFormatArg {
+    /// `agent=rust step=... key=value`.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Where the node's credentials are and whose they are (the agent commands and `status`).
@@ -191,6 +206,10 @@ pub fn run(a: &AgentArgs, how: Run) -> CmdResult {
     let mut seed = [0u8; 8];
     files::os_entropy(&mut seed)?;
     c.seed = u64::from_le_bytes(seed);
+    c.log_format = match a.log_format {
+        LogFormatArg::Text => LogFormat::Text,
+        LogFormatArg::Json => LogFormat::Json,
+    };
     c.verifier = &kubeboot::backend::ring::Ring;
     let mut out = MetricsOut::start(a.metrics_bind_address.as_deref(), a.metrics_textfile.clone())?;
     let mut agent: Box<Agent> = Box::default();
@@ -214,41 +233,21 @@ fn print_line(line: &str, update: bool, rows: &mut usize) {
     *rows = if cols > 0 { line.chars().count().div_ceil(cols).max(1) } else { 0 };
 }
 
-/// SIGTERM or SIGINT arrived.
-static STOP: AtomicBool = AtomicBool::new(false);
-/// A request is in flight (nothing is being written).
-static IN_HTTP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_stop(_: libc::c_int) {
-    if IN_HTTP.load(Ordering::SeqCst) {
-        // SAFETY: `_exit` is async-signal-safe; mid-request no file is being written, and the
-        // lines printed so far are flushed (stdout is line-buffered).
-        unsafe { libc::_exit(0) }
-    }
-    STOP.store(true, Ordering::SeqCst);
-}
-
-/// SIGTERM and SIGINT end the agent cleanly: at once during a request or a sleep, else after
-/// the file steps under way (never between a write and what completes it).
-fn handle_stop_signals() {
-    let handler = on_stop as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    // SAFETY: installing a handler that only touches atomics and calls `_exit`.
-    unsafe {
-        libc::signal(libc::SIGTERM, handler);
-        libc::signal(libc::SIGINT, handler);
-    }
-}
-
 /// The I/O loop.
 fn drive(agent: &mut Agent, out: &mut MetricsOut) -> CmdResult {
     let (files, mut http, mut rows) = (FileSteps::new(), Http::default(), 0);
-    handle_stop_signals();
+    let mut notify = service::Notifier::from_env();
+    service::handle_signals();
     loop {
         let now = unix_now();
         agent.set_utc_offset(utc_offset(now));
+        if service::take_hangup() {
+            agent.wake();
+        }
         out.update(agent.metrics(), now);
         let action = agent.poll(now);
-        if STOP.load(Ordering::SeqCst) && matches!(action, Action::Sleep { .. } | Action::Http(_)) {
+        if service::stopping() && matches!(action, Action::Sleep { .. } | Action::Http(_)) {
+            notify.stopping();
             return Ok(());
         }
         match action {
@@ -266,25 +265,30 @@ fn drive(agent: &mut Agent, out: &mut MetricsOut) -> CmdResult {
             Action::Http(req) => {
                 // The request and its answer (a watch's whole stream) write nothing: a stop
                 // signal meanwhile ends the process at once.
-                IN_HTTP.store(true, Ordering::SeqCst);
-                if STOP.load(Ordering::SeqCst) {
+                service::in_http(true);
+                if service::stopping() {
+                    notify.stopping();
                     return Ok(());
                 }
                 let exchange = http.send(&req, now);
                 exchange.feed(agent);
-                IN_HTTP.store(false, Ordering::SeqCst);
+                service::in_http(false);
             }
             Action::Sleep { until } => {
-                // In steps of a second, to notice a stop signal.
+                // In short steps, to notice a signal.
                 let end = now + (until - now).clamp(1, out.max_sleep_secs());
-                while unix_now() < end && !STOP.load(Ordering::SeqCst) {
+                while unix_now() < end && !service::stopping() && !service::hangup_pending() {
                     std::thread::sleep(Duration::from_millis(250));
                 }
             }
-            Action::Event(e) => print_line(e.line, e.update, &mut rows),
+            Action::Event(e) => {
+                print_line(e.line, e.update, &mut rows);
+                notify.event(e.line, e.ready);
+            }
             Action::Done(_) => return Ok(()),
             Action::Failed(f) => {
                 print_line(f.line, false, &mut rows);
+                notify.event(f.line, false);
                 return Err(Rejected(format!("{}: {}", f.error, f.detail)));
             }
             _ => return Err(Rejected("unknown agent action".into())),

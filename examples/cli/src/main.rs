@@ -16,6 +16,7 @@ mod cmd_verify;
 mod files;
 mod kubecfg;
 mod metrics_out;
+mod service;
 mod transport;
 
 use std::process::ExitCode;

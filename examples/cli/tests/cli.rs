@@ -882,3 +882,84 @@ fn run_serves_the_kubelets_certificate_metrics() {
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     assert!(err(&o).contains("IP:PORT"), "{}", err(&o));
 }
+
+/// The example systemd unit: `systemd-analyze verify` (its man page from `kubeboot man`) finds
+/// nothing to say, `systemd-analyze security` rates its hardening OK, and its `ExecStart` flags
+/// are the CLI's (run against an empty directory: a typed failure in JSON lines, not a usage
+/// error).
+#[test]
+fn systemd_unit_verifies_and_its_command_line_parses() {
+    let d = Dir::new("systemd");
+    let unit = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../systemd/kubeboot.service"
+    ))
+    .unwrap();
+    assert!(unit.contains("\nType=notify\n") && unit.contains("\nRestart=on-failure\n"));
+    assert!(unit.contains("\nProtectSystem=strict\n") && unit.contains("\nReadWritePaths="));
+    std::fs::write(d.p("kubeboot.service"), unit.replace("/usr/local/bin/kubeboot", BIN)).unwrap();
+    assert!(kb(&d.0, &["man", "--dir", "man/man1"]).status.success());
+    let verify = Command::new("systemd-analyze")
+        .args(["verify", "./kubeboot.service"])
+        .env("MANPATH", d.p("man"))
+        .current_dir(&d.0)
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success() && verify.stderr.is_empty() && verify.stdout.is_empty(),
+        "{}",
+        err(&verify)
+    );
+    let sec =
+        sh(&d.0, "systemd-analyze", &["security", "--offline=true", "./kubeboot.service"], None);
+    let out = text(&sec);
+    let level = out
+        .lines()
+        .find_map(|l| l.split("Overall exposure level for kubeboot.service: ").nth(1))
+        .unwrap_or_else(|| panic!("{out}"));
+    let score: f64 = level.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(score <= 2.0 && level.contains("OK"), "exposure {level}");
+    // ExecStart's arguments, with the paths moved into the test directory.
+    let exec: String = unit
+        .split("\nExecStart=")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().trim_end_matches('\\').to_owned())
+        .take_while(|l| !l.contains('='))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let root = d.0.to_str().unwrap();
+    let exec = exec
+        .replace("/etc/kubernetes", root)
+        .replace("/var/lib/kubelet", root)
+        .replace("127.0.0.1:10264", "127.0.0.1:0");
+    let args: Vec<&str> = exec.split_whitespace().skip(1).collect();
+    assert_eq!(args.first(), Some(&"run"), "{exec}");
+    // A daemon: with nothing to go on it retries (a typed reason in JSON) until SIGTERM.
+    use std::io::BufRead;
+    let mut child = Command::new(BIN)
+        .args(&args)
+        .current_dir(&d.0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Vec::new();
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert_eq!(v["agent"].as_str(), Some("rust"), "{line}");
+        lines.push(v);
+        if lines.last().unwrap()["step"] == "retry" {
+            break;
+        }
+    }
+    // SAFETY: a signal to the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{lines:?}");
+    let retry = lines.last().unwrap();
+    assert_eq!(retry["reason"], "store-not-found", "{lines:?}");
+}

@@ -77,7 +77,19 @@ type AgentConfig struct {
 	UTCOffset int
 	// Seed of the deadline and backoff jitter.
 	Seed uint64
+	// LogFormat of the event lines (LogText or LogJSON).
+	LogFormat LogFormat
 }
+
+// LogFormat is how event lines are written.
+type LogFormat uint32
+
+const (
+	// LogText: agent=go step=... key=value.
+	LogText LogFormat = C.KUBEBOOT_LOG_TEXT
+	// LogJSON: one JSON object per line, the same keys.
+	LogJSON LogFormat = C.KUBEBOOT_LOG_JSON
+)
 
 // AgentActionKind is what Agent.Poll asks for.
 type AgentActionKind uint32
@@ -168,8 +180,11 @@ type AgentAction struct {
 	// LineUpdate: Line is progress on the previous line (a long wait, with the time waited):
 	// on a terminal overwrite the previous line with it, in a log print it as any other.
 	LineUpdate bool
-	Err        error
-	Done       *AgentOutcome
+	// LineReady: the credentials are usable and the agent sleeps until the next deadline or is
+	// done: a service is ready (systemd's READY=1) at the first such event.
+	LineReady bool
+	Err       error
+	Done      *AgentOutcome
 }
 
 // Agent is the node agent: every decision of a kubelet-style agent, with the I/O left to the
@@ -225,6 +240,7 @@ func NewAgent(cfg AgentConfig) (*Agent, error) {
 	c.rotate_now_serving = C.bool(cfg.RotateNowServing)
 	c.utc_offset = C.int32_t(cfg.UTCOffset)
 	c.seed = C.uint64_t(cfg.Seed)
+	c.log_format = C.uint32_t(cfg.LogFormat)
 	var h *C.kubeboot_agent
 	build := func() error { return check(C.kubeboot_agent_new(c, &h)) }
 	var err error
@@ -315,6 +331,7 @@ func (a *Agent) Poll(now time.Time) AgentAction {
 		case AgentEvent:
 			out.Line = cGoString(x.line, x.line_len)
 			out.LineUpdate = bool(x.line_update)
+			out.LineReady = bool(x.line_ready)
 		case AgentDone:
 			out.Done = &AgentOutcome{ClientNotBefore: fromUnix(x.client_not_before),
 				ClientNotAfter: fromUnix(x.client_not_after), ClientRotationDeadline: fromUnix(x.client_rotation_deadline),
@@ -446,6 +463,15 @@ func CheckMetricsTextfile(path string) error {
 	p, n, free := cStr(path)
 	defer free()
 	return check(C.kubeboot_metrics_check_textfile(p, n))
+}
+
+// Wake ends a sleep between attempts now (a daemon's SIGHUP): the next Poll starts over,
+// reading every file again (step=wake). It reports whether the agent was sleeping between
+// attempts; an attempt under way is not disturbed.
+func (a *Agent) Wake() bool {
+	var woken C.bool
+	a.with(func(h *C.kubeboot_agent) { C.kubeboot_agent_wake(h, &woken) })
+	return bool(woken)
 }
 
 // SetUTCOffset updates the local time's offset (seconds east of UTC).

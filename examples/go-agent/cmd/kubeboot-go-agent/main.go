@@ -7,7 +7,7 @@
 //	    [--ca-bundle F] [--once] [--rotations N] [--rotate-now] [--rotate-now-serving] [--wait 1h]
 //	    [--rotation-wait 15m] [--expiration-seconds N] [--poll] [--serving --dns D --ip IP]
 //	    [--discovery-endpoint URL --discovery-token T --discovery-token-ca-cert-hash H]
-//	    [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom]
+//	    [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom] [--log-format text|json]
 //
 // Without --once it runs as a daemon. The agent's `agent=go step=...` lines go to stdout; on
 // failure it exits 1 with the typed reason. The kubelet's certificate metrics (libkubeboot's
@@ -87,6 +87,17 @@ func main() {
 	flag.BoolVar(&o.unsafeSkip, "discovery-token-unsafe-skip-ca-verification", false, "discovery without a pin")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", "", "serve the kubelet's certificate metrics at http://IP:PORT/metrics")
 	flag.StringVar(&o.textfile, "metrics-textfile", "", "also write them for node_exporter's textfile collector (a .prom file)")
+	flag.Func("log-format", "text (agent=go step=... key=value) or json (one object per line)", func(s string) error {
+		switch s {
+		case "text":
+			c.LogFormat = kubeboot.LogText
+		case "json":
+			c.LogFormat = kubeboot.LogJSON
+		default:
+			return errors.New("text or json")
+		}
+		return nil
+	})
 	flag.Parse()
 	if c.Kubeconfig == "" || flag.NArg() != 0 {
 		flag.Usage()
@@ -151,7 +162,48 @@ func run(o *options) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	return drive(ctx, agent, &textfile{path: o.textfile})
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	return drive(ctx, agent, &textfile{path: o.textfile}, hup)
+}
+
+// notifier is systemd's notification socket ($NOTIFY_SOCKET, sd_notify(3)): READY=1 at the
+// agent's first ready event, STATUS= the latest line, STOPPING=1. Without it nothing is sent.
+type notifier struct {
+	addr  *net.UnixAddr
+	ready bool
+}
+
+func newNotifier() *notifier {
+	p := os.Getenv("NOTIFY_SOCKET")
+	if p == "" {
+		return &notifier{}
+	}
+	// (Go's net package maps a leading '@' to the abstract namespace itself)
+	return &notifier{addr: &net.UnixAddr{Name: p, Net: "unixgram"}}
+}
+
+func (n *notifier) send(msg string) {
+	if n.addr == nil {
+		return
+	}
+	c, err := net.DialUnix("unixgram", nil, n.addr)
+	if err == nil {
+		_, err = c.Write([]byte(msg))
+		c.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kubeboot-go-agent: NOTIFY_SOCKET:", err)
+	}
+}
+
+func (n *notifier) event(line string, ready bool) {
+	if ready && !n.ready {
+		n.ready = true
+		n.send("READY=1\nSTATUS=" + line)
+		return
+	}
+	n.send("STATUS=" + line)
 }
 
 // serveMetrics answers GET /metrics with the agent's text rendered at that moment (the agent
@@ -243,17 +295,24 @@ func printLine(line string, update bool, rows *int) {
 	}
 }
 
-func drive(ctx context.Context, agent *kubeboot.Agent, tf *textfile) error {
+func drive(ctx context.Context, agent *kubeboot.Agent, tf *textfile, hup <-chan os.Signal) error {
 	var t transport
 	rows := 0
+	notify := newNotifier()
 	for {
 		now := time.Now()
 		_, offset := now.Zone()
 		agent.SetUTCOffset(offset)
+		select {
+		case <-hup:
+			agent.Wake()
+		default:
+		}
 		a := agent.Poll(now)
 		// SIGTERM/SIGINT: stop before a request or a sleep (never between a write and what
 		// completes it); a request under way is cancelled (it writes nothing).
 		if ctx.Err() != nil && (a.Kind == kubeboot.AgentSleep || a.Kind == kubeboot.AgentHTTP) {
+			notify.send("STOPPING=1")
 			return nil
 		}
 		if a.Kind == kubeboot.AgentEvent || a.Kind == kubeboot.AgentDone || a.Kind == kubeboot.AgentFailed || tf.due(now) {
@@ -279,15 +338,20 @@ func drive(ctx context.Context, agent *kubeboot.Agent, tf *textfile) error {
 			}
 			select {
 			case <-ctx.Done():
+				notify.send("STOPPING=1")
 				return nil
+			case <-hup:
+				agent.Wake()
 			case <-time.After(d):
 			}
 		case kubeboot.AgentEvent:
 			printLine(a.Line, a.LineUpdate, &rows)
+			notify.event(a.Line, a.LineReady)
 		case kubeboot.AgentDone:
 			return nil
 		case kubeboot.AgentFailed:
 			printLine(a.Line, false, &rows)
+			notify.event(a.Line, false)
 			return a.Err
 		default:
 			return errors.New("unknown agent action")
