@@ -63,6 +63,9 @@ make -s -C examples/c-agent check-asan
 step "Go binding and agent over cgo (go test, cross-checks with crypto/x509)"
 make -s -C examples/go-agent test
 
+step "packaging: make -C ffi install into a temp prefix; C consumers by pkg-config and CMake (shared, static), a Go module by replace + pkg-config"
+ffi/test-install.sh
+
 # The fuzzing runs one target at a time (one core) and the firmware stage is mostly one core too
 # (LTO links, QEMU): run them side by side. The firmware's log is printed once both are done.
 step "fuzzing: every target, short runs (fuzz/README.md has the long-run command); beside it, the Cortex-M4 firmware"

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"kubeboot.example/goagent/kubeboot"
+	"kubeboot.dev/go/kubeboot"
 )
 
 const benchNode = "bench-node-1"

@@ -1,3 +1,3 @@
-module kubeboot.example/goagent
+module kubeboot.dev/go
 
 go 1.22

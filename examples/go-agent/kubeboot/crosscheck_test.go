@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"kubeboot.example/goagent/kubeboot"
+	"kubeboot.dev/go/kubeboot"
 )
 
 // randomNode is a random valid node name: 1–3 labels of [a-z0-9-], no '-' at the ends.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"kubeboot.example/goagent/kubeboot"
+	"kubeboot.dev/go/kubeboot"
 )
 
 const recordedDir = "../../../core/tests/data/recorded"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"kubeboot.example/goagent/kubeboot"
+	"kubeboot.dev/go/kubeboot"
 )
 
 type bigInt = big.Int

@@ -3,20 +3,25 @@
 // CertificateSigningRequest protocol as a sans-IO engine, issued-certificate verification, CA
 // pins, kubeconfig reading/writing and the kubelet's certificate store).
 //
-// The package links the static library statically; build it first:
+// Import it as kubeboot.dev/go/kubeboot. The package links libkubeboot statically, found with
+// pkg-config (`kubeboot-static`): install it with `make -C ffi install PREFIX=/usr/local` (or
+// point PKG_CONFIG_PATH at $PREFIX/lib/pkgconfig), or, in the repository, `make pc-build` in
+// ffi/ writes the build tree's .pc files into target/release/pkgconfig (examples/go-agent's
+// Makefile does that). A module outside the repository uses a replace line until the module is
+// published:
 //
-//	cargo build --release -p kubeboot-ffi    # from the repository root → target/release/libkubeboot.a
+//	require kubeboot.dev/go v0.0.0
+//	replace kubeboot.dev/go => /path/to/kubeboot/examples/go-agent
 //
-// (or `make test` in examples/go-agent). No C type appears in the exported API: every byte
-// string the library returns is copied into Go memory before the call returns.
+// No C type appears in the exported API: every byte string the library returns is copied into
+// Go memory before the call returns.
 //
 // Handles (Key, Token, Store, Engine) own C memory: Close them when done (a finalizer frees them
 // otherwise). They are safe for concurrent use (each serialises its C calls with a mutex).
 package kubeboot
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../../include
-#cgo LDFLAGS: ${SRCDIR}/../../../target/release/libkubeboot.a -lm -ldl -lpthread
+#cgo pkg-config: kubeboot-static
 #include <stdlib.h>
 #include <string.h>
 #include "kubeboot.h"

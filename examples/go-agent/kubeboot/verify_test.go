@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"kubeboot.example/goagent/kubeboot"
+	"kubeboot.dev/go/kubeboot"
 )
 
 // goVerdict: does Go's x509.Verify accept the leaf for client auth at now with the CA pool?

@@ -35,7 +35,7 @@ import (
 	"time"
 	"unsafe"
 
-	"kubeboot.example/goagent/kubeboot"
+	"kubeboot.dev/go/kubeboot"
 )
 
 const maxBody = 1 << 20

@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"kubeboot.example/goagent/kubeboot"
+	"kubeboot.dev/go/kubeboot"
 )
 
 const testToken = "abcdef.0123456789abcdef"
