@@ -307,7 +307,7 @@ cmd_up() {
   log "work dir $W; binaries $BIN"
   gen_pki
 
-  # Static token file (spec §2): one user whose group has no bootstrap
+  # Static token file (apiserver tokenfile.go NewCSV): one user whose group has no bootstrap
   # binding (for 403 recordings).
   printf '%s,kubeboot-e2e-nobind,kubeboot-e2e-nobind,"kubeboot:e2e-no-bootstrap"\n' "$STATIC_NOBIND" >"$W/pki/tokens.csv"
   chmod 600 "$W/pki/tokens.csv"

@@ -66,7 +66,9 @@ done
 { printf '\x01CERTIFICATE REQUEST\n'; cat "$T/client.der"; } > "$S/pem_blocks/encode-csr.bin"
 { printf '\x01EC PRIVATE KEY\n'; cat "$T/p256.sec1.der"; } > "$S/pem_blocks/encode-key.bin"
 
-# ---- tokens, secret names, groups, usages (spec §1, §11.1)
+# ---- tokens, secret names, groups, usages (cluster-bootstrap token/util/helpers.go:
+# IsValidBootstrapToken, ValidateBootstrapGroupName, ValidateUsages, and their upstream test
+# vectors)
 i=0
 while IFS= read -r line; do
   printf '%s' "$line" > "$S/token_parse/t$i"; i=$((i+1))
@@ -113,7 +115,8 @@ python3 -c 'import sys; sys.stdout.write("system:bootstrappers:" + "x"*300)' > "
 python3 -c 'import sys; sys.stdout.write(",".join("system:bootstrappers:g%d" % i for i in range(20)))' > "$S/token_parse/many-groups"
 head -c 64 /dev/urandom > "$S/token_parse/entropy"
 
-# ---- RFC 3339 (spec §1.3 + the Go cross-check corner cases)
+# ---- RFC 3339 (a token Secret's expiration, cluster-bootstrap util/secrets/secrets.go HasExpired,
+# and the Go cross-check corner cases)
 i=0
 while IFS= read -r line; do
   printf '%s' "$line" > "$S/rfc3339/r$i"; i=$((i+1))
@@ -134,7 +137,8 @@ done <<'TIME'
 1970-01-01T00:00:00Z
 TIME
 
-# ---- token file lines (spec §2); first byte 0 = text mode
+# ---- token file lines (apiserver authentication/token/tokenfile/tokenfile.go NewCSV); first byte 0
+# = text mode
 i=0
 while IFS= read -r line; do
   printf '\x00%s\n' "$line" > "$S/token_authfile/a$i"; i=$((i+1))

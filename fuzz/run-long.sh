@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Long fuzzing runs: each target until it has executed RUNS inputs or run for SECONDS, whichever
-# comes first (issue 8 asks for >= 10 million executions or 1 hour per target).
+# comes first (the long-run goal: >= 10 million executions or 1 hour per target).
 #
 #   fuzz/run-long.sh [RUNS] [SECONDS]          # defaults: 10000000 3600
 #

@@ -1,5 +1,6 @@
 //! kubeadm token discovery (`kubeadm join --discovery-token ... --discovery-token-ca-cert-hash
-//! sha256:...`), sans-IO (spec §8).
+//! sha256:...`), sans-IO (kubeadm cmd/kubeadm/app/discovery/token/token.go
+//! retrieveValidatedConfigInfo).
 //!
 //! A node that knows only the API server endpoint, a bootstrap token and one or more CA pins
 //! learns the cluster's CA and server URL from the `kube-public/cluster-info` ConfigMap:
@@ -143,10 +144,11 @@ fn detached_jws(
 }
 
 /// Compute the detached JWS (compact serialization with the payload removed) that the
-/// bootstrapsigner controller puts in `jws-kubeconfig-<id>` (spec §8.2): protected header
-/// `{"alg":"HS256","kid":"<id>"}`, HS256 keyed with `secret` (the token's 16-character secret,
-/// as bytes, not `id.secret`), over `b64url(header) "." b64url(content)`. Writes
-/// [`DETACHED_JWS_LEN`] bytes of ASCII `b64url(header) ".." b64url(mac)` into `out`.
+/// bootstrapsigner controller puts in `jws-kubeconfig-<id>` (cluster-bootstrap token/jws/jws.go
+/// ComputeDetachedSignature): protected header `{"alg":"HS256","kid":"<id>"}`, HS256 keyed with
+/// `secret` (the token's 16-character secret, as bytes, not `id.secret`), over `b64url(header) "."
+/// b64url(content)`. Writes [`DETACHED_JWS_LEN`] bytes of ASCII `b64url(header) ".." b64url(mac)`
+/// into `out`.
 ///
 /// The payload is base64url-encoded and hashed in small chunks: nothing is allocated and the
 /// content can be of any size. A short `out` is [`Error::BufferTooSmall`].

@@ -20,7 +20,9 @@
 //! reason and message in [`Engine::failure`]. Input that arrives when no request is outstanding
 //! is ignored and changes nothing.
 //!
-//! What it does (spec §3.3, §3.6, §4.2):
+//! What it does (bootstrap.go LoadClientCert / requestNodeCertificate, client-go
+//! util/certificate/csr/csr.go RequestCertificate and WaitForCertificate, certificate_manager.go
+//! nextRotationDeadline):
 //! * create the CertificateSigningRequest (`node-csr-<digest>` for bootstrap, `generateName: csr-`
 //!   for rotation);
 //! * on 409 AlreadyExists, GET the existing object and reuse it only if it is ours: same subject,

@@ -297,7 +297,7 @@ impl fmt::Debug for NodeKey {
 
 #[cfg(test)]
 pub(crate) mod tests_support {
-    /// K1 of the spec (§11.2): d = SHA-256("k8s-bootstrap-spec-test-vector-p256") mod n.
+    /// K1 of docs/test-vectors.md: d = SHA-256("k8s-bootstrap-spec-test-vector-p256") mod n.
     pub(crate) const K1_PEM: &str = "-----BEGIN EC PRIVATE KEY-----
 MHcCAQEEIBQc50o+SyBffpzfRjyfULo+yJGB7FDxLSYQzUOnSo+8oAoGCCqGSM49
 AwEHoUQDQgAE3wsRu9elE0goTwfLycqOCWwP4YCurXH61SN6kZB/XNw569fHfFH2

@@ -1,5 +1,6 @@
-//! Kubeconfig reader (YAML as `kubectl config` / kubeadm / kubelet write it, and JSON) and
-//! writer (the kubelet's node kubeconfig, spec §3.5, and kubeadm's bootstrap kubeconfig, §8.3).
+//! Kubeconfig reader (YAML as `kubectl config` / kubeadm / kubelet write it, and JSON) and writer
+//! (the kubelet's node kubeconfig, bootstrap.go writeKubeconfigFromBootstrapping, and kubeadm's
+//! bootstrap kubeconfig, util/kubeconfig CreateWithToken).
 //!
 //! # Reading
 //! [`Kubeconfig::parse`] borrows the input: every value is a [`Scalar`], a view of the text as
@@ -28,9 +29,10 @@
 //! frames per nesting level.
 //!
 //! Relative paths (`certificate-authority`, `client-certificate`, `client-key`, `tokenFile`) are
-//! reported as written; [`Scalar::is_relative_path`] tells the std layer to resolve them
-//! against the kubeconfig file's directory (spec §9). `*-data` wins over the file when both are
-//! set ([`Cluster::ca_source`], [`User::client_cert_source`], [`User::client_key_source`]).
+//! reported as written; [`Scalar::is_relative_path`] tells the std layer to resolve them against
+//! the kubeconfig file's directory (clientcmd loader.go ResolveLocalPaths). `*-data` wins over the
+//! file when both are set ([`Cluster::ca_source`], [`User::client_cert_source`],
+//! [`User::client_key_source`]).
 //!
 //! # Writing
 //! [`write_node_kubeconfig`] and [`write_bootstrap_kubeconfig`] write YAML into a caller buffer
@@ -158,7 +160,7 @@ impl<'a> Scalar<'a> {
     }
 
     /// A non-empty path that does not start with `/`: the std layer must join it to the
-    /// kubeconfig file's directory (spec §9).
+    /// kubeconfig file's directory (clientcmd ResolveLocalPaths).
     pub fn is_relative_path(&self) -> bool {
         let mut b = self.bytes();
         matches!(b.next(), Some(c) if c != b'/')
@@ -321,7 +323,8 @@ pub(crate) fn plain_is_not_string(s: &str) -> bool {
     i == body.len()
 }
 
-/// Where a credential comes from, after applying "`*-data` wins over the file" (spec §9).
+/// Where a credential comes from, after applying "`*-data` wins over the file" (client-go
+/// transport/transport.go dataFromSliceOrFile).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source<'a> {
     /// Inline base64 data (`*-data`); decode with [`Scalar::decode_base64_into`].

@@ -956,7 +956,7 @@ mod tests {
         let kinds: Vec<_> = req.subject().map(|a| a.kind()).collect();
         assert_eq!(kinds, [AttributeKind::Organization, AttributeKind::CommonName]);
         assert_eq!(req.sans().count(), 0);
-        // SPKI of spec key K1 (§11.2 hash input, base64url).
+        // SPKI of key K1 (docs/test-vectors.md, the hash input, base64url).
         use base64ct::{Base64UrlUnpadded, Encoding};
         let mut b64 = [0u8; 200];
         let spki = Base64UrlUnpadded::encode(req.spki_der(), &mut b64).unwrap();

@@ -135,7 +135,8 @@ mod tests {
 
     #[test]
     fn one_year_cert_deadline_window() {
-        // Spec §11.3: issued at t, NotBefore = t − 5m, NotAfter = t + 8760h − 5m.
+        // docs/test-vectors.md (rotation): issued at t, NotBefore = t − 5m, NotAfter = t + 8760h −
+        // 5m.
         let t = 1_785_000_000;
         let nb = t - 5 * M;
         let na = t + 8760 * H - 5 * M;
@@ -238,7 +239,7 @@ mod tests {
         assert_eq!(backoff_delay_ms(0, u32::MAX), 2_199);
         assert_eq!(backoff_delay_ms(3, u32::MAX), 17_599);
         assert_eq!(backoff_delay_ms(0, 1 << 31), 2_100);
-        // Spec §11.3: retries at ≈ t0+2 s, +6 s, +14 s, +30 s, then every 32 s.
+        // docs/test-vectors.md (backoff): retries at ≈ t0+2 s, +6 s, +14 s, +30 s, then every 32 s.
         let mut at = 0;
         let mut retries = [0u64; 6];
         for (i, r) in retries.iter_mut().enumerate() {

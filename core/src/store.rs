@@ -1,7 +1,8 @@
 //! (feature `std`, Unix) The kubelet's certificate directory, written crash-safely.
 //!
-//! The on-disk layout is the one client-go's `certificate.NewFileStore` uses (spec §4.3), so a
-//! kubelet, kubectl or any Go tool reading the same directory sees the same thing:
+//! The on-disk layout is the one client-go's `certificate.NewFileStore` uses
+//! (util/certificate/certificate_store.go), so a kubelet, kubectl or any Go tool reading the same
+//! directory sees the same thing:
 //!
 //! ```text
 //! <dir>/<prefix>-YYYY-MM-DD-HH-MM-SS.pem   data files: CERTIFICATE block(s), leaf first, then the key
@@ -29,7 +30,7 @@
 //! A crash or error at any point leaves `-current.pem` pointing at either the old pair or the
 //! complete, synced new pair — never at a missing, empty or half-written file (the failure of
 //! kubernetes PR #131111). Kubeconfigs should always name [`CertStore::current_path`], never a
-//! data file (the 1.10 bug, spec §10).
+//! data file (the v1.10 bug, fixed by kubernetes/kubernetes#62152).
 //!
 //! # Differences from upstream (all compatible with Go readers)
 //!
@@ -40,8 +41,9 @@
 //!   the same second replaces the file atomically instead of truncating the live file.
 //! - From the key input, the first private-key block (`* PRIVATE KEY`) is written, not simply the
 //!   first block: `openssl ecparam -genkey` output starts with `EC PARAMETERS`.
-//! - An empty or corrupt key cache is regenerated instead of failing bootstrap until someone
-//!   deletes it (upstream's `error loading key from <path>: <nil>` gotcha, spec §3.3).
+//! - - An empty or corrupt key cache is regenerated instead of failing bootstrap until someone
+//!   deletes it (upstream's `error loading key from <path>: <nil>` gotcha in bootstrap.go
+//!   LoadClientCert).
 //! - The key/certificate match check covers ECDSA P-256 and RSA keys (what kubelets hold); other
 //!   key types are refused with [`StoreErrorKind::UnsupportedKey`].
 //! - The cert dir is made absolute once, at open (`std::path::absolute`, no symlink resolution,
@@ -733,7 +735,7 @@ pub enum KeyCacheOutcome {
     Regenerated,
 }
 
-/// Where [`CertStore::bootstrap_key`] got the key (spec §3.3 step 4).
+/// Where [`CertStore::bootstrap_key`] got the key (bootstrap.go LoadClientCert's key cache).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeySource {
     /// The key of the pair [`CertStore::current`] loads (reused even if the cert has expired).
@@ -1053,8 +1055,8 @@ impl<F: Fs> CertStore<F> {
         }
     }
 
-    /// Path B's key selection (spec §3.3 step 4): the key of the [`current`](Self::current) pair
-    /// if it loads and is P-256 (even if the certificate has expired), else
+    /// The key selection of bootstrap.go LoadClientCert: the key of the [`current`](Self::current)
+    /// pair if it loads and is P-256 (even if the certificate has expired), else
     /// [`load_or_generate_key_cache`](Self::load_or_generate_key_cache).
     pub fn bootstrap_key(
         &self,

@@ -251,8 +251,8 @@ fn rsa_and_other_curves_are_unsupported() {
     }
 }
 
-/// The spec's §11.2 table, all twelve rows: K1 (P-256), K2 (P-384) and K3 (RSA-2048). The SPKI of
-/// K2 and K3 comes from OpenSSL, since we do not load such keys ourselves.
+/// The table of docs/test-vectors.md, all twelve rows: K1 (P-256), K2 (P-384) and K3 (RSA-2048).
+/// The SPKI of K2 and K3 comes from OpenSSL, since we do not load such keys ourselves.
 #[test]
 fn node_csr_names_reproduce_the_spec_table() {
     let t = TempDir::new("names");

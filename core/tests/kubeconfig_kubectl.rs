@@ -446,7 +446,8 @@ fn node_kubeconfig_read_by_kubectl() {
             &NodeKubeconfig { server, cert_dir: "pki #dir: x", ..Default::default() },
         );
         assert_eq!(v["clusters"][0]["cluster"]["server"], server);
-        // Relative cert dir stays relative (upstream behaviour, spec §3.5).
+        // Relative cert dir stays relative (upstream behaviour, bootstrap.go
+        // writeKubeconfigFromBootstrapping).
         assert_eq!(
             v["users"][0]["user"]["client-certificate"],
             "pki #dir: x/kubelet-client-current.pem"

@@ -1,8 +1,9 @@
 //! Cross-checks of `kubeboot::policy` / `kubeboot::request` against CSRs built at test time by
 //! OpenSSL (`openssl req`) and Python `cryptography` (`/usr/bin/python3`).
 //!
-//! The expected outcomes follow the upstream rules (spec §5–§7): the table says which rule a CSR
-//! breaks, the CSR itself is made by an independent tool.
+//! The expected outcomes follow the upstream rules (pkg/apis/certificates/validation/validation.go,
+//! approver/sarapprove.go, signer/signer.go and authority/policies.go): the table says which rule a
+//! CSR breaks, the CSR itself is made by an independent tool.
 
 use kubeboot::Error;
 use kubeboot::error::PolicyViolation;

@@ -281,10 +281,11 @@ pub extern "C" fn kubeboot_kubeconfig_get(
     }}
 }
 
-/// Write the kubelet's node kubeconfig (spec §3.5) into `buf`: cluster `default-cluster` with
-/// `server`, the CA as a file path (`ca_file`, make it absolute first) or, without a file, as
-/// `certificate-authority-data` from `ca_pem`, `insecure-skip-tls-verify` when `insecure`;
-/// user `default-auth` with `client-certificate` and `client-key` both
+/// Write the kubelet's node kubeconfig (pkg/kubelet/certificate/bootstrap/bootstrap.go
+/// writeKubeconfigFromBootstrapping) into `buf`: cluster `default-cluster` with `server`, the CA as
+/// a file path (`ca_file`, make it absolute first) or, without a file, as
+/// `certificate-authority-data` from `ca_pem`, `insecure-skip-tls-verify` when `insecure`; user
+/// `default-auth` with `client-certificate` and `client-key` both
 /// `<cert_dir>/kubelet-client-current.pem`; context `default-context` (namespace `default`).
 /// `ca_file` and `ca_pem` may be NULL/0. Returns the YAML length in `*out_len`.
 #[unsafe(no_mangle)]

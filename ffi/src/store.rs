@@ -164,10 +164,10 @@ pub extern "C" fn kubeboot_store_current_path(
     }}
 }
 
-/// The bootstrap key (kubelet path B, spec §3.3 step 4): the key of the current pair if it loads
-/// and is P-256 (even when its certificate has expired), else the key cache
-/// `<dir>/<prefix>.key.tmp`, which is created (mode 0600, with the OS RNG) when missing or
-/// unusable.
+/// The bootstrap key (the kubelet's pkg/kubelet/certificate/bootstrap/bootstrap.go LoadClientCert:
+/// its key cache): the key of the current pair if it loads and is P-256 (even when its certificate
+/// has expired), else the key cache `<dir>/<prefix>.key.tmp`, which is created (mode 0600, with the
+/// OS RNG) when missing or unusable.
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_store_bootstrap_key(
     store: *mut kubeboot_store,

@@ -1,5 +1,7 @@
-//! Kubeconfig writers: the kubelet's node kubeconfig (spec §3.5) and kubeadm's bootstrap
-//! kubeconfig (`CreateWithToken`, spec §8.3). Keys are written in Go's (alphabetical) order.
+//! Kubeconfig writers: the kubelet's node kubeconfig (bootstrap.go
+//! writeKubeconfigFromBootstrapping) and kubeadm's bootstrap kubeconfig (kubeadm
+//! cmd/kubeadm/app/util/kubeconfig/kubeconfig.go `CreateWithToken`). Keys are written in Go's
+//! (alphabetical) order.
 
 use super::plain_is_not_string;
 use crate::error::Result;
@@ -146,9 +148,10 @@ fn kv_base64(sink: &mut dyn Sink, indent: &str, key: &str, data: &[u8]) {
     sink.put(b"\n");
 }
 
-/// Write the node kubeconfig the kubelet writes after bootstrapping (spec §3.5) into `out`;
-/// returns the length. Only `server`, `insecure-skip-tls-verify` and the CA are carried over;
-/// `tls-server-name`, tokens etc. are never written.
+/// Write the node kubeconfig the kubelet writes after bootstrapping (bootstrap.go
+/// writeKubeconfigFromBootstrapping) into `out`; returns the length. Only `server`,
+/// `insecure-skip-tls-verify` and the CA are carried over; `tls-server-name`, tokens etc. are never
+/// written.
 ///
 /// ```yaml
 /// apiVersion: v1

@@ -107,7 +107,8 @@ pub fn is_expired(expiration: Option<&[u8]>, now: i64) -> bool {
 }
 
 /// Authenticates `token` against its Secret like kube-apiserver's bootstrap-token authenticator
-/// (spec §1.4, steps 3–10), at `now` (unix seconds).
+/// (kube-apiserver plugin/pkg/auth/authenticator/token/bootstrap/bootstrap.go AuthenticateToken,
+/// its checks after the Secret lookup), at `now` (unix seconds).
 ///
 /// Checks, in order, with the error each failure gives:
 /// 1. `name` (if given) is `bootstrap-token-<id>` and `namespace` (if given) is `kube-system`

@@ -47,8 +47,9 @@ pub fn run(cmd: KubeconfigCommand) -> CmdResult {
     }
 }
 
-/// Write the node kubeconfig (spec §3.5) with `bootstrap`'s server and CA (file path made absolute,
-/// or the data copied), pointing at `<cert_dir>/kubelet-client-current.pem` with the cert dir made
+/// Write the node kubeconfig (pkg/kubelet/certificate/bootstrap/bootstrap.go
+/// writeKubeconfigFromBootstrapping) with `bootstrap`'s server and CA (file path made absolute, or
+/// the data copied), pointing at `<cert_dir>/kubelet-client-current.pem` with the cert dir made
 /// absolute; 0600, replaced atomically.
 fn write_kubeconfig(
     path: &std::path::Path,

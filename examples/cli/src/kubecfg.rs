@@ -1,5 +1,6 @@
-//! Loading kubeconfig files the way clientcmd does: current-context, `*-data` over files,
-//! relative paths against the kubeconfig's own directory (spec §9).
+//! Loading kubeconfig files the way clientcmd does: current-context, `*-data` over files, relative
+//! paths against the kubeconfig's own directory (client-go tools/clientcmd/loader.go
+//! ResolveLocalPaths).
 
 use std::path::{Path, PathBuf};
 

@@ -45,7 +45,8 @@ func randomNode(r *mrand.Rand) string {
 	return strings.Join(labels, ".")
 }
 
-// goDigestedName reimplements the kubelet's node-csr name (spec §3.4) with the Go stdlib.
+// goDigestedName reimplements the kubelet's node-csr name
+// (pkg/kubelet/certificate/bootstrap/bootstrap.go digestedName) with the Go stdlib.
 func goDigestedName(spki []byte, cn string, orgs, usages []string) string {
 	h := sha512.New512_256()
 	enc := base64.RawURLEncoding
@@ -524,7 +525,8 @@ func TestResultNames(t *testing.T) {
 	}
 }
 
-// Spec §11.2 vectors (key K1, P-256): both the Go reimplementation and the library must give them.
+// docs/test-vectors.md vectors (key K1, P-256): both the Go reimplementation and the library must
+// give them.
 func TestNodeCSRNameSpecVectors(t *testing.T) {
 	const k1 = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBQc50o+SyBffpzfRjyfULo+yJGB7FDxLSYQzUOnSo+8oAoGCCqGSM49\nAwEHoUQDQgAE3wsRu9elE0goTwfLycqOCWwP4YCurXH61SN6kZB/XNw569fHfFH2\na9AKDIgLcIl3WIEJ8NMDy2ANvLrpuvVJqw==\n-----END EC PRIVATE KEY-----\n"
 	k, err := kubeboot.KeyFromPEM([]byte(k1))
