@@ -445,6 +445,17 @@ enum Call {
     },
     /// `kubeboot_agent_new` with any configuration, then polls, each answered by one of
     /// `answers` (whatever the action asked for).
+    MetricsCheckTextfile(Bytes),
+    MetricsText {
+        client: Option<i64>,
+        serving: Option<i64>,
+        errors: (u64, u64),
+        buckets: [u64; 11],
+        sum: u64,
+        count: u64,
+        now: i64,
+        out: Out,
+    },
     Agent {
         t: H,
         /// front end, working dir, node, kubeconfig, bootstrap kubeconfig, cert dir, CA bundle,
@@ -476,6 +487,9 @@ enum AgentAnswer {
     Transport(Bytes),
     UtcOffset(i32),
     Later(u16),
+    Wake,
+    /// The metrics copied out and rendered at `now` + this into a buffer.
+    Metrics(i32, Out),
 }
 
 #[derive(Arbitrary, Debug, Clone)]
@@ -661,6 +675,33 @@ fuzz_target!(|calls: Vec<Call>| {
                         ftok::KUBEBOOT_TOKEN_LEN,
                     ][*which as usize % 4];
                     assert_eq!(g.len(), want);
+                }
+            }
+            Call::MetricsCheckTextfile(b) => {
+                let a = Arg::new(b);
+                let r = rc(fag::kubeboot_metrics_check_textfile(a.cptr(), a.len));
+                if a.bad() {
+                    assert_ne!(r, OK);
+                }
+            }
+            Call::MetricsText { client, serving, errors, buckets, sum, count, now, out } => {
+                let m = fag::kubeboot_metrics {
+                    has_client: client.is_some(),
+                    client_not_after: client.unwrap_or(0),
+                    has_serving: serving.is_some(),
+                    serving_not_after: serving.unwrap_or(0),
+                    client_renew_errors: errors.0,
+                    serving_renew_errors: errors.1,
+                    serving_rotation_buckets: *buckets,
+                    serving_rotation_sum: *sum,
+                    serving_rotation_count: *count,
+                };
+                let (r, text) = out_call(out, false, &mut |p, l, ol| {
+                    fag::kubeboot_metrics_text(&m, *now, p.cast(), l, ol)
+                });
+                if let (OK, Some(t)) = (r, text) {
+                    assert!(t.len() <= fag::KUBEBOOT_METRICS_TEXT_CAP, "{}", t.len());
+                    assert!(std::str::from_utf8(&t).is_ok());
                 }
             }
             Call::TokenValidateExtraGroups(b) => {
@@ -1459,6 +1500,8 @@ fuzz_target!(|calls: Vec<Call>| {
                     rotate_now_serving: flags & 16 != 0,
                     utc_offset: *utc_offset,
                     seed: 7,
+                    // 0 text, 1 JSON, 2 and 3 refused.
+                    log_format: u32::from(flags >> 5 & 3),
                 };
                 let mut ag: *mut kubeboot_agent = 0x10 as *mut _;
                 let r = rc(fag::kubeboot_agent_new(&cfg, &mut ag));
@@ -1561,6 +1604,23 @@ fuzz_target!(|calls: Vec<Call>| {
                             assert_eq!(rc(fag::kubeboot_agent_set_utc_offset(ag, *o)), OK);
                         }
                         AgentAnswer::Later(s) => now += i64::from(*s),
+                        AgentAnswer::Wake => {
+                            let mut woken = true;
+                            assert_eq!(rc(fag::kubeboot_agent_wake(ag, &mut woken)), OK);
+                        }
+                        AgentAnswer::Metrics(at, out) => {
+                            let mut m = fag::kubeboot_metrics::default();
+                            assert_eq!(rc(fag::kubeboot_agent_metrics(ag, &mut m)), OK);
+                            let at = now.saturating_add(i64::from(*at));
+                            let (r, text) = out_call(out, false, &mut |p, l, ol| {
+                                fag::kubeboot_metrics_text(&m, at, p.cast(), l, ol)
+                            });
+                            if let (OK, Some(t)) = (r, text) {
+                                let t = std::str::from_utf8(&t).expect("metrics are UTF-8");
+                                assert!(t.len() <= fag::KUBEBOOT_METRICS_TEXT_CAP);
+                                assert!(t.lines().all(|l| l.starts_with("# ") || l.starts_with("kubelet_")));
+                            }
+                        }
                     }
                 }
                 assert_eq!(
