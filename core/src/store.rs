@@ -41,7 +41,7 @@
 //!   the same second replaces the file atomically instead of truncating the live file.
 //! - From the key input, the first private-key block (`* PRIVATE KEY`) is written, not simply the
 //!   first block: `openssl ecparam -genkey` output starts with `EC PARAMETERS`.
-//! - - An empty or corrupt key cache is regenerated instead of failing bootstrap until someone
+//! - An empty or corrupt key cache is regenerated instead of failing bootstrap until someone
 //!   deletes it (upstream's `error loading key from <path>: <nil>` gotcha in bootstrap.go
 //!   LoadClientCert).
 //! - The key/certificate match check covers ECDSA P-256 and RSA keys (what kubelets hold); other
