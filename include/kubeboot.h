@@ -1281,10 +1281,11 @@ kubeboot_result kubeboot_kubeconfig_get(const struct kubeboot_kubeconfig *kc,
 #endif
 
 #if defined(KUBEBOOT_STD)
-// Write the kubelet's node kubeconfig (spec §3.5) into `buf`: cluster `default-cluster` with
-// `server`, the CA as a file path (`ca_file`, make it absolute first) or, without a file, as
-// `certificate-authority-data` from `ca_pem`, `insecure-skip-tls-verify` when `insecure`;
-// user `default-auth` with `client-certificate` and `client-key` both
+// Write the kubelet's node kubeconfig (pkg/kubelet/certificate/bootstrap/bootstrap.go
+// writeKubeconfigFromBootstrapping) into `buf`: cluster `default-cluster` with `server`, the CA as
+// a file path (`ca_file`, make it absolute first) or, without a file, as
+// `certificate-authority-data` from `ca_pem`, `insecure-skip-tls-verify` when `insecure`; user
+// `default-auth` with `client-certificate` and `client-key` both
 // `<cert_dir>/kubelet-client-current.pem`; context `default-context` (namespace `default`).
 // `ca_file` and `ca_pem` may be NULL/0. Returns the YAML length in `*out_len`.
 kubeboot_result kubeboot_node_kubeconfig_write(const char *server,
@@ -1373,10 +1374,10 @@ kubeboot_result kubeboot_store_current_path(const struct kubeboot_store *store,
 #endif
 
 #if defined(KUBEBOOT_STD)
-// The bootstrap key (kubelet path B, spec §3.3 step 4): the key of the current pair if it loads
-// and is P-256 (even when its certificate has expired), else the key cache
-// `<dir>/<prefix>.key.tmp`, which is created (mode 0600, with the OS RNG) when missing or
-// unusable.
+// The bootstrap key (the kubelet's pkg/kubelet/certificate/bootstrap/bootstrap.go LoadClientCert:
+// its key cache): the key of the current pair if it loads and is P-256 (even when its certificate
+// has expired), else the key cache `<dir>/<prefix>.key.tmp`, which is created (mode 0600, with the
+// OS RNG) when missing or unusable.
 kubeboot_result kubeboot_store_bootstrap_key(struct kubeboot_store *store,
                                              struct kubeboot_key **out);
 #endif
