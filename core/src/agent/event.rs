@@ -242,7 +242,10 @@ mod tests {
             l.as_str(),
             r#"{"agent":"rust","step":"wait","name":"node-csr-abc","odd":"a\"b\\c\u000ad\u007fé","at":"1970-01-01T00:00:00Z","n":"-3"}"#
         );
-        for n in 0..EVENT_LEN {
+        // Around the cut: the value fits whole, then is cut, then the next pair is left out
+        // (every length up to EVENT_LEN took 11 minutes under Miri).
+        let (mut cut, mut whole) = (false, false);
+        for n in (0..4).chain(290..320) {
             let v = "\"".repeat(n);
             let l = LineBuilder::new("c", "x", LogFormat::Json).kv("v", &v).kv("w", "1").done();
             assert!(l.len() <= EVENT_LEN, "{n}: {}", l.len());
@@ -253,6 +256,9 @@ mod tests {
             // Valid JSON: parsed by serde_json in the agent's tests; here, balanced quotes.
             let unescaped = l.replace("\\\\", "").replace("\\\"", "");
             assert_eq!(unescaped.matches('"').count() % 2, 0, "{n}: {l}");
+            cut |= l.ends_with("...\"}");
+            whole |= l.ends_with(",\"w\":\"1\"}");
         }
+        assert!(cut && whole, "the range crosses the cut");
     }
 }
