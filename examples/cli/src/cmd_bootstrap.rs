@@ -226,10 +226,13 @@ fn print_line(line: &str, update: bool, rows: &mut usize) {
         let mut ws: libc::winsize = std::mem::zeroed();
         if libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) == 0 { usize::from(ws.ws_col) } else { 0 }
     };
+    // A closed stdout (a pipe's reader gone, a hung-up terminal) does not stop the agent.
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
     if cols > 0 && update && *rows > 0 {
-        print!("\x1b[{rows}F\x1b[J");
+        let _ = write!(out, "\x1b[{rows}F\x1b[J");
     }
-    println!("{line}");
+    let _ = writeln!(out, "{line}");
     *rows = if cols > 0 { line.chars().count().div_ceil(cols).max(1) } else { 0 };
 }
 
