@@ -234,16 +234,14 @@ static size_t metrics_render(char *buf, size_t cap) {
    whole files, often as another user. A failure is reported, never fatal. */
 static void metrics_write_textfile(void) {
     if (!metrics_textfile) return;
+    metrics_written_at = now_unix(); /* tried: a failing write is retried at the next refresh */
     char body[KUBEBOOT_METRICS_TEXT_CAP], tmp[4200];
     size_t n = metrics_render(body, sizeof body);
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", metrics_textfile, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     bool ok = fd >= 0 && fchmod(fd, 0644) == 0 && write(fd, body, n) == (ssize_t)n && fsync(fd) == 0;
     if (fd >= 0) ok = close(fd) == 0 && ok;
-    if (ok && rename(tmp, metrics_textfile) == 0) {
-        metrics_written_at = now_unix();
-        return;
-    }
+    if (ok && rename(tmp, metrics_textfile) == 0) return;
     perror(metrics_textfile);
     unlink(tmp);
 }
