@@ -62,6 +62,11 @@ pub struct Histogram {
 }
 
 impl Histogram {
+    /// No observation.
+    pub const fn new() -> Self {
+        Histogram { buckets: [0; ROTATION_BUCKETS.len() + 1], sum: 0, count: 0 }
+    }
+
     /// Record one observation (negative values count as 0).
     pub fn observe(&mut self, seconds: i64) {
         let v = u64::try_from(seconds).unwrap_or(0);
@@ -89,6 +94,19 @@ pub struct Metrics {
     pub serving_rotation: Histogram,
 }
 
+impl Metrics {
+    /// No certificate, nothing counted (`Default`, for `const` contexts).
+    pub const fn new() -> Self {
+        Metrics {
+            client_not_after: None,
+            serving_not_after: None,
+            client_renew_errors: 0,
+            serving_renew_errors: 0,
+            serving_rotation: Histogram::new(),
+        }
+    }
+}
+
 /// Write the exposition text of `m` at `now` (unix seconds) into `buf`; returns its length, or
 /// [`crate::Error::BufferTooSmall`] with the size needed ([`RENDER_CAP`] always suffices).
 pub fn render(m: &Metrics, now: i64, buf: &mut [u8]) -> Result<usize> {
@@ -98,15 +116,23 @@ pub fn render(m: &Metrics, now: i64, buf: &mut [u8]) -> Result<usize> {
     })
 }
 
-fn head(s: &mut dyn Sink, name: &str, kind: &str, help: &str) {
-    for part in ["# HELP ", name, " ", help, "\n# TYPE ", name, " ", kind, "\n"] {
+/// `# HELP <name> <help...>` and `# TYPE <name> <kind>`.
+fn head(s: &mut dyn Sink, name: &str, kind: &str, help: &[&str]) {
+    for part in ["# HELP ", name, " "] {
+        s.put(part.as_bytes());
+    }
+    for part in help {
+        s.put(part.as_bytes());
+    }
+    for part in ["\n# TYPE ", name, " ", kind, "\n"] {
         s.put(part.as_bytes());
     }
 }
 
-fn sample(s: &mut dyn Sink, name: &str, labels: &str, value: impl FnOnce(&mut dyn Sink)) {
+/// `<name><suffix> <value>`.
+fn sample(s: &mut dyn Sink, name: &str, suffix: &str, value: impl FnOnce(&mut dyn Sink)) {
     s.put(name.as_bytes());
-    s.put(labels.as_bytes());
+    s.put(suffix.as_bytes());
     s.put(b" ");
     value(s);
     s.put(b"\n");
@@ -125,11 +151,7 @@ fn ttl(s: &mut dyn Sink, name: &str, which: &str, not_after: Option<i64>, now: i
         which,
         " certificate expires (negative once expired), +Inf when it has no usable one.",
     ];
-    let mut h: heapless::String<128> = heapless::String::new();
-    for p in help {
-        let _ = h.push_str(p);
-    }
-    head(s, name, "gauge", &h);
+    head(s, name, "gauge", &help);
     sample(s, name, "", |s| match not_after {
         Some(t) => put_signed(s, t.saturating_sub(now)),
         None => s.put(b"+Inf"),
@@ -137,11 +159,7 @@ fn ttl(s: &mut dyn Sink, name: &str, which: &str, not_after: Option<i64>, now: i
 }
 
 fn counter(s: &mut dyn Sink, name: &str, which: &str, v: u64) {
-    let mut h: heapless::String<128> = heapless::String::new();
-    for p in ["[ALPHA] Failed attempts at a new ", which, " certificate."] {
-        let _ = h.push_str(p);
-    }
-    head(s, name, "counter", &h);
+    head(s, name, "counter", &["[ALPHA] Failed attempts at a new ", which, " certificate."]);
     sample(s, name, "", |s| put_decimal(s, v));
 }
 
@@ -154,41 +172,29 @@ fn emit(s: &mut dyn Sink, m: &Metrics, now: i64) {
     );
     ttl(s, "kubelet_certificate_manager_client_ttl_seconds", "client", m.client_not_after, now);
     let h = "kubelet_certificate_manager_server_rotation_seconds";
-    head(
-        s,
-        h,
-        "histogram",
-        "[ALPHA] At each serving certificate rotation, the seconds the previous certificate had \
-         lived.",
-    );
-    let mut cumulative = 0u64;
-    let bucket = |s: &mut dyn Sink, le: &[u8], n: u64| {
+    let help = "[ALPHA] At each serving certificate rotation, the seconds the previous certificate \
+                had lived.";
+    head(s, h, "histogram", &[help]);
+    // `<h>_bucket{le="<bound>"} <cumulative count>`; `None`: the `+Inf` bucket.
+    let bucket = |s: &mut dyn Sink, le: Option<u64>, n: u64| {
         s.put(h.as_bytes());
         s.put(b"_bucket{le=\"");
-        s.put(le);
+        match le {
+            Some(b) => put_decimal(s, b),
+            None => s.put(b"+Inf"),
+        }
         s.put(b"\"} ");
         put_decimal(s, n);
         s.put(b"\n");
     };
-    for (i, bound) in ROTATION_BUCKETS.iter().enumerate() {
-        cumulative =
-            cumulative.saturating_add(m.serving_rotation.buckets.get(i).copied().unwrap_or(0));
-        let mut le = [0u8; 20];
-        let n = crate::out::write_measured(&mut le, |s| {
-            put_decimal(s, *bound);
-            Ok(())
-        })
-        .unwrap_or(0);
-        bucket(s, le.get(..n).unwrap_or(&[]), cumulative);
+    let mut cumulative = 0u64;
+    for (bound, n) in ROTATION_BUCKETS.iter().zip(m.serving_rotation.buckets) {
+        cumulative = cumulative.saturating_add(n);
+        bucket(s, Some(*bound), cumulative);
     }
-    bucket(s, b"+Inf", m.serving_rotation.count);
-    for (suffix, v) in [("_sum", m.serving_rotation.sum), ("_count", m.serving_rotation.count)] {
-        s.put(h.as_bytes());
-        s.put(suffix.as_bytes());
-        s.put(b" ");
-        put_decimal(s, v);
-        s.put(b"\n");
-    }
+    bucket(s, None, m.serving_rotation.count);
+    sample(s, h, "_sum", |s| put_decimal(s, m.serving_rotation.sum));
+    sample(s, h, "_count", |s| put_decimal(s, m.serving_rotation.count));
     ttl(s, "kubelet_certificate_manager_server_ttl_seconds", "serving", m.serving_not_after, now);
     counter(s, "kubelet_server_expiration_renew_errors", "serving", m.serving_renew_errors);
 }

@@ -68,7 +68,7 @@ use crate::engine::{self, Engine, Method, Naming, StreamControl};
 use crate::error::{Error, Reason, Result, StoreErrorKind, VerifyError};
 use crate::key::{NodeKey, SEC1_PEM_LEN};
 use crate::kubeconfig::{Kubeconfig, NodeKubeconfig, Scalar, Source, write_node_kubeconfig};
-use crate::metrics::{Histogram, Metrics};
+use crate::metrics::Metrics;
 use crate::pin::CaPin;
 use crate::token::BootstrapToken;
 use crate::verify::{self, Expected};
@@ -1092,13 +1092,7 @@ impl<const N: usize> Agent<N> {
             token_path: PathBuf::new(),
             token: None,
             kind: Kind::Bootstrap,
-            metrics: Metrics {
-                client_not_after: None,
-                serving_not_after: None,
-                client_renew_errors: 0,
-                serving_renew_errors: 0,
-                serving_rotation: Histogram { buckets: [0; 11], sum: 0, count: 0 },
-            },
+            metrics: Metrics::new(),
             key: None,
             key_generated: false,
             key_tries: 0,
@@ -1344,7 +1338,7 @@ impl<const N: usize> Agent<N> {
         *verifier = None;
         // The attempt.
         *kind = Kind::Bootstrap;
-        *metrics = Metrics::default();
+        *metrics = Metrics::new();
         *key_generated = false;
         *key_tries = 0;
         *dir_created = false;

@@ -71,13 +71,11 @@ impl MetricsOut {
         if !due {
             return;
         }
-        match write_textfile(path, &text(&m, now)) {
-            Ok(()) => self.written = Some((m, now)),
-            Err(e) => {
-                eprintln!("kubeboot: --metrics-textfile {}: {e}", path.display());
-                self.written = Some((m, now));
-            }
+        if let Err(e) = write_textfile(path, &text(&m, now)) {
+            eprintln!("kubeboot: --metrics-textfile {}: {e}", path.display());
         }
+        // (tried: a failed write is retried at the next change or refresh, not at once)
+        self.written = Some((m, now));
     }
 }
 
