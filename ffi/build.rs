@@ -1,7 +1,8 @@
 //! The shared library's SONAME: `libkubeboot.so.<ABI>`, the ABI version being the major version,
 //! or `0.<minor>` before 1.0 (every 0.x minor may break the ABI, as Cargo's semver rules say).
-//! `make -C ffi install` installs `libkubeboot.so.<version>` with the `libkubeboot.so.<ABI>` and
-//! `libkubeboot.so` links.
+//! This is the one place that decides it: `make -C ffi install` reads it from the built library
+//! and installs `libkubeboot.so.<version>` with the `libkubeboot.so.<ABI>` and `libkubeboot.so`
+//! links.
 
 fn main() {
     let major = std::env::var("CARGO_PKG_VERSION_MAJOR").unwrap_or_default();
