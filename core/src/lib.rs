@@ -155,6 +155,7 @@ pub mod agent;
 pub mod api;
 pub mod backend;
 pub mod csr;
+mod der_walk;
 pub mod discovery;
 pub mod engine;
 pub mod error;
