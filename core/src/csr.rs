@@ -14,6 +14,7 @@ use core::net::IpAddr;
 
 use crate::error::{Error, PolicyViolation, Result};
 use crate::key::{P256_SPKI_LEN, P256Signer};
+use crate::oid;
 use crate::pem;
 
 /// The kubelet's certificate subject organization.
@@ -31,11 +32,11 @@ pub const MAX_CSR_DER: usize = MAX_TBS_LEN + 4 + 12 + 3 + 72;
 /// PEM label of a CSR.
 pub const LABEL_CSR: &str = "CERTIFICATE REQUEST";
 
-const OID_CN: [u8; 3] = [0x55, 0x04, 0x03];
-const OID_O: [u8; 3] = [0x55, 0x04, 0x0a];
-const OID_SAN: [u8; 3] = [0x55, 0x1d, 0x11];
+const OID_CN: &[u8] = oid::CN.as_bytes();
+const OID_O: &[u8] = oid::O.as_bytes();
+const OID_SAN: &[u8] = oid::SUBJECT_ALT_NAME.as_bytes();
 /// 1.2.840.113549.1.9.14 extensionRequest
-const OID_EXTENSION_REQUEST: [u8; 9] = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x0e];
+const OID_EXTENSION_REQUEST: &[u8] = oid::EXTENSION_REQUEST.as_bytes();
 /// `SEQUENCE { OID 1.2.840.10045.4.3.2 ecdsa-with-SHA256 }`
 const ALG_ECDSA_SHA256: [u8; 12] =
     [0x30, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02];
@@ -249,11 +250,11 @@ impl<'a> CsrBuilder<'a> {
 
     fn emit_subject(&self, w: &mut Rev<'_>) {
         w.tlv(TAG_SEQUENCE, |w| {
-            rdn(w, &OID_CN, |w| {
+            rdn(w, OID_CN, |w| {
                 w.put(self.node_name.as_bytes());
                 w.put(NODE_USER_PREFIX.as_bytes());
             });
-            rdn(w, &OID_O, |w| w.put(NODES_GROUP.as_bytes()));
+            rdn(w, OID_O, |w| w.put(NODES_GROUP.as_bytes()));
         });
     }
 
@@ -269,11 +270,11 @@ impl<'a> CsrBuilder<'a> {
                         w.tlv(TAG_OCTET_STRING, |w| {
                             w.tlv(TAG_SEQUENCE, |w| emit_general_names(w, dns, ips));
                         });
-                        w.oid(&OID_SAN);
+                        w.oid(OID_SAN);
                     });
                 });
             });
-            w.oid(&OID_EXTENSION_REQUEST);
+            w.oid(OID_EXTENSION_REQUEST);
         });
     }
 }

@@ -1405,7 +1405,9 @@ impl<const N: usize> Engine<N> {
         if !cn_ok || !o_ok || req.subject().count() != 2 {
             return Err("retrieved csr is not compatible: subject differs");
         }
-        if req.spki_der() != self.spki.as_slice() || req.verify_signature().is_err() {
+        if req.spki_der() != self.spki.as_slice()
+            || req.verify_signature_with(self.cfg.verifier.unwrap_or(SOFTWARE)).is_err()
+        {
             return Err("retrieved csr is not compatible: not signed by our key");
         }
         Ok(())

@@ -36,13 +36,6 @@ const P256_SPKI_PREFIX: [u8; 26] = [
     0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
 ];
 
-/// OID 1.2.840.10045.3.1.7 (prime256v1 / secp256r1).
-const OID_P256: der::asn1::ObjectIdentifier =
-    der::asn1::ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
-/// OID 1.2.840.10045.2.1 (id-ecPublicKey).
-const OID_EC_PUBLIC_KEY: der::asn1::ObjectIdentifier =
-    der::asn1::ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
-
 /// PEM label of a SEC1 EC private key.
 pub const LABEL_EC_PRIVATE_KEY: &str = "EC PRIVATE KEY";
 /// PEM label of a PKCS#8 private key.
@@ -192,7 +185,7 @@ impl NodeKey {
         let sec1 = sec1::EcPrivateKey::from_der(der).map_err(|_| Error::MalformedKey)?;
         if let Some(params) = sec1.parameters {
             let oid = params.named_curve().ok_or(Error::UnsupportedKey)?;
-            if oid != OID_P256 {
+            if oid != crate::oid::P256 {
                 return Err(Error::UnsupportedKey);
             }
         }
@@ -214,12 +207,12 @@ impl NodeKey {
     /// Read a PKCS#8 `PrivateKeyInfo` holding an EC P-256 key.
     pub fn from_pkcs8_der(der: &[u8]) -> Result<Self> {
         let info = pkcs8::PrivateKeyInfoRef::from_der(der).map_err(|_| Error::MalformedKey)?;
-        if info.algorithm.oid != OID_EC_PUBLIC_KEY {
+        if info.algorithm.oid != crate::oid::EC_PUBLIC_KEY {
             return Err(Error::UnsupportedKey);
         }
         let curve: der::asn1::ObjectIdentifier =
             info.algorithm.parameters_oid().map_err(|_| Error::UnsupportedKey)?;
-        if curve != OID_P256 {
+        if curve != crate::oid::P256 {
             return Err(Error::UnsupportedKey);
         }
         Self::from_sec1_der(info.private_key.as_bytes())
@@ -235,7 +228,7 @@ impl NodeKey {
         let point = self.public_point();
         let sec1 = sec1::EcPrivateKey {
             private_key: &d[..],
-            parameters: Some(sec1::EcParameters::NamedCurve(OID_P256)),
+            parameters: Some(sec1::EcParameters::NamedCurve(crate::oid::P256)),
             public_key: Some(&point[..]),
         };
         let out = sec1.encode_to_slice(buf).map_err(|_| Error::MalformedKey)?;
@@ -415,7 +408,7 @@ Ym7MFAKG3O2espBqXn+audgdHGh5B0I=
         let p = b.public_point();
         let sec1 = sec1::EcPrivateKey {
             private_key: &d[..],
-            parameters: Some(sec1::EcParameters::NamedCurve(OID_P256)),
+            parameters: Some(sec1::EcParameters::NamedCurve(crate::oid::P256)),
             public_key: Some(&p[..]),
         };
         let mut buf = [0u8; 200];

@@ -163,6 +163,7 @@ pub mod json;
 pub mod key;
 pub mod kubeconfig;
 pub mod metrics;
+mod oid;
 mod out;
 pub mod pem;
 pub mod pin;

@@ -23,6 +23,7 @@
 //! `p384` feature and RSA PKCS#1 v1.5 with the `rsa` feature; a CSR that upstream could verify but
 //! this build cannot gives [`PolicyViolation::UnsupportedKey`] ("cannot vouch"), not acceptance.
 
+use crate::backend::{SignatureVerifier, Software};
 use crate::error::{Error, PolicyViolation, Result};
 pub use crate::request::CertificateRequest;
 use crate::request::SubjectAltName;
@@ -352,11 +353,23 @@ pub fn check_kubelet_csr_der<'a>(
     usages: &[&str],
     expiration_seconds: Option<u32>,
 ) -> Result<CheckedCsr<'a>> {
+    check_kubelet_csr_der_with(&Software, csr_der, signer, usages, expiration_seconds)
+}
+
+/// [`check_kubelet_csr_der`] with the self-signature checked by `verifier` (e.g. ring, or the
+/// Cortex-M4 assembly) instead of the portable backend.
+pub fn check_kubelet_csr_der_with<'a>(
+    verifier: &dyn SignatureVerifier,
+    csr_der: &'a [u8],
+    signer: &str,
+    usages: &[&str],
+    expiration_seconds: Option<u32>,
+) -> Result<CheckedCsr<'a>> {
     let request = CertificateRequest::from_der(csr_der).map_err(|e| match e {
         Error::Malformed => violation(PolicyViolation::NotCertificateRequest),
         other => other,
     })?;
-    check_request(request, signer, usages, expiration_seconds)
+    check_request(verifier, request, signer, usages, expiration_seconds)
 }
 
 /// Run every check on a PEM CSR (`spec.request`), decoding its first block into `scratch`
@@ -372,20 +385,34 @@ pub fn check_kubelet_csr<'s>(
     expiration_seconds: Option<u32>,
     scratch: &'s mut [u8],
 ) -> Result<CheckedCsr<'s>> {
+    check_kubelet_csr_with(&Software, csr_pem, signer, usages, expiration_seconds, scratch)
+}
+
+/// [`check_kubelet_csr`] with the self-signature checked by `verifier` (e.g. ring, or the
+/// Cortex-M4 assembly) instead of the portable backend.
+pub fn check_kubelet_csr_with<'s>(
+    verifier: &dyn SignatureVerifier,
+    csr_pem: &[u8],
+    signer: &str,
+    usages: &[&str],
+    expiration_seconds: Option<u32>,
+    scratch: &'s mut [u8],
+) -> Result<CheckedCsr<'s>> {
     let request = CertificateRequest::from_pem(csr_pem, scratch).map_err(|e| match e {
         Error::Malformed => violation(PolicyViolation::NotCertificateRequest),
         other => other,
     })?;
-    check_request(request, signer, usages, expiration_seconds)
+    check_request(verifier, request, signer, usages, expiration_seconds)
 }
 
 fn check_request<'a>(
+    verifier: &dyn SignatureVerifier,
     request: CertificateRequest<'a>,
     signer: &str,
     usages: &[&str],
     expiration_seconds: Option<u32>,
 ) -> Result<CheckedCsr<'a>> {
-    request.verify_signature()?;
+    request.verify_signature_with(verifier)?;
     validate_usages(usages)?;
     validate_signer_name(signer)?;
     validate_expiration_seconds(expiration_seconds)?;

@@ -19,32 +19,18 @@
 
 use crate::error::{Error, PolicyViolation, Result};
 use der::asn1::ObjectIdentifier;
-use der::{AnyRef, Decode, Reader, SliceReader, Tag, TagNumber};
+use der::{Decode, SliceReader, Tag, TagNumber};
+
+use crate::backend::{SignatureVerifier, Verdict};
+use crate::der_walk;
+use crate::oid;
+use crate::verify::{IssuerKey, SigAlg, signature_verdict};
 use spki::SubjectPublicKeyInfoRef;
 
 /// `-----BEGIN CERTIFICATE REQUEST-----`, the only PEM label the apiserver accepts.
 pub const PEM_LABEL: &str = "CERTIFICATE REQUEST";
 
 // DER content bytes of the OIDs we look at (no tag, no length).
-const OID_CN: &[u8] = &[0x55, 0x04, 0x03];
-const OID_O: &[u8] = &[0x55, 0x04, 0x0a];
-const OID_OU: &[u8] = &[0x55, 0x04, 0x0b];
-const OID_EXTENSION_REQUEST: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x0e];
-const OID_SAN: &[u8] = &[0x55, 0x1d, 0x11];
-
-const ID_EC_PUBLIC_KEY: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
-const SECP256R1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
-const SECP384R1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.132.0.34");
-const SECP521R1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.132.0.35");
-const RSA_ENCRYPTION: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.1");
-const ID_ED25519: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.101.112");
-const ECDSA_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.2");
-const ECDSA_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.3");
-const ECDSA_SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.4");
-const RSA_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.11");
-const RSA_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.12");
-const RSA_SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.13");
-const RSA_PSS: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.10");
 
 /// The public key algorithm of a CSR's SubjectPublicKeyInfo.
 #[non_exhaustive]
@@ -137,18 +123,18 @@ struct Tlv<'a> {
     whole: &'a [u8],
 }
 
-/// Read the next TLV from `rest`, advancing it. `Ok(None)` at the end.
+/// Read the next TLV from `rest` with the crate's DER walker, advancing it. `Ok(None)` at the end.
+/// The tag is `der`'s [`Tag`] (read again from the element only for the rare multi-octet tags).
 fn next_tlv<'a>(rest: &mut &'a [u8]) -> Result<Option<Tlv<'a>>> {
     if rest.is_empty() {
         return Ok(None);
     }
-    let input: &'a [u8] = rest;
-    let mut reader = SliceReader::new(input).map_err(|_| Error::Malformed)?;
-    let any: AnyRef<'a> = AnyRef::decode(&mut reader).map_err(|_| Error::Malformed)?;
-    let used = usize::try_from(reader.position()).map_err(|_| Error::Malformed)?;
-    let (whole, after) = input.split_at_checked(used).ok_or(Error::Malformed)?;
-    *rest = after;
-    Ok(Some(Tlv { tag: any.header().tag(), value: any.value(), whole }))
+    let mut r = der_walk::Der(rest);
+    let (element, whole) = der_walk::next(&mut r)?;
+    *rest = r.0;
+    let tag = Tag::peek(&SliceReader::new(whole).map_err(|_| Error::Malformed)?)
+        .map_err(|_| Error::Malformed)?;
+    Ok(Some(Tlv { tag, value: element.value(), whole }))
 }
 
 /// Read the next TLV, which must exist and carry `tag`.
@@ -224,10 +210,13 @@ impl<'a> NameAttribute<'a> {
 
     /// The attribute kind (CN, O, OU or other).
     pub fn kind(&self) -> AttributeKind {
+        const CN: &[u8] = oid::CN.as_bytes();
+        const O: &[u8] = oid::O.as_bytes();
+        const OU: &[u8] = oid::OU.as_bytes();
         match self.oid {
-            OID_CN => AttributeKind::CommonName,
-            OID_O => AttributeKind::Organization,
-            OID_OU => AttributeKind::OrganizationalUnit,
+            CN => AttributeKind::CommonName,
+            O => AttributeKind::Organization,
+            OU => AttributeKind::OrganizationalUnit,
             _ => AttributeKind::Other,
         }
     }
@@ -489,7 +478,7 @@ fn find_san(attributes: &[u8]) -> Result<&[u8]> {
         if !inner.is_empty() {
             return Err(Error::Malformed);
         }
-        if oid.value != OID_EXTENSION_REQUEST {
+        if oid.value != oid::EXTENSION_REQUEST.as_bytes() {
             continue;
         }
         let mut vals = values.value;
@@ -511,7 +500,7 @@ fn find_san(attributes: &[u8]) -> Result<&[u8]> {
                 if next.tag != Tag::OctetString || !e.is_empty() {
                     return Err(Error::Malformed);
                 }
-                if id.value != OID_SAN {
+                if id.value != oid::SUBJECT_ALT_NAME.as_bytes() {
                     continue;
                 }
                 if san.is_some() {
@@ -535,17 +524,17 @@ fn find_san(attributes: &[u8]) -> Result<&[u8]> {
 
 fn classify_key(spki: &SubjectPublicKeyInfoRef<'_>) -> KeyAlgorithm {
     let oid = spki.algorithm.oid;
-    if oid == ID_EC_PUBLIC_KEY {
+    if oid == oid::EC_PUBLIC_KEY {
         let curve = spki.algorithm.parameters.and_then(|p| p.decode_as::<ObjectIdentifier>().ok());
         match curve {
-            Some(c) if c == SECP256R1 => KeyAlgorithm::EcP256,
-            Some(c) if c == SECP384R1 => KeyAlgorithm::EcP384,
-            Some(c) if c == SECP521R1 => KeyAlgorithm::EcP521,
+            Some(c) if c == oid::P256 => KeyAlgorithm::EcP256,
+            Some(c) if c == oid::P384 => KeyAlgorithm::EcP384,
+            Some(c) if c == oid::P521 => KeyAlgorithm::EcP521,
             _ => KeyAlgorithm::EcOther,
         }
-    } else if oid == RSA_ENCRYPTION {
+    } else if oid == oid::RSA_ENCRYPTION {
         KeyAlgorithm::Rsa
-    } else if oid == ID_ED25519 {
+    } else if oid == oid::ED25519 {
         KeyAlgorithm::Ed25519
     } else {
         KeyAlgorithm::Other
@@ -554,14 +543,14 @@ fn classify_key(spki: &SubjectPublicKeyInfoRef<'_>) -> KeyAlgorithm {
 
 fn classify_signature(oid: &[u8]) -> SignatureAlgorithm {
     let table: [(ObjectIdentifier, SignatureAlgorithm); 8] = [
-        (ECDSA_SHA256, SignatureAlgorithm::EcdsaSha256),
-        (ECDSA_SHA384, SignatureAlgorithm::EcdsaSha384),
-        (ECDSA_SHA512, SignatureAlgorithm::EcdsaSha512),
-        (RSA_SHA256, SignatureAlgorithm::RsaSha256),
-        (RSA_SHA384, SignatureAlgorithm::RsaSha384),
-        (RSA_SHA512, SignatureAlgorithm::RsaSha512),
-        (RSA_PSS, SignatureAlgorithm::RsaPss),
-        (ID_ED25519, SignatureAlgorithm::Ed25519),
+        (oid::ECDSA_SHA256, SignatureAlgorithm::EcdsaSha256),
+        (oid::ECDSA_SHA384, SignatureAlgorithm::EcdsaSha384),
+        (oid::ECDSA_SHA512, SignatureAlgorithm::EcdsaSha512),
+        (oid::RSA_SHA256, SignatureAlgorithm::RsaSha256),
+        (oid::RSA_SHA384, SignatureAlgorithm::RsaSha384),
+        (oid::RSA_SHA512, SignatureAlgorithm::RsaSha512),
+        (oid::RSA_PSS, SignatureAlgorithm::RsaPss),
+        (oid::ED25519, SignatureAlgorithm::Ed25519),
     ];
     table
         .iter()
@@ -739,6 +728,15 @@ impl<'a> CertificateRequest<'a> {
     /// - [`PolicyViolation::NotCertificateRequest`]: the public key does not decode (Go refuses
     ///   to parse such a request).
     pub fn verify_signature(&self) -> Result<()> {
+        self.verify_signature_with(&crate::backend::Software)
+    }
+
+    /// [`CertificateRequest::verify_signature`] through `verifier` (e.g. ring on hosts, the
+    /// Cortex-M4 assembly on microcontrollers): the same dispatch as every certificate signature
+    /// of [`crate::verify`]. P-256 and P-384 keys take SHA-256, SHA-384 and SHA-512 as Go does
+    /// (the others only with the `sha512` feature, P-384 with `p384`), RSA keys of 1024 to 4096
+    /// bits only with `rsa`.
+    pub fn verify_signature_with(&self, verifier: &dyn SignatureVerifier) -> Result<()> {
         let key_family = self.key_algorithm.family();
         let sig_family = self.signature_algorithm.family();
         if key_family == Family::Unknown
@@ -748,114 +746,56 @@ impl<'a> CertificateRequest<'a> {
         {
             return Err(Error::Policy(PolicyViolation::BadSignature));
         }
-        match (self.key_algorithm, self.signature_algorithm) {
-            (KeyAlgorithm::EcP256, SignatureAlgorithm::EcdsaSha256) => self.verify_p256(),
-            #[cfg(feature = "p384")]
-            (
-                KeyAlgorithm::EcP256 | KeyAlgorithm::EcP384,
-                SignatureAlgorithm::EcdsaSha256
-                | SignatureAlgorithm::EcdsaSha384
-                | SignatureAlgorithm::EcdsaSha512,
-            ) => self.verify_ec_prehash(),
-            #[cfg(feature = "rsa")]
-            (KeyAlgorithm::Rsa, SignatureAlgorithm::RsaSha256) => {
-                self.verify_rsa::<rsa::sha2::Sha256>()
-            }
-            #[cfg(feature = "rsa")]
-            (KeyAlgorithm::Rsa, SignatureAlgorithm::RsaSha384) => {
-                self.verify_rsa::<rsa::sha2::Sha384>()
-            }
-            #[cfg(feature = "rsa")]
-            (KeyAlgorithm::Rsa, SignatureAlgorithm::RsaSha512) => {
-                self.verify_rsa::<rsa::sha2::Sha512>()
-            }
-            _ => Err(Error::Policy(PolicyViolation::UnsupportedKey)),
-        }
-    }
-
-    fn verify_p256(&self) -> Result<()> {
-        use p256::ecdsa::signature::Verifier;
-        let key = p256::ecdsa::VerifyingKey::from_sec1_bytes(self.public_key)
-            .map_err(|_| Error::Policy(PolicyViolation::NotCertificateRequest))?;
-        let sig = p256::ecdsa::DerSignature::from_bytes(self.signature)
-            .map_err(|_| Error::Policy(PolicyViolation::BadSignature))?;
-        key.verify(self.info, &sig).map_err(|_| Error::Policy(PolicyViolation::BadSignature))
-    }
-
-    /// ECDSA over P-256 or P-384 with any of SHA-256/384/512, as Go allows (the digest is
-    /// truncated to the curve order's length). Only with the `p384` feature, which links SHA-512.
-    #[cfg(feature = "p384")]
-    fn verify_ec_prehash(&self) -> Result<()> {
-        use p256::ecdsa::signature::hazmat::PrehashVerifier;
-        use sha2::Digest;
-        let bad = Error::Policy(PolicyViolation::BadSignature);
-        let bad_key = Error::Policy(PolicyViolation::NotCertificateRequest);
-        let mut buf = [0u8; 64];
-        let mut put = |digest: &[u8]| {
-            buf.iter_mut().zip(digest).for_each(|(o, i)| *o = *i);
-            digest.len()
-        };
-        let len = match self.signature_algorithm {
-            SignatureAlgorithm::EcdsaSha256 => put(&sha2::Sha256::digest(self.info)),
-            SignatureAlgorithm::EcdsaSha384 => put(&sha2::Sha384::digest(self.info)),
-            SignatureAlgorithm::EcdsaSha512 => put(&sha2::Sha512::digest(self.info)),
+        let alg = match self.signature_algorithm {
+            SignatureAlgorithm::EcdsaSha256 => SigAlg::EcdsaSha256,
+            SignatureAlgorithm::EcdsaSha384 => SigAlg::EcdsaSha384,
+            SignatureAlgorithm::EcdsaSha512 => SigAlg::EcdsaSha512,
+            SignatureAlgorithm::RsaSha256 => SigAlg::RsaSha256,
+            SignatureAlgorithm::RsaSha384 => SigAlg::RsaSha384,
+            SignatureAlgorithm::RsaSha512 => SigAlg::RsaSha512,
             _ => return Err(Error::Policy(PolicyViolation::UnsupportedKey)),
         };
-        let prehash = buf.get(..len).ok_or(bad)?;
-        match self.key_algorithm {
-            KeyAlgorithm::EcP256 => {
-                let key = p256::ecdsa::VerifyingKey::from_sec1_bytes(self.public_key)
-                    .map_err(|_| bad_key)?;
-                let sig = p256::ecdsa::DerSignature::from_bytes(self.signature).map_err(|_| bad)?;
-                key.verify_prehash(prehash, &sig).map_err(|_| bad)
+        // Go refuses to parse a request whose public key does not decode: an EC point that is not
+        // the uncompressed form of its curve's size, an RSAPublicKey that is not two integers.
+        let (key, decodes) = match self.key_algorithm {
+            KeyAlgorithm::EcP256 => (IssuerKey::P256(self.public_key), self.ec_point_decodes(32)),
+            KeyAlgorithm::EcP384 => (IssuerKey::P384(self.public_key), self.ec_point_decodes(48)),
+            KeyAlgorithm::Rsa => {
+                (IssuerKey::Rsa(self.public_key), crate::verify::rsa_key_decodes(self.public_key))
             }
-            KeyAlgorithm::EcP384 => {
-                let key = p384::ecdsa::VerifyingKey::from_sec1_bytes(self.public_key)
-                    .map_err(|_| bad_key)?;
-                let sig = p384::ecdsa::DerSignature::from_bytes(self.signature).map_err(|_| bad)?;
-                key.verify_prehash(prehash, &sig).map_err(|_| bad)
-            }
-            _ => Err(Error::Policy(PolicyViolation::UnsupportedKey)),
+            _ => return Err(Error::Policy(PolicyViolation::UnsupportedKey)),
+        };
+        if !decodes {
+            return Err(Error::Policy(PolicyViolation::NotCertificateRequest));
+        }
+        match signature_verdict(verifier, key, alg, self.info, self.signature, CSR_RSA_MIN_BITS) {
+            Verdict::Valid => Ok(()),
+            Verdict::Invalid => Err(Error::Policy(PolicyViolation::BadSignature)),
+            Verdict::Unsupported => Err(Error::Policy(PolicyViolation::UnsupportedKey)),
         }
     }
 
-    #[cfg(feature = "rsa")]
-    fn verify_rsa<D>(&self) -> Result<()>
-    where
-        rsa::pkcs1v15::VerifyingKey<D>: rsa::signature::Verifier<rsa::pkcs1v15::Signature>,
-        D: RsaDigest,
-    {
-        use rsa::pkcs1::DecodeRsaPublicKey;
-        use rsa::signature::Verifier;
-        let key = rsa::PublicKey::from_pkcs1_der(self.public_key)
-            .map_err(|_| Error::Policy(PolicyViolation::NotCertificateRequest))?;
-        let sig = rsa::pkcs1v15::Signature::try_from(self.signature)
-            .map_err(|_| Error::Policy(PolicyViolation::BadSignature))?;
-        D::verifying_key(key)
-            .verify(self.info, &sig)
-            .map_err(|_| Error::Policy(PolicyViolation::BadSignature))
+    /// An uncompressed SEC1 point (`04 || X || Y`) of `n`-byte coordinates that lies on the curve
+    /// (checked where the portable arithmetic is linked; the Cortex-M4 assembly checks it when it
+    /// verifies, and an off-curve point is a bad signature there).
+    fn ec_point_decodes(&self, n: usize) -> bool {
+        let shape = self.public_key.len() == 1 + 2 * n && self.public_key.first() == Some(&0x04);
+        #[cfg(not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")))]
+        if shape && n == 32 {
+            return crate::backend::p256_point(self.public_key).is_some();
+        }
+        #[cfg(feature = "p384")]
+        if shape && n == 48 {
+            return p384::ecdsa::VerifyingKey::from_sec1_bytes(self.public_key).is_ok();
+        }
+        shape
     }
 }
 
-/// The digests we accept for RSA PKCS#1 v1.5 (a seal over `VerifyingKey::<D>::new`'s bounds).
-#[cfg(feature = "rsa")]
-trait RsaDigest: rsa::sha2::Digest + Sized {
-    fn verifying_key(key: rsa::PublicKey) -> rsa::pkcs1v15::VerifyingKey<Self>;
-}
+/// The smallest RSA key of a CSR whose self-signature is checked (Go's `crypto/rsa` refuses
+/// smaller ones since Go 1.24).
+const CSR_RSA_MIN_BITS: usize = 1024;
 
-#[cfg(feature = "rsa")]
-macro_rules! rsa_digest {
-    ($($d:ty),*) => {$(
-        impl RsaDigest for $d {
-            fn verifying_key(key: rsa::PublicKey) -> rsa::pkcs1v15::VerifyingKey<Self> {
-                rsa::pkcs1v15::VerifyingKey::<Self>::new(key)
-            }
-        }
-    )*};
-}
-
-#[cfg(feature = "rsa")]
-rsa_digest!(rsa::sha2::Sha256, rsa::sha2::Sha384, rsa::sha2::Sha512);
 #[cfg(test)]
 pub(crate) mod fixtures {
     //! CSRs generated once with `openssl req` (OpenSSL 3.0); P-256 ones use spec key K1.
@@ -1016,6 +956,59 @@ mod tests {
         }
     }
 
+    /// A backend that answers every check with one verdict and counts the calls.
+    struct Fixed(Verdict, core::cell::Cell<u32>);
+
+    impl SignatureVerifier for Fixed {
+        fn p256_sha256(&self, _: &[u8], _: &[u8], _: &[u8; 64]) -> Verdict {
+            self.1.set(self.1.get() + 1);
+            self.0
+        }
+        fn p384_sha384(&self, _: &[u8], _: &[u8], _: &[u8; 96]) -> Verdict {
+            self.1.set(self.1.get() + 1);
+            self.0
+        }
+        fn rsa_pkcs1(
+            &self,
+            _: &[u8],
+            _: &[u8],
+            _: crate::backend::RsaHash,
+            _: &[u8],
+            _: &[u8],
+        ) -> Verdict {
+            self.1.set(self.1.get() + 1);
+            self.0
+        }
+    }
+
+    #[test]
+    fn self_signature_goes_through_the_given_backend() {
+        let mut buf = [0u8; 1024];
+        let req = CertificateRequest::from_pem(CLIENT.as_bytes(), &mut buf).unwrap();
+        req.verify_signature().unwrap();
+        let invalid = Fixed(Verdict::Invalid, Default::default());
+        assert_eq!(
+            req.verify_signature_with(&invalid),
+            Err(Error::Policy(PolicyViolation::BadSignature))
+        );
+        let unsupported = Fixed(Verdict::Unsupported, Default::default());
+        assert_eq!(
+            req.verify_signature_with(&unsupported),
+            Err(Error::Policy(PolicyViolation::UnsupportedKey))
+        );
+        assert_eq!((invalid.1.get(), unsupported.1.get()), (1, 1));
+        // The policy entry points pass their backend down.
+        let n = der_of(CLIENT, &mut buf);
+        let usages = ["digital signature", "client auth"];
+        let signer = "kubernetes.io/kube-apiserver-client-kubelet";
+        assert_eq!(
+            crate::policy::check_kubelet_csr_der_with(&invalid, &buf[..n], signer, &usages, None)
+                .map(|_| ()),
+            Err(Error::Policy(PolicyViolation::BadSignature))
+        );
+        assert_eq!(invalid.1.get(), 2);
+    }
+
     #[test]
     fn tampering_breaks_signature() {
         for pem in [CLIENT, SERVING, P384, RSA] {
@@ -1111,27 +1104,38 @@ mod tests {
 
     #[test]
     fn bmp_and_teletex_chars() {
-        let bmp =
-            NameAttribute { oid: OID_O, tag: Tag::BmpString, value: b"\0s\0y\xd8\x3d\xde\x00" };
+        let bmp = NameAttribute {
+            oid: oid::O.as_bytes(),
+            tag: Tag::BmpString,
+            value: b"\0s\0y\xd8\x3d\xde\x00",
+        };
         assert_eq!(bmp.chars().collect::<String>(), "sy\u{1F600}");
         assert!(bmp.eq_str("sy\u{1F600}"));
         assert_eq!(bmp.as_str(), None);
-        let t61 = NameAttribute { oid: OID_CN, tag: Tag::TeletexString, value: b"system:node:x" };
+        let t61 = NameAttribute {
+            oid: oid::CN.as_bytes(),
+            tag: Tag::TeletexString,
+            value: b"system:node:x",
+        };
         assert!(t61.starts_with("system:node:"));
         // UTF-8 in a TeletexString reads as that UTF-8 (Go: string(value)); found by the
         // csr_request long fuzz run, where `chars` read it byte-wise and disagreed with `as_str`.
-        let utf8 =
-            NameAttribute { oid: OID_CN, tag: Tag::TeletexString, value: "n\u{f6}de".as_bytes() };
+        let utf8 = NameAttribute {
+            oid: oid::CN.as_bytes(),
+            tag: Tag::TeletexString,
+            value: "n\u{f6}de".as_bytes(),
+        };
         assert_eq!(utf8.chars().collect::<String>(), "n\u{f6}de");
         assert!(utf8.eq_str("n\u{f6}de") && utf8.as_str() == Some("n\u{f6}de"));
         // Not UTF-8: Go's string(value) keeps the bytes, so it equals no UTF-8 text, and
         // `range` reads U+FFFD for each byte that does not start a valid sequence.
-        let latin1 = NameAttribute { oid: OID_CN, tag: Tag::TeletexString, value: b"n\xf6de" };
+        let latin1 =
+            NameAttribute { oid: oid::CN.as_bytes(), tag: Tag::TeletexString, value: b"n\xf6de" };
         assert_eq!(latin1.chars().collect::<String>(), "n\u{FFFD}de");
         assert!(!latin1.eq_str("n\u{f6}de") && !latin1.eq_str("n\u{FFFD}de"));
         assert!(latin1.starts_with("n") && !latin1.starts_with("n\u{f6}"));
         let cut = NameAttribute {
-            oid: OID_CN,
+            oid: oid::CN.as_bytes(),
             tag: Tag::TeletexString,
             // A truncated 4-byte sequence, an overlong '/', a surrogate, then valid UTF-8.
             value: b"\xf0\x9f\x98A\xc0\xafB\xed\xa0\x80\xc3\xb6",
@@ -1140,7 +1144,7 @@ mod tests {
             cut.chars().collect::<String>(),
             "\u{FFFD}\u{FFFD}\u{FFFD}A\u{FFFD}\u{FFFD}B\u{FFFD}\u{FFFD}\u{FFFD}\u{f6}"
         );
-        let int = NameAttribute { oid: OID_CN, tag: Tag::Integer, value: b"\x01" };
+        let int = NameAttribute { oid: oid::CN.as_bytes(), tag: Tag::Integer, value: b"\x01" };
         assert!(!int.is_string() && !int.eq_str("\u{1}"));
     }
 }

@@ -86,8 +86,6 @@ pub const PREFIX_CLIENT: &str = "kubelet-client";
 pub const PREFIX_SERVER: &str = "kubelet-server";
 
 const LABEL_CERTIFICATE: &str = "CERTIFICATE";
-const OID_RSA_ENCRYPTION: der::asn1::ObjectIdentifier =
-    der::asn1::ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.1");
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -547,7 +545,7 @@ fn rsa_private_n_e(der_bytes: &[u8]) -> Option<(&[u8], &[u8])> {
 fn rsa_spki_n_e(spki_der: &[u8]) -> Option<(&[u8], &[u8])> {
     use der::{Decode, Reader, SliceReader, asn1::UintRef};
     let info = spki::SubjectPublicKeyInfoRef::from_der(spki_der).ok()?;
-    if info.algorithm.oid != OID_RSA_ENCRYPTION {
+    if info.algorithm.oid != crate::oid::RSA_ENCRYPTION {
         return None;
     }
     let bits = info.subject_public_key.as_bytes()?;
@@ -581,7 +579,7 @@ fn check_key_matches(block: &PemBlock<'_>, leaf_spki: &[u8]) -> Result<(), Store
     }
     // RSA: PKCS#1, or PKCS#8 wrapping PKCS#1. Go compares N and E.
     let pkcs1 = match pkcs8::PrivateKeyInfoRef::from_der(key_der) {
-        Ok(info) if info.algorithm.oid == OID_RSA_ENCRYPTION => info.private_key.as_bytes(),
+        Ok(info) if info.algorithm.oid == crate::oid::RSA_ENCRYPTION => info.private_key.as_bytes(),
         Ok(_) => return Err(StoreErrorKind::UnsupportedKey),
         Err(_) => key_der,
     };

@@ -57,7 +57,8 @@ pub trait SignatureVerifier {
     fn p384_sha384(&self, point: &[u8], message: &[u8], rs: &[u8; 96]) -> Verdict;
 
     /// RSA PKCS#1 v1.5: `n` and `e` are the big-endian modulus and exponent without leading
-    /// zeros; the caller has already checked that `n` has 2048 to 4096 bits.
+    /// zeros; the caller has already checked that `n` has 1024 to 4096 bits (2048 for certificate
+    /// signatures; CSR self-signatures accept 1024-bit keys, as Go does).
     fn rsa_pkcs1(&self, n: &[u8], e: &[u8], hash: RsaHash, message: &[u8], sig: &[u8]) -> Verdict;
 }
 
@@ -141,7 +142,7 @@ impl SignatureVerifier for Software {
         else {
             return Verdict::Invalid;
         };
-        let Ok(key) = PublicKey::new_with_size_limits(n, e, 2048..=4096) else {
+        let Ok(key) = PublicKey::new_with_size_limits(n, e, 1024..=4096) else {
             return Verdict::Invalid;
         };
         let result = match hash {

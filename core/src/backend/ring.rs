@@ -52,7 +52,10 @@ impl SignatureVerifier for Ring {
         let odd = e.last().is_some_and(|b| b & 1 == 1);
         let at_least_3 =
             e.iter().rev().skip(1).any(|b| *b != 0) || e.last().is_some_and(|b| *b >= 3);
-        if !odd || !at_least_3 {
+        // ring takes moduli of 2048 bits or more; the 1024-bit CSR keys go to the rsa crate too.
+        let bits =
+            (n.len() * 8).saturating_sub(n.first().map_or(8, |b| b.leading_zeros() as usize));
+        if !odd || !at_least_3 || bits < 2048 {
             return Software.rsa_pkcs1(n, e, hash, message, sig);
         }
         let params = match hash {

@@ -199,17 +199,17 @@ pub(super) fn parse_sig_alg(any: &Tlv<'_>) -> Result<SigAlg, VerifyError> {
     let params = if r.is_finished() { None } else { Some(next(&mut r)?.0) };
     r.finish()?;
     let rsa_params_ok = params.is_none_or(|p| p.is_null());
-    Ok(if is_oid(&id, &OID_ECDSA_SHA256) && params.is_none() {
+    Ok(if is_oid(&id, &oid::ECDSA_SHA256) && params.is_none() {
         SigAlg::EcdsaSha256
-    } else if is_oid(&id, &OID_ECDSA_SHA384) && params.is_none() {
+    } else if is_oid(&id, &oid::ECDSA_SHA384) && params.is_none() {
         SigAlg::EcdsaSha384
-    } else if is_oid(&id, &OID_ECDSA_SHA512) && params.is_none() {
+    } else if is_oid(&id, &oid::ECDSA_SHA512) && params.is_none() {
         SigAlg::EcdsaSha512
-    } else if is_oid(&id, &OID_RSA_SHA256) && rsa_params_ok {
+    } else if is_oid(&id, &oid::RSA_SHA256) && rsa_params_ok {
         SigAlg::RsaSha256
-    } else if is_oid(&id, &OID_RSA_SHA384) && rsa_params_ok {
+    } else if is_oid(&id, &oid::RSA_SHA384) && rsa_params_ok {
         SigAlg::RsaSha384
-    } else if is_oid(&id, &OID_RSA_SHA512) && rsa_params_ok {
+    } else if is_oid(&id, &oid::RSA_SHA512) && rsa_params_ok {
         SigAlg::RsaSha512
     } else {
         SigAlg::Other
@@ -269,12 +269,12 @@ pub(super) fn for_each_attribute<'a>(
 /// The extensions [`parse_extensions`] reads, by the last arc of their OID: all six are under
 /// id-ce (2.5.29, DER `55 1d`), so one byte tells them apart (checked at compile time).
 pub(super) static KNOWN_EXTENSIONS: [u8; 6] = [
-    id_ce_arc(&OID_BASIC_CONSTRAINTS),
-    id_ce_arc(&OID_KEY_USAGE),
-    id_ce_arc(&OID_EXT_KEY_USAGE),
-    id_ce_arc(&OID_SUBJECT_ALT_NAME),
-    id_ce_arc(&OID_SUBJECT_KEY_ID),
-    id_ce_arc(&OID_AUTHORITY_KEY_ID),
+    id_ce_arc(&oid::BASIC_CONSTRAINTS),
+    id_ce_arc(&oid::KEY_USAGE),
+    id_ce_arc(&oid::EXT_KEY_USAGE),
+    id_ce_arc(&oid::SUBJECT_ALT_NAME),
+    id_ce_arc(&oid::SUBJECT_KEY_ID),
+    id_ce_arc(&oid::AUTHORITY_KEY_ID),
 ];
 
 /// The DER encoding of id-ce (2.5.29).

@@ -52,6 +52,7 @@ use der::asn1::ObjectIdentifier;
 use crate::backend::{RsaHash, SignatureVerifier, Software, Verdict};
 use crate::der_walk::*;
 use crate::error::{Detail, Error, Reason, VerifyError};
+use crate::oid;
 
 mod cert;
 mod names;
@@ -68,6 +69,7 @@ pub use names::{Described, SERIAL_HEX_CAP, San, describe, for_each_san, subject_
 use path::*;
 use render::*;
 use signature::*;
+pub(crate) use signature::{IssuerKey, SigAlg, rsa_key_decodes, signature_verdict};
 
 /// The verification error for DER that does not parse.
 fn malformed() -> VerifyError {
@@ -86,31 +88,6 @@ pub const MAX_DEPTH: usize = 8;
 pub const MAX_SIGNATURE_CHECKS: usize = 32;
 /// Capacity of [`Verified::ca_subject`]; longer renderings are truncated and end in `...`.
 pub const CA_SUBJECT_CAP: usize = 256;
-
-const fn oid(s: &str) -> ObjectIdentifier {
-    ObjectIdentifier::new_unwrap(s)
-}
-
-const OID_ECDSA_SHA256: ObjectIdentifier = oid("1.2.840.10045.4.3.2");
-const OID_ECDSA_SHA384: ObjectIdentifier = oid("1.2.840.10045.4.3.3");
-const OID_ECDSA_SHA512: ObjectIdentifier = oid("1.2.840.10045.4.3.4");
-const OID_RSA_SHA256: ObjectIdentifier = oid("1.2.840.113549.1.1.11");
-const OID_RSA_SHA384: ObjectIdentifier = oid("1.2.840.113549.1.1.12");
-const OID_RSA_SHA512: ObjectIdentifier = oid("1.2.840.113549.1.1.13");
-const OID_EC_PUBLIC_KEY: ObjectIdentifier = oid("1.2.840.10045.2.1");
-const OID_RSA_ENCRYPTION: ObjectIdentifier = oid("1.2.840.113549.1.1.1");
-const OID_P256: ObjectIdentifier = oid("1.2.840.10045.3.1.7");
-const OID_P384: ObjectIdentifier = oid("1.3.132.0.34");
-const OID_BASIC_CONSTRAINTS: ObjectIdentifier = oid("2.5.29.19");
-const OID_KEY_USAGE: ObjectIdentifier = oid("2.5.29.15");
-const OID_EXT_KEY_USAGE: ObjectIdentifier = oid("2.5.29.37");
-const OID_SUBJECT_ALT_NAME: ObjectIdentifier = oid("2.5.29.17");
-const OID_SUBJECT_KEY_ID: ObjectIdentifier = oid("2.5.29.14");
-const OID_AUTHORITY_KEY_ID: ObjectIdentifier = oid("2.5.29.35");
-const OID_SERVER_AUTH: ObjectIdentifier = oid("1.3.6.1.5.5.7.3.1");
-const OID_CLIENT_AUTH: ObjectIdentifier = oid("1.3.6.1.5.5.7.3.2");
-const OID_CN: ObjectIdentifier = oid("2.5.4.3");
-const OID_O: ObjectIdentifier = oid("2.5.4.10");
 
 /// keyUsage bit numbers (RFC 5280 §4.2.1.3).
 const KU_DIGITAL_SIGNATURE: u16 = 1 << 0;
@@ -438,8 +415,8 @@ fn check_leaf(
         return Err(VerifyError::field(Reason::WrongUsage, "criticalExtension"));
     }
     let wanted = match expected.profile {
-        Profile::Client => OID_CLIENT_AUTH,
-        Profile::Serving { .. } => OID_SERVER_AUTH,
+        Profile::Client => oid::CLIENT_AUTH,
+        Profile::Serving { .. } => oid::SERVER_AUTH,
     };
     let eku_ok = match leaf.ext.eku {
         Some(list) => oid_list_contains(list, &wanted)?,

@@ -20,7 +20,7 @@ pub fn subject_node_name(der: &[u8]) -> Option<&str> {
     let mut found: Option<&[u8]> = None;
     let mut cns = 0usize;
     for_each_attribute(name.value(), |ty, value| {
-        if is_oid(&ty, &OID_CN) {
+        if is_oid(&ty, &oid::CN) {
             cns += 1;
             found = attribute_bytes(&value);
         }
@@ -128,12 +128,12 @@ pub(super) fn subject_verdict(
     for_each_attribute(name.value(), |ty, value| {
         // Compared as bytes: equal to a `str` means valid UTF-8 too.
         let text = attribute_bytes(&value);
-        if is_oid(&ty, &OID_CN) {
+        if is_oid(&ty, &oid::CN) {
             cn_count += 1;
             cn_ok = text
                 .and_then(|t| t.strip_prefix(b"system:node:"))
                 .is_some_and(|n| n == node_name.as_bytes());
-        } else if is_oid(&ty, &OID_O) {
+        } else if is_oid(&ty, &oid::O) {
             o_count += 1;
             o_ok = text == Some(b"system:nodes".as_slice());
         } else {

@@ -30,16 +30,16 @@ impl<const N: usize> fmt::Write for Capped<'_, N> {
 }
 
 pub(super) const SHORT_NAMES: [(ObjectIdentifier, &str); 10] = [
-    (OID_CN, "CN"),
-    (oid("2.5.4.5"), "SERIALNUMBER"),
-    (oid("2.5.4.6"), "C"),
-    (oid("2.5.4.7"), "L"),
-    (oid("2.5.4.8"), "ST"),
-    (oid("2.5.4.9"), "STREET"),
-    (OID_O, "O"),
-    (oid("2.5.4.11"), "OU"),
-    (oid("0.9.2342.19200300.100.1.25"), "DC"),
-    (oid("0.9.2342.19200300.100.1.1"), "UID"),
+    (oid::CN, "CN"),
+    (oid::SERIAL_NUMBER, "SERIALNUMBER"),
+    (oid::C, "C"),
+    (oid::L, "L"),
+    (oid::ST, "ST"),
+    (oid::STREET, "STREET"),
+    (oid::O, "O"),
+    (oid::OU, "OU"),
+    (oid::DC, "DC"),
+    (oid::UID, "UID"),
 ];
 
 /// `n` in decimal. No `write!` (that links `core::fmt`'s integer formatting) and no 64-bit
@@ -187,7 +187,7 @@ pub(super) fn plain_single_cn(name_der: &[u8]) -> Option<&str> {
     let (ty, _) = next(&mut r).ok()?;
     let (value, _) = next(&mut r).ok()?;
     if !r.is_finished()
-        || !is_oid(&ty, &OID_CN)
+        || !is_oid(&ty, &oid::CN)
         || !matches!(value.tag(), tag::PRINTABLE_STRING | tag::UTF8_STRING)
     {
         return None;

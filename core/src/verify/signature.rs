@@ -3,7 +3,7 @@
 use super::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum SigAlg {
+pub(crate) enum SigAlg {
     EcdsaSha256,
     EcdsaSha384,
     EcdsaSha512,
@@ -14,7 +14,7 @@ pub(super) enum SigAlg {
 }
 
 #[derive(Clone, Copy)]
-pub(super) enum IssuerKey<'a> {
+pub(crate) enum IssuerKey<'a> {
     P256(&'a [u8]),
     P384(&'a [u8]),
     Rsa(&'a [u8]),
@@ -22,13 +22,13 @@ pub(super) enum IssuerKey<'a> {
 }
 
 pub(super) fn issuer_key<'a>(spki: &Spki<'a>) -> IssuerKey<'a> {
-    if is_oid(&spki.algorithm, &OID_EC_PUBLIC_KEY) {
+    if is_oid(&spki.algorithm, &oid::EC_PUBLIC_KEY) {
         match spki.parameters {
-            Some(curve) if is_oid(&curve, &OID_P256) => IssuerKey::P256(spki.key),
-            Some(curve) if is_oid(&curve, &OID_P384) => IssuerKey::P384(spki.key),
+            Some(curve) if is_oid(&curve, &oid::P256) => IssuerKey::P256(spki.key),
+            Some(curve) if is_oid(&curve, &oid::P384) => IssuerKey::P384(spki.key),
             _ => IssuerKey::Other,
         }
-    } else if is_oid(&spki.algorithm, &OID_RSA_ENCRYPTION) {
+    } else if is_oid(&spki.algorithm, &oid::RSA_ENCRYPTION) {
         // RFC 3279 §2.3.1: the parameters MUST be NULL (Go's x509 refuses anything else: "RSA key
         // missing NULL parameters"); found by the verify_issued fuzz target.
         if spki.parameters.is_some_and(|p| p.is_null()) {
@@ -78,7 +78,29 @@ pub(super) fn check_signature(
     tbs: &[u8],
     sig: &[u8],
 ) -> SigCheck {
-    let verdict = match (issuer_key, alg) {
+    match signature_verdict(verifier, issuer_key, alg, tbs, sig, CA_RSA_MIN_BITS) {
+        Verdict::Valid => SigCheck::Valid,
+        Verdict::Invalid => SigCheck::Invalid,
+        Verdict::Unsupported => SigCheck::Unsupported,
+    }
+}
+
+/// The smallest RSA modulus accepted for a certificate's issuer (as the kubelet's signers and
+/// Go's `x509.Verify` effectively require; smaller keys are [`Reason::UnsupportedAlgorithm`]).
+pub(crate) const CA_RSA_MIN_BITS: usize = 2048;
+
+/// The one signature dispatch of the crate: `sig` over `tbs` by `key` with `alg`, checked by
+/// `verifier` (certificate signatures in the path search, and the CSR self-signature of
+/// [`crate::request`]). RSA moduli must have `rsa_min_bits` to 4096 bits, else unsupported.
+pub(crate) fn signature_verdict(
+    verifier: &dyn SignatureVerifier,
+    key: IssuerKey<'_>,
+    alg: SigAlg,
+    tbs: &[u8],
+    sig: &[u8],
+    rsa_min_bits: usize,
+) -> Verdict {
+    match (key, alg) {
         (IssuerKey::P256(point), SigAlg::EcdsaSha256) => {
             let mut buf = [0u8; 96];
             match ecdsa_raw(sig, 32, &mut buf).and_then(|raw| <&[u8; 64]>::try_from(raw).ok()) {
@@ -110,14 +132,9 @@ pub(super) fn check_signature(
             p384_prehashed(point, alg, tbs, sig)
         }
         (IssuerKey::Rsa(key), SigAlg::RsaSha256 | SigAlg::RsaSha384 | SigAlg::RsaSha512) => {
-            verify_rsa(verifier, key, alg, tbs, sig)
+            verify_rsa(verifier, key, alg, tbs, sig, rsa_min_bits)
         }
         _ => Verdict::Unsupported,
-    };
-    match verdict {
-        Verdict::Valid => SigCheck::Valid,
-        Verdict::Invalid => SigCheck::Invalid,
-        Verdict::Unsupported => SigCheck::Unsupported,
     }
 }
 
@@ -224,7 +241,12 @@ pub(super) fn two_uints(der: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((a, b))
 }
 
-/// Parse the RSAPublicKey, enforce the 2048–4096-bit range (else unsupported), then let the
+/// Whether an RSAPublicKey (`SEQUENCE { modulus, publicExponent }`, non-negative) parses.
+pub(crate) fn rsa_key_decodes(key: &[u8]) -> bool {
+    two_uints(key).is_some()
+}
+
+/// Parse the RSAPublicKey, enforce the `min_bits`–4096-bit range (else unsupported), then let the
 /// backend check the signature.
 pub(super) fn verify_rsa(
     verifier: &dyn SignatureVerifier,
@@ -232,6 +254,7 @@ pub(super) fn verify_rsa(
     alg: SigAlg,
     tbs: &[u8],
     sig: &[u8],
+    min_bits: usize,
 ) -> Verdict {
     let hash = match alg {
         SigAlg::RsaSha256 => RsaHash::Sha256,
@@ -247,7 +270,7 @@ pub(super) fn verify_rsa(
         return Verdict::Invalid;
     };
     let bits = (n.len() * 8).saturating_sub(n.first().map_or(8, |b| b.leading_zeros() as usize));
-    if !(2048..=4096).contains(&bits) {
+    if !(min_bits..=4096).contains(&bits) {
         return Verdict::Unsupported;
     }
     verifier.rsa_pkcs1(n, e, hash, tbs, sig)

@@ -37,7 +37,7 @@ fn name_der(oid_body: &[u8], tag: u8, value: &[u8]) -> Vec<u8> {
 
 #[test]
 fn single_cn_fast_path_renders_as_the_general_path() {
-    let cn = OID_CN.as_bytes();
+    let cn = oid::CN.as_bytes();
     let long = "k".repeat(300);
     let values: [&[u8]; 16] = [
         b"kubernetes",
@@ -59,7 +59,7 @@ fn single_cn_fast_path_renders_as_the_general_path() {
     ];
     let mut fast = 0;
     for v in values {
-        for (tag, oid) in [(0x13, cn), (0x0c, cn), (0x16, cn), (0x13, OID_O.as_bytes())] {
+        for (tag, oid) in [(0x13, cn), (0x0c, cn), (0x16, cn), (0x13, oid::O.as_bytes())] {
             let der = name_der(oid, tag, v);
             let mut a = heapless::String::<CA_SUBJECT_CAP>::new();
             let mut b = heapless::String::<CA_SUBJECT_CAP>::new();
@@ -225,7 +225,7 @@ fn garbage_is_malformed() {
 #[test]
 fn oid_rendering() {
     let mut s: heapless::String<64> = heapless::String::new();
-    write_oid(&mut s, OID_P256.as_bytes()).unwrap();
+    write_oid(&mut s, oid::P256.as_bytes()).unwrap();
     assert_eq!(s.as_str(), "1.2.840.10045.3.1.7");
 }
 
@@ -268,14 +268,14 @@ fn large_oid_arcs_are_exact() {
 #[test]
 fn attribute_hex_and_control_escapes() {
     let mut s: heapless::String<128> = heapless::String::new();
-    let ty = Tlv { tag: tag::OID, value: OID_P256.as_bytes() };
+    let ty = Tlv { tag: tag::OID, value: oid::P256.as_bytes() };
     // The whole encoding, as Go 1.26's pkix.RDNSequence.String() writes this attribute.
     let der = [0x04, 0x04, 0x00, 0x0f, 0xa5, 0xff];
     let value = Tlv { tag: tag::OCTET_STRING, value: &der[2..] };
     write_attribute(&mut s, &ty, &value, &der).unwrap();
     assert_eq!(s.as_str(), "1.2.840.10045.3.1.7=#0404000fa5ff");
     s.clear();
-    let cn = Tlv { tag: tag::OID, value: OID_CN.as_bytes() };
+    let cn = Tlv { tag: tag::OID, value: oid::CN.as_bytes() };
     let value = Tlv { tag: tag::UTF8_STRING, value: " a\x01,\u{7f}\u{9f} ".as_bytes() };
     write_attribute(&mut s, &cn, &value, &[]).unwrap();
     assert_eq!(s.as_str(), "CN=\\ a\\01\\,\\7f\\9f\\ ");

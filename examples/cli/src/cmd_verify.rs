@@ -228,8 +228,15 @@ pub fn csr_check(a: CsrCheckArgs) -> CmdResult {
         None => default.to_vec(),
     };
     let mut scratch = vec![0u8; pem.len()];
-    policy::check_kubelet_csr(&pem, &a.signer, &usages, a.expiration_seconds, &mut scratch)
-        .map_err(|e| Rejected(format!("CSR rejected: {e}")))?;
+    policy::check_kubelet_csr_with(
+        &Ring,
+        &pem,
+        &a.signer,
+        &usages,
+        a.expiration_seconds,
+        &mut scratch,
+    )
+    .map_err(|e| Rejected(format!("CSR rejected: {e}")))?;
     writeln!(std::io::stdout().lock(), "ok: acceptable for {}", a.signer)?;
     Ok(())
 }
