@@ -943,20 +943,7 @@ impl<const N: usize> Engine<N> {
         put("?fieldSelector=metadata.name%3D")?;
         put(&self.name)?;
         put("&watch=true&timeoutSeconds=")?;
-        let mut digits = [0u8; 10];
-        let mut v = timeout_secs;
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            if let Some(d) = digits.get_mut(i) {
-                *d = b'0' + (v % 10) as u8;
-            }
-            v /= 10;
-            if v == 0 || i == 0 {
-                break;
-            }
-        }
-        put(core::str::from_utf8(digits.get(i..).unwrap_or(&[])).unwrap_or("300"))
+        put(crate::out::decimal(u64::from(timeout_secs), &mut [0; 20]))
     }
 
     fn fail(&mut self, e: Error, status: Option<u16>, reason: &str, message: &str) {

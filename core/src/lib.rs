@@ -154,6 +154,7 @@ extern crate std;
 pub mod agent;
 pub mod api;
 pub mod backend;
+mod calendar;
 pub mod csr;
 mod der_walk;
 pub mod discovery;

@@ -52,21 +52,32 @@ pub(crate) fn write_measured(
     Ok(sink.pos)
 }
 
-/// Write a decimal integer.
-pub(crate) fn put_decimal(sink: &mut dyn Sink, mut v: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        if let Some(d) = digits.get_mut(i) {
-            *d = b'0' + (v % 10) as u8;
-        }
-        v /= 10;
-        if v == 0 || i == 0 {
+/// `n` in decimal, written at the end of `buf` (`u64::MAX` has 20 digits): the crate's one decimal
+/// writer. No `write!` (that links `core::fmt`'s integer formatting) and no 64-bit division (a
+/// runtime routine on 32-bit targets): each digit is split off with 32-bit divisions by 10 over
+/// 16-bit pieces, exact for every `u64`.
+pub(crate) fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &str {
+    let mut start = buf.len();
+    for slot in buf.iter_mut().rev() {
+        // n = hi * 2^32 + lo; divide hi, then the remainder with each 16-bit half of lo (every
+        // partial dividend is below 10 * 2^16).
+        let (hi, lo) = ((n >> 32) as u32, n as u32);
+        let mid = (hi % 10) << 16 | lo >> 16;
+        let low = (mid % 10) << 16 | (lo & 0xffff);
+        *slot = b'0' + (low % 10) as u8;
+        n = u64::from(hi / 10) << 32 | u64::from(mid / 10) << 16 | u64::from(low / 10);
+        start -= 1;
+        if n == 0 {
             break;
         }
     }
-    sink.put(digits.get(i..).unwrap_or(&[]));
+    // Only ASCII digits were written.
+    core::str::from_utf8(buf.get(start..).unwrap_or(&[])).unwrap_or("")
+}
+
+/// Write a decimal integer.
+pub(crate) fn put_decimal(sink: &mut dyn Sink, v: u64) {
+    sink.put(decimal(v, &mut [0; 20]).as_bytes());
 }
 
 /// Write bytes as standard base64 (with padding), streaming in 48-byte chunks.

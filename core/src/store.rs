@@ -336,20 +336,6 @@ pub struct Timestamp {
     second: u8,
 }
 
-fn is_leap(y: i64) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-}
-
-fn days_in_month(y: i64, m: u8) -> u8 {
-    match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if is_leap(y) => 29,
-        2 => 28,
-        _ => 0,
-    }
-}
-
 impl Timestamp {
     /// A timestamp from its fields; out-of-range fields are [`StoreErrorKind::InvalidTimestamp`].
     pub fn new(
@@ -363,7 +349,7 @@ impl Timestamp {
         let ok = year <= 9999
             && (1..=12).contains(&month)
             && day >= 1
-            && day <= days_in_month(i64::from(year), month)
+            && day <= crate::calendar::days_in_month(i64::from(year), month)
             && hour < 24
             && minute < 60
             && second < 60;
@@ -378,22 +364,11 @@ impl Timestamp {
     pub fn from_unix(unix: i64, utc_offset: i32) -> StoreResult<Self> {
         let bad = || StoreError::new(StoreErrorKind::InvalidTimestamp, None);
         let local = unix.checked_add(i64::from(utc_offset)).ok_or_else(bad)?;
-        let days = local.div_euclid(86_400);
+        let (y, m, d) = crate::calendar::civil_from_days(local.div_euclid(86_400));
         let secs = local.rem_euclid(86_400);
-        // Howard Hinnant's civil_from_days.
-        let z = days.checked_add(719_468).ok_or_else(bad)?;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let d = doy - (153 * mp + 2) / 5 + 1;
-        let m = if mp < 10 { mp + 3 } else { mp - 9 };
-        let y = yoe.checked_add(era.checked_mul(400).ok_or_else(bad)?).ok_or_else(bad)?
-            + i64::from(m <= 2);
         let year = u16::try_from(y).map_err(|_| bad())?;
         let f = |v: i64| u8::try_from(v).map_err(|_| bad());
-        Timestamp::new(year, f(m)?, f(d)?, f(secs / 3600)?, f(secs % 3600 / 60)?, f(secs % 60)?)
+        Timestamp::new(year, m, d, f(secs / 3600)?, f(secs % 3600 / 60)?, f(secs % 60)?)
     }
 
     /// Parse `YYYY-MM-DD-HH-MM-SS`.

@@ -2,7 +2,6 @@
 //! step (or, with [`LogFormat::Json`], one JSON object per line with the same keys in the same
 //! order), formatted here so that every front-end prints exactly the same thing.
 
-use core::fmt::Write;
 
 use crate::rfc3339;
 
@@ -150,7 +149,10 @@ impl LineBuilder {
     /// ` key=<decimal>`.
     pub(crate) fn num(self, key: &str, value: i64) -> Self {
         let mut s = heapless::String::<24>::new();
-        let _ = write!(s, "{value}");
+        if value < 0 {
+            let _ = s.push('-');
+        }
+        let _ = s.push_str(crate::out::decimal(value.unsigned_abs(), &mut [0; 20]));
         self.kv(key, &s)
     }
 
@@ -176,15 +178,28 @@ pub(crate) fn duration(secs: i64) -> heapless::String<24> {
     let s = secs.max(0);
     let (d, h, m, sec) = (s / 86_400, s / 3600 % 24, s / 60 % 60, s % 60);
     let mut out = heapless::String::new();
-    let _ = match (d, h, m) {
-        (0, 0, 0) => write!(out, "{sec}s"),
-        (0, 0, _) if sec == 0 => write!(out, "{m}m"),
-        (0, 0, _) => write!(out, "{m}m{sec}s"),
-        (0, _, 0) => write!(out, "{h}h"),
-        (0, _, _) => write!(out, "{h}h{m}m"),
-        (_, 0, _) => write!(out, "{d}d"),
-        _ => write!(out, "{d}d{h}h"),
+    let mut part = |n: i64, unit: char| {
+        let _ = out.push_str(crate::out::decimal(n.unsigned_abs(), &mut [0; 20]));
+        let _ = out.push(unit);
     };
+    match (d, h, m) {
+        (0, 0, 0) => part(sec, 's'),
+        (0, 0, _) if sec == 0 => part(m, 'm'),
+        (0, 0, _) => {
+            part(m, 'm');
+            part(sec, 's');
+        }
+        (0, _, 0) => part(h, 'h'),
+        (0, _, _) => {
+            part(h, 'h');
+            part(m, 'm');
+        }
+        (_, 0, _) => part(d, 'd'),
+        _ => {
+            part(d, 'd');
+            part(h, 'h');
+        }
+    }
     out
 }
 

@@ -1,6 +1,7 @@
 //! Certificate and extension parsing (in place, no copy) and the validity times.
 
 use super::*;
+use crate::calendar;
 
 /// Extensions of a certificate that matter here.
 #[derive(Clone, Copy, Default)]
@@ -443,27 +444,6 @@ pub(super) fn digits(bytes: &[u8]) -> Option<i32> {
     Some(v)
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (years 0..=9999: fits an `i32`, and 32-bit
-/// arithmetic needs no 64-bit division routine on 32-bit targets).
-pub(super) fn days_from_civil(y: i32, m: i32, d: i32) -> i32 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-pub(super) fn days_in_month(y: i32, m: i32) -> i32 {
-    match m {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
 /// UTCTime `YYMMDDHHMMSSZ` (1950–2049) or GeneralizedTime `YYYYMMDDHHMMSSZ` → unix seconds.
 pub(super) fn parse_time(any: &Tlv<'_>) -> Result<i64, VerifyError> {
     let v = any.value();
@@ -483,12 +463,15 @@ pub(super) fn parse_time(any: &Tlv<'_>) -> Result<i64, VerifyError> {
     if rest.get(10) != Some(&b'Z')
         || !(1..=12).contains(&mo)
         || d < 1
-        || d > days_in_month(year, mo)
+        || d > i32::from(calendar::days_in_month(i64::from(year), mo as u8))
         || h > 23
         || mi > 59
         || s > 59
     {
         return Err(malformed());
     }
-    Ok(i64::from(days_from_civil(year, mo, d)) * 86_400 + i64::from(h * 3600 + mi * 60 + s))
+    // Years 0..=9999 and a valid date: the day count exists.
+    let days =
+        calendar::days_from_civil(i64::from(year), mo as u8, d as u8).ok_or_else(malformed)?;
+    Ok(days * 86_400 + i64::from(h * 3600 + mi * 60 + s))
 }

@@ -42,29 +42,9 @@ pub(super) const SHORT_NAMES: [(ObjectIdentifier, &str); 10] = [
     (oid::UID, "UID"),
 ];
 
-/// `n` in decimal. No `write!` (that links `core::fmt`'s integer formatting) and no 64-bit
-/// division (a runtime routine on 32-bit targets): each digit is split off with 32-bit divisions by
-/// 10 over 16-bit pieces, exact for every `u64`.
-pub(super) fn write_decimal(w: &mut impl fmt::Write, mut n: u64) -> fmt::Result {
-    let mut buf = [0u8; 20]; // u64::MAX has 20 digits
-    let mut start = buf.len();
-    for slot in buf.iter_mut().rev() {
-        // n = hi * 2^32 + lo; divide hi, then the remainder with each 16-bit half of lo (every
-        // partial dividend is below 10 * 2^16).
-        let (hi, lo) = ((n >> 32) as u32, n as u32);
-        let mid = (hi % 10) << 16 | lo >> 16;
-        let low = (mid % 10) << 16 | (lo & 0xffff);
-        *slot = b'0' + (low % 10) as u8;
-        n = u64::from(hi / 10) << 32 | u64::from(mid / 10) << 16 | u64::from(low / 10);
-        start -= 1;
-        if n == 0 {
-            break;
-        }
-    }
-    for &b in buf.get(start..).unwrap_or(&[]) {
-        w.write_char(char::from(b))?;
-    }
-    Ok(())
+/// `n` in decimal (the crate's decimal writer).
+pub(super) fn write_decimal(w: &mut impl fmt::Write, n: u64) -> fmt::Result {
+    w.write_str(crate::out::decimal(n, &mut [0; 20]))
 }
 
 /// Lowercase hex of one byte (two characters).
