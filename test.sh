@@ -31,11 +31,8 @@ cargo fmt --all -- --check
 step "clippy (workspace, all targets)"
 cargo clippy --workspace --all-targets -- -D warnings
 
-step "no_std builds of the core (feature combinations that make sense without std)"
-for feats in "" "csr-name" "alloc" "rsa" "p384" "csr-name,rsa,p384"; do
-  echo "  --no-default-features --features '${feats}'"
-  cargo build -q -p kubeboot --no-default-features --features "${feats}"
-done
+step "every feature combination of the core, host and thumbv7em-none-eabihf (cargo hack --feature-powerset)"
+.ci/features.sh
 cargo clippy -q -p kubeboot --no-default-features --lib -- -D warnings
 
 step "core tests without std (portable paths: no RSA/P-384)"

@@ -426,48 +426,10 @@ struct CertInfo<'a> {
     not_after: i64,
 }
 
-fn read_time<'a>(r: &mut der::SliceReader<'a>) -> der::Result<i64> {
-    use der::{Decode, Tag};
-    let d = match Tag::peek(r)? {
-        Tag::UtcTime => der::asn1::UtcTime::decode(r)?.to_unix_duration(),
-        _ => der::asn1::GeneralizedTime::decode(r)?.to_unix_duration(),
-    };
-    i64::try_from(d.as_secs()).map_err(|_| der::ErrorKind::Overflow.into())
-}
-
-/// Walk `Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signature }` far enough
-/// to return the SPKI and the validity. Trailing data is refused, as Go does.
+/// Read a certificate with validation's parser ([`crate::verify`]); `None` if it does not parse.
 fn parse_cert(der_bytes: &[u8]) -> Option<CertInfo<'_>> {
-    use der::{Reader, SliceReader, Tag};
-    let mut r = SliceReader::new(der_bytes).ok()?;
-    let info = r
-        .sequence(|cert| {
-            let info = cert.sequence(|tbs| {
-                if tbs.peek_byte() == Some(0xa0) {
-                    tbs.tlv_bytes()?; // [0] EXPLICIT version
-                }
-                Tag::peek(tbs)?.assert_eq(Tag::Integer)?;
-                tbs.tlv_bytes()?; // serialNumber
-                tbs.tlv_bytes()?; // signature AlgorithmIdentifier
-                tbs.tlv_bytes()?; // issuer
-                let (not_before, not_after) =
-                    tbs.sequence(|v| Ok::<_, der::Error>((read_time(v)?, read_time(v)?)))?;
-                tbs.tlv_bytes()?; // subject
-                Tag::peek(tbs)?.assert_eq(Tag::Sequence)?;
-                let spki = tbs.tlv_bytes()?;
-                while !tbs.is_finished() {
-                    tbs.tlv_bytes()?; // unique IDs, extensions
-                }
-                Ok::<_, der::Error>(CertInfo { spki, not_before, not_after })
-            })?;
-            cert.tlv_bytes()?; // signatureAlgorithm
-            Tag::peek(cert)?.assert_eq(Tag::BitString)?;
-            cert.tlv_bytes()?; // signatureValue
-            Ok::<_, der::Error>(info)
-        })
-        .ok()?;
-    r.finish().ok()?;
-    Some(info)
+    let (spki, not_before, not_after) = crate::verify::cert_key_and_validity(der_bytes).ok()?;
+    Some(CertInfo { spki, not_before, not_after })
 }
 
 /// Go's `tls.X509KeyPair`: a block is a private key if its type is `PRIVATE KEY` or ends in

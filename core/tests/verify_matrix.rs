@@ -254,13 +254,13 @@ fn p384_issuer_needs_the_feature() {
     assert_eq!(reason(client("case_ok_p384.pem", "ca_p384.pem")), Reason::UnsupportedAlgorithm);
 }
 
-#[cfg(any(feature = "csr-name", feature = "p384"))]
+#[cfg(feature = "sha512")]
 #[test]
 fn p256_with_sha384_is_accepted() {
     client("case_p256_sha384.pem", "ca_ec.pem").unwrap();
 }
 
-#[cfg(not(any(feature = "csr-name", feature = "p384")))]
+#[cfg(not(feature = "sha512"))]
 #[test]
 fn p256_with_sha384_needs_sha512_linked() {
     assert_eq!(reason(client("case_p256_sha384.pem", "ca_ec.pem")), Reason::UnsupportedAlgorithm);
@@ -369,7 +369,7 @@ fn ecdsa_curve_digest_pairings_match_openssl() {
                 + 60;
         let exp = expected(Profile::Client);
         let supported = match curve {
-            "P-256" => digest == "sha256" || cfg!(any(feature = "csr-name", feature = "p384")),
+            "P-256" => digest == "sha256" || cfg!(feature = "sha512"),
             _ => cfg!(feature = "p384"),
         };
         let case = format!("{curve} CA, ecdsa-with-{digest}");
@@ -396,7 +396,7 @@ fn ecdsa_curve_digest_pairings_match_openssl() {
             assert!(!openssl_verifies(&dir, &ca, &to_pem(&bad)), "{case}, {what}: openssl");
             let err = der_both(&bad, &[], &[&ca_der], &exp, now).unwrap_err();
             let relabelled_supported = if curve == "P-256" {
-                label == 0x02 || cfg!(any(feature = "csr-name", feature = "p384"))
+                label == 0x02 || cfg!(feature = "sha512")
             } else {
                 cfg!(feature = "p384")
             };

@@ -2,7 +2,6 @@
 //! step (or, with [`LogFormat::Json`], one JSON object per line with the same keys in the same
 //! order), formatted here so that every front-end prints exactly the same thing.
 
-
 use crate::rfc3339;
 
 /// Longest event line (longer values are cut at a character boundary, ending in `...`).

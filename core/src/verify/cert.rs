@@ -73,6 +73,15 @@ pub(crate) fn cert_spki(der: &[u8]) -> Result<&[u8], VerifyError> {
     Ok(spki_tlv)
 }
 
+/// The SubjectPublicKeyInfo DER and the validity (`notBefore`, `notAfter`, unix seconds) of a
+/// certificate, read by the same parser as validation's (the crate's one certificate reader; the
+/// store reads its cert files with it).
+#[cfg(all(feature = "std", unix))]
+pub(crate) fn cert_key_and_validity(der: &[u8]) -> Result<(&[u8], i64, i64), VerifyError> {
+    let c = Cert::parse(der)?;
+    Ok((c.spki, c.not_before, c.not_after))
+}
+
 impl<'a> Cert<'a> {
     /// Parse an intermediate or a CA (step 1).
     pub(super) fn parse(der: &'a [u8]) -> Result<Self, VerifyError> {

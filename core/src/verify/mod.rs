@@ -62,6 +62,8 @@ mod signature;
 #[cfg(test)]
 mod tests;
 
+#[cfg(all(feature = "std", unix))]
+pub(crate) use cert::cert_key_and_validity;
 pub(crate) use cert::cert_spki;
 use cert::*;
 use names::*;

@@ -139,10 +139,10 @@ pub(crate) fn signature_verdict(
 }
 
 /// Which digests ECDSA P-256 is checked with besides SHA-256: SHA-384 and SHA-512 need SHA-512's
-/// compression function (about 10.8 KiB of flash on a Cortex-M4), so they are accepted only in
-/// builds that link it anyway (features `csr-name` — on by default — or `p384`); otherwise such
-/// a certificate stays [`Reason::UnsupportedAlgorithm`].
-#[cfg(any(feature = "csr-name", feature = "p384"))]
+/// compression function (about 10.8 KiB of flash on a Cortex-M4), so they are accepted only with
+/// the `sha512` feature (on by default; `p384` and `rsa` enable it); otherwise such a certificate
+/// stays [`Reason::UnsupportedAlgorithm`].
+#[cfg(feature = "sha512")]
 pub(super) fn p256_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> Verdict {
     use sha2::Digest;
     let mut buf = [0u8; 96];
@@ -161,7 +161,7 @@ pub(super) fn p256_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) 
 /// prescribes). With the `p256-cortex-m4` backend on a bare-metal Arm target the check runs in
 /// its assembly, so RustCrypto's P-256 verification is not linked there.
 #[cfg(all(
-    any(feature = "csr-name", feature = "p384"),
+    feature = "sha512",
     feature = "p256-cortex-m4",
     target_arch = "arm",
     target_os = "none"
@@ -171,7 +171,7 @@ pub(super) fn p256_verify_digest(point: &[u8], digest: &[u8], rs: &[u8]) -> bool
 }
 
 #[cfg(all(
-    any(feature = "csr-name", feature = "p384"),
+    feature = "sha512",
     not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))
 ))]
 pub(super) fn p256_verify_digest(point: &[u8], digest: &[u8], rs: &[u8]) -> bool {
@@ -184,7 +184,7 @@ pub(super) fn p256_verify_digest(point: &[u8], digest: &[u8], rs: &[u8]) -> bool
     key.verify_prehash(digest, &sig).is_ok()
 }
 
-#[cfg(not(any(feature = "csr-name", feature = "p384")))]
+#[cfg(not(feature = "sha512"))]
 pub(super) fn p256_prehashed(_point: &[u8], _alg: SigAlg, _tbs: &[u8], _sig: &[u8]) -> Verdict {
     Verdict::Unsupported
 }

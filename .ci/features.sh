@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Every feature combination of the core compiles without a warning: `cargo hack --feature-powerset`
+# over the features of core/Cargo.toml (nothing hand-picked), for the host and for the Cortex-M4
+# (thumbv7em-none-eabihf: every feature but the ones that need the standard library).
+#
+# Usage: .ci/features.sh          (needs cargo-hack on PATH; .ci/run installs it)
+#   Checks (no codegen) go to their own target dir, $CARGO_TARGET_DIR-features, so the
+#   `-D warnings` flags do not rebuild the main target dir.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v cargo-hack >/dev/null || { echo "features: cargo-hack not found (cargo install cargo-hack)" >&2; exit 2; }
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}-features"
+export RUSTFLAGS="-D warnings"
+thumb=thumbv7em-none-eabihf
+rustup target list --installed 2>/dev/null | grep -qx "$thumb" || rustup target add "$thumb"
+
+# Needs std: the platform itself, ring, and p256's tables (they are built lazily behind std's
+# lock). The assembly backend has an effect on Arm only.
+host_only=std,ring,precomputed-tables
+for target in host "$thumb"; do
+  if [ "$target" = host ]; then
+    args=(--exclude-features p256-cortex-m4)
+  else
+    args=(--target "$target" --exclude-features "$host_only")
+  fi
+  n=$(cargo hack check -p kubeboot --feature-powerset "${args[@]}" --print-command-list 2>/dev/null | grep -c '^cargo check')
+  echo "features: $target: $n combinations"
+  nice cargo hack check -q -p kubeboot --feature-powerset "${args[@]}"
+done
+echo "features: every combination compiles without a warning"
