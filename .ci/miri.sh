@@ -7,57 +7,20 @@
 #   Exits non-zero if any part fails (build, any shard, the FFI run) or runs no test.
 #
 # Miri interprets every instruction, so elliptic-curve and RSA arithmetic is ~10^4-10^5x slower
-# than native: a single P-256 scalar multiplication takes minutes. Core is not edited to add
-# `#[cfg_attr(miri, ignore)]`, so the tests that do EC/RSA math are skipped here by name. They
-# are all safe-Rust wrappers around RustCrypto (`#![forbid(unsafe_code)]` in kubeboot); the
-# parsing, encoding, token, time and policy logic that kubeboot itself implements still runs.
-# Proptests run with 8 cases (PROPTEST_CASES) instead of 256.
+# than native: a single P-256 scalar multiplication takes minutes. The tests that do that math
+# carry `#[cfg_attr(miri, ignore = "why")]` beside their code (they are safe-Rust wrappers around
+# RustCrypto, `#![forbid(unsafe_code)]` in kubeboot); the parsing, encoding, token, time and
+# policy logic that kubeboot itself implements runs. Proptests run with 8 cases (PROPTEST_CASES)
+# instead of 256.
 #
-# Miri is single-threaded, so the core test list is split into MIRI_JOBS shards, each run by its
-# own `cargo miri test -- --exact <names>` process (one build, shared target dir); the FFI run
-# goes beside them. Every test of `--list` that is not skipped is in exactly one shard.
+# Miri is single-threaded, so the core test list is dealt round-robin into MIRI_JOBS shards, each
+# run by its own `cargo miri test -- --exact <names>` process (one build, shared target dir); the
+# FFI run goes beside them. Every test of `--list` is in exactly one shard.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
 rustup +nightly component add miri rust-src >/dev/null 2>&1 || true
 jobs=${MIRI_JOBS:-2}
-
-SKIP=(
-  # P-256 key derivation / signing (scalar multiplications)
-  api::tests::spec_table_k1
-  csr::tests::client_csr_structure
-  csr::tests::assemble_matches_write_der
-  csr::tests::short_buffers_report_size_and_write_nothing
-  csr::tests::serving_requires_and_bounds_sans
-  key::tests::k1_round_trips_byte_exact
-  key::tests::k1_spki_matches_spec_hash_input
-  key::tests::entropy_rules
-  key::tests::generate_retries_until_valid
-  key::tests::debug_is_redacted
-  key::tests::signature_verifies
-  key::tests::pkcs8_with_mismatched_public_key_is_refused
-  # CSR signature verification (P-256 / P-384 ECDSA, RSA-2048 PKCS#1 v1.5)
-  policy::tests::accepts_kubelet_client_and_serving
-  policy::tests::der_entry_point
-  policy::tests::generic_validation
-  policy::tests::client_shape
-  policy::tests::serving_shape
-  policy::tests::signer_names
-  request::tests::reads_client_csr
-  request::tests::reads_sans_in_order
-  request::tests::key_types
-  request::tests::tampering_breaks_signature
-  request::tests::truncation_and_trailing_data
-  request::tests::mutated_fixture_never_panics
-  # P-256 keygen, signing and verification with valid and malformed points (160 s under Miri)
-  backend::tests::p256_points
-  # statistical test over 20 000 generated tokens (tens of minutes under Miri)
-  token::tests::generation_is_unbiased
-  # 40 000 headers through the DER walker and `der` (more than 14 min under Miri even with every
-  # 5th first octet): a logic check of safe code; the walker itself runs under Miri in every
-  # other verify test
-  verify::tests::next_agrees_with_der
-)
 
 FFI_SKIP=(
   # Load K1 (the public key is derived: a P-256 scalar multiplication) and sign CSRs with it
@@ -69,37 +32,6 @@ FFI_SKIP=(
   # Two ECDSA verifications of the fixture (240 s under Miri); the short-scratch test beside it
   # still runs the scratch handling up to the size check
   verify::tests::scratch_variant_matches_heap_variant
-)
-
-# Tests that are slow under Miri, with their time in seconds on Miri's clock (`--report-time`;
-# 1 s there took about 3 s of wall clock with the machine loaded). The shards are balanced on
-# these (longest first, each to the least loaded shard); unlisted tests count 1. Only a hint for
-# the split: a stale or missing entry makes the shards end less close together, nothing else.
-HEAVY=(
-  # measured in the cold CI run of 2026-12-02 (f41acca), seconds on Miri's clock
-  "kubeconfig::tests::prop::writer_roundtrips_any_strings 81"
-  "kubeconfig::tests::prop::never_panics_yamlish 32"
-  "token::authfile::tests::parse_never_panics 28"    # proptest, \PC regex strategy
-  "discovery::tests::streaming_matches_one_shot 26"  # HMAC-SHA256 of the prefixes near the 48-byte chunk edges
-  "token::tests::parse_never_panics 24"
-  "request::tests::arbitrary_bytes_never_panic 23"
-  "kubeconfig::tests::node_kubeconfig_roundtrip 22"
-  "token::rfc3339::tests::never_panics 22"
-  "kubeconfig::tests::prop::never_panics 20"
-  "json::tests::prop::never_panics_jsonish 18"
-  "policy::tests::usages 16"
-  "kubeconfig::tests::prop::truncated_never_panics 13"
-  "token::authfile::tests::round_trip 13"
-  "json::tests::prop::never_panics 11"
-  "discovery::tests::upstream_vectors 10"
-  "verify::tests::decimal_without_64_bit_division_matches_core_fmt 7"  # 300 values under Miri
-  "token::tests::generate_parse_round_trip 7"
-  "kubeconfig::tests::bootstrap_kubeconfig_roundtrip 5"
-  # new since: measured alone under Miri
-  "csr::tests::signature_encoding_matches_ecdsa_crate 38"
-  "verify::tests::single_cn_fast_path_renders_as_the_general_path 16"
-  "verify::tests::hand_decoded_primitives_agree_with_der 13"
-  "csr::tests::write_der_matches_assemble_across_length_boundaries 8"
 )
 
 # Proptest looks up its failure-persistence file (getcwd, open): let isolated calls fail
@@ -124,7 +56,8 @@ cargo +nightly miri test -p kubeboot --lib --no-run
 cargo +nightly miri test -p kubeboot-ffi --lib --no-run
 echo "miri: built in $(( $(date +%s) - start ))s"
 
-# Shard the core tests: the non-skipped names of `--list`, balanced on the HEAVY weights.
+# Shard the core tests: the names of `--list`, dealt round-robin (the ignored ones report
+# themselves as ignored).
 cargo +nightly miri test -q -p kubeboot --lib -- --list --format terse 2>/dev/null \
   | sed -n 's/: test$//p' >"$logs/all"
 total=$(wc -l <"$logs/all")
@@ -132,28 +65,9 @@ if [ "$total" -eq 0 ]; then
   echo "miri: could not list the core tests" >&2
   exit 1
 fi
-printf '%s\n' "${SKIP[@]}" | sort >"$logs/skip"
-for s in "${SKIP[@]}"; do
-  grep -qxF "$s" "$logs/all" || echo "miri: warning: skipped test $s no longer exists" >&2
-done
-grep -vxFf "$logs/skip" "$logs/all" >"$logs/run" || true
-run=$(wc -l <"$logs/run")
-printf '%s\n' "${HEAVY[@]}" >"$logs/heavy"
 awk -v n="$jobs" -v dir="$logs" '
-  NR == FNR { w[$1] = $2; next }
-  { k++; name[k] = $1; wt[k] = ($1 in w) ? w[$1] : 1; order[k] = k }
-  END {
-    for (i = 1; i <= k; i++)
-      for (j = i + 1; j <= k; j++)
-        if (wt[order[j]] > wt[order[i]]) { t = order[i]; order[i] = order[j]; order[j] = t }
-    for (s = 0; s < n; s++) { load[s] = 0; printf "" >(dir "/shard" s) }
-    for (i = 1; i <= k; i++) {
-      b = 0
-      for (s = 1; s < n; s++) if (load[s] < load[b]) b = s
-      load[b] += wt[order[i]]
-      print name[order[i]] >>(dir "/shard" b)
-    }
-  }' "$logs/heavy" "$logs/run"
+  BEGIN { for (s = 0; s < n; s++) printf "" > (dir "/shard" s) }
+  { print > (dir "/shard" ((NR - 1) % n)) }' "$logs/all"
 
 pids=()
 names=()
@@ -193,7 +107,7 @@ for i in "${!pids[@]}"; do
   fi
 done
 
-echo "miri: core: $run of $total tests in $jobs shards (${#SKIP[@]} skipped); ffi: ${#FFI_SKIP[@]} skipped; see $0"
+echo "miri: core: $total tests in $jobs shards; ffi: ${#FFI_SKIP[@]} skipped; see $0"
 echo "miri: $passed_total passed, $failed_total failed"
 echo "miri: finished in $(( $(date +%s) - start ))s"
 exit "$failed"

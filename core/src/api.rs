@@ -223,6 +223,7 @@ mod tests {
 
     const K1: &str = crate::key::tests_support::K1_PEM;
 
+    #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
     #[cfg(feature = "csr-name")]
     #[test]
     fn spec_table_k1() {

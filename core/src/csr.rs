@@ -564,6 +564,7 @@ mod tests {
         }
     }
 
+    #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
     #[test]
     fn client_csr_structure() {
         let key = k1();
@@ -587,6 +588,7 @@ mod tests {
         assert_eq!(&buf[..n], &buf2[..n2]);
     }
 
+    #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
     #[test]
     fn assemble_matches_write_der() {
         let key = k1();
@@ -652,6 +654,7 @@ mod tests {
         assert!(crossings >= 2, "the re-emission path was exercised {crossings} times");
     }
 
+    #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
     #[test]
     fn short_buffers_report_size_and_write_nothing() {
         let key = k1();
@@ -674,6 +677,7 @@ mod tests {
         assert!(pem[..n].starts_with(b"-----BEGIN CERTIFICATE REQUEST-----\n"));
     }
 
+    #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
     #[test]
     fn serving_requires_and_bounds_sans() {
         let none: [&str; 0] = [];

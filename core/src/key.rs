@@ -312,6 +312,7 @@ Ym7MFAKG3O2espBqXn+audgdHGh5B0I=
 -----END EC PRIVATE KEY-----
 ";
 
+    #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
     #[test]
     fn k1_round_trips_byte_exact() {
         let key = NodeKey::from_pem(K1_PEM.as_bytes()).unwrap();
@@ -321,6 +322,7 @@ Ym7MFAKG3O2espBqXn+audgdHGh5B0I=
         assert_eq!(core::str::from_utf8(&buf[..n]).unwrap(), K1_PEM);
     }
 
+    #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
     #[test]
     fn k1_spki_matches_spec_hash_input() {
         let key = NodeKey::from_pem(K1_PEM.as_bytes()).unwrap();
@@ -349,6 +351,7 @@ Ym7MFAKG3O2espBqXn+audgdHGh5B0I=
         assert_eq!(NodeKey::from_pem(bad.as_bytes()).unwrap_err(), Error::MalformedKey);
     }
 
+    #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
     #[test]
     fn entropy_rules() {
         assert_eq!(NodeKey::from_entropy(&[7u8; 31]).unwrap_err(), Error::InsufficientEntropy);
@@ -362,6 +365,7 @@ Ym7MFAKG3O2espBqXn+audgdHGh5B0I=
         assert_eq!(k.public_point(), k2.public_point());
     }
 
+    #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
     #[test]
     fn generate_retries_until_valid() {
         let mut calls = 0;
@@ -378,6 +382,7 @@ Ym7MFAKG3O2espBqXn+audgdHGh5B0I=
         );
     }
 
+    #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
     #[test]
     fn debug_is_redacted() {
         extern crate std;
@@ -387,6 +392,7 @@ Ym7MFAKG3O2espBqXn+audgdHGh5B0I=
         assert_eq!(s, "NodeKey(P-256, <redacted>)");
     }
 
+    #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
     #[test]
     fn signature_verifies() {
         use p256::ecdsa::signature::Verifier;
@@ -399,6 +405,7 @@ Ym7MFAKG3O2espBqXn+audgdHGh5B0I=
         assert_eq!(der_signature(&[0u8; 64]).unwrap_err(), Error::SignerFailed);
     }
 
+    #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
     #[test]
     fn pkcs8_with_mismatched_public_key_is_refused() {
         // SEC1 whose embedded public key belongs to another scalar.

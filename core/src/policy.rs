@@ -444,6 +444,7 @@ mod tests {
         Err(Error::Policy(p))
     }
 
+    #[cfg_attr(miri, ignore = "ECDSA/RSA CSR signature checks: minutes each")]
     #[test]
     fn accepts_kubelet_client_and_serving() {
         assert_eq!(check(CLIENT, SIGNER_CLIENT, ECDSA_CLIENT, None), Ok(KubeletSigner::Client));
@@ -456,6 +457,7 @@ mod tests {
         assert_eq!(check(SERVING, SIGNER_SERVING, &rsa_serving, None), Ok(KubeletSigner::Serving));
     }
 
+    #[cfg_attr(miri, ignore = "ECDSA/RSA CSR signature checks: minutes each")]
     #[test]
     fn der_entry_point() {
         let mut buf = [0u8; 1024];
@@ -470,6 +472,7 @@ mod tests {
         );
     }
 
+    #[cfg_attr(miri, ignore = "ECDSA/RSA CSR signature checks: minutes each")]
     #[test]
     fn generic_validation() {
         use PolicyViolation::*;
@@ -504,6 +507,7 @@ mod tests {
         assert_eq!(check(ED, SIGNER_CLIENT, ECDSA_CLIENT, None), v(UnsupportedKey));
     }
 
+    #[cfg_attr(miri, ignore = "ECDSA/RSA CSR signature checks: minutes each")]
     #[test]
     fn client_shape() {
         use PolicyViolation::*;
@@ -529,6 +533,7 @@ mod tests {
         );
     }
 
+    #[cfg_attr(miri, ignore = "ECDSA/RSA CSR signature checks: minutes each")]
     #[test]
     fn serving_shape() {
         use PolicyViolation::*;
@@ -537,6 +542,7 @@ mod tests {
         assert_eq!(check(SERVING, SIGNER_SERVING, ECDSA_CLIENT, None), v(ServingUsages));
     }
 
+    #[cfg_attr(miri, ignore = "ECDSA/RSA CSR signature checks: minutes each")]
     #[test]
     fn signer_names() {
         let ok = [

@@ -5,7 +5,7 @@ use core::fmt::Write;
 use super::*;
 
 /// A detail text.
-type Detail = heapless::String<MAX_DETAIL>;
+pub(super) type Detail = heapless::String<MAX_DETAIL>;
 
 /// The wait for approval is announced, then again after this long, then at doubling intervals
 /// up to [`MAX_PROGRESS_SECS`].
@@ -13,13 +13,13 @@ pub(crate) const FIRST_PROGRESS_SECS: i64 = 30;
 /// The longest interval between two progress lines of a wait.
 pub(crate) const MAX_PROGRESS_SECS: i64 = 900;
 
-fn detail(args: core::fmt::Arguments<'_>) -> Detail {
+pub(super) fn detail(args: core::fmt::Arguments<'_>) -> Detail {
     let mut d = Detail::new();
     let _ = d.write_fmt(args);
     d
 }
 
-fn file_error(e: StoreErrorKind) -> Error {
+pub(super) fn file_error(e: StoreErrorKind) -> Error {
     Error::Store(e)
 }
 
@@ -38,7 +38,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
-    fn begin(&mut self) {
+    pub(super) fn begin(&mut self) {
         self.clear_loaded();
         // Until `decide` picks one, what fails is the client credentials (retry lines, metrics).
         self.kind = Kind::Bootstrap;
@@ -47,21 +47,21 @@ impl<const N: usize> Agent<N> {
         self.st = if self.mode == Mode::Check { St::ReadKubeconfig } else { St::RecoverClient };
     }
 
-    fn can_bootstrap(&self) -> bool {
+    pub(super) fn can_bootstrap(&self) -> bool {
         self.discovery_on || !self.bootstrap_path.is_empty()
     }
 
     // -----------------------------------------------------------------------------------------
     // Loading the node's credentials
 
-    fn unusable(&mut self, e: Error, what: Part) {
+    pub(super) fn unusable(&mut self, e: Error, what: Part) {
         if self.client == Verdict::Unknown {
             self.client = Verdict::Unusable(e, what);
         }
     }
 
     /// The next file to read for the client credentials, or the check.
-    fn next_client_read(&mut self) {
+    pub(super) fn next_client_read(&mut self) {
         let usable = self.client == Verdict::Unknown;
         self.st = if usable && self.need_node_ca {
             St::ReadNodeCa
@@ -76,7 +76,7 @@ impl<const N: usize> Agent<N> {
         };
     }
 
-    fn load_node_kubeconfig(&mut self, bytes: &[u8]) -> Result<()> {
+    pub(super) fn load_node_kubeconfig(&mut self, bytes: &[u8]) -> Result<()> {
         let kc = Kubeconfig::parse(bytes)?;
         let r = kc.resolve()?;
         put(&mut self.node_kc_dir, path::dir(&self.kubeconfig_path))?;
@@ -139,7 +139,7 @@ impl<const N: usize> Agent<N> {
         Ok(())
     }
 
-    fn load_bootstrap_kubeconfig(&mut self, bytes: &[u8]) -> Result<()> {
+    pub(super) fn load_bootstrap_kubeconfig(&mut self, bytes: &[u8]) -> Result<()> {
         let kc = Kubeconfig::parse(bytes)?;
         let r = kc.resolve()?;
         put(&mut self.boot_dir, path::dir(&self.bootstrap_path))?;
@@ -183,7 +183,12 @@ impl<const N: usize> Agent<N> {
     }
 
     /// Validate a pair of the node (`chain` PEM, `key` PEM) for `profile`.
-    fn validate(&mut self, chain_and_key: Option<&[u8]>, serving: bool, now: i64) -> Verdict {
+    pub(super) fn validate(
+        &mut self,
+        chain_and_key: Option<&[u8]>,
+        serving: bool,
+        now: i64,
+    ) -> Verdict {
         let (chain, key): (&[u8], &[u8]) = match chain_and_key {
             Some(both) => (both, both),
             None => (&self.client_chain, &self.client_key),
@@ -246,7 +251,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
-    fn report(&mut self, kind: &str, v: Verdict) {
+    pub(super) fn report(&mut self, kind: &str, v: Verdict) {
         let not_after = match v {
             Verdict::Valid(c) => Some(c.not_after),
             Verdict::Unusable(..) => None,
@@ -278,7 +283,7 @@ impl<const N: usize> Agent<N> {
         self.event(line);
     }
 
-    fn check_client(&mut self, now: i64) {
+    pub(super) fn check_client(&mut self, now: i64) {
         if self.client == Verdict::Unknown {
             self.client = self.validate(None, false, now);
         }
@@ -295,7 +300,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// Read `kubelet-server-current.pem` next.
-    fn read_serving(&mut self) {
+    pub(super) fn read_serving(&mut self) {
         match path::child_into(
             &self.cert_dir,
             &[PREFIX_SERVER, "-current.pem"],
@@ -312,7 +317,7 @@ impl<const N: usize> Agent<N> {
     /// Check mode: keep the serving chain in `out` and, unless SANs were configured, take the
     /// certificate's own as requested.
     #[inline(never)] // its locals stay out of `on_read`'s frame (firmware stacks)
-    fn keep_serving(&mut self, pair: &[u8]) {
+    pub(super) fn keep_serving(&mut self, pair: &[u8]) {
         if split_pair(pair, &mut self.out, None::<&mut heapless::Vec<u8, 1>>).is_err() {
             self.out.clear();
         }
@@ -337,7 +342,7 @@ impl<const N: usize> Agent<N> {
     // -----------------------------------------------------------------------------------------
     // Deciding
 
-    fn decide(&mut self, now: i64) {
+    pub(super) fn decide(&mut self, now: i64) {
         if self.mode == Mode::Check {
             let valid = |v| if let Verdict::Valid(c) = v { Some(c) } else { None };
             self.outcome = Outcome { client: valid(self.client), serving: valid(self.serving) };
@@ -446,14 +451,14 @@ impl<const N: usize> Agent<N> {
         }
     }
 
-    fn new_key(&mut self) {
+    pub(super) fn new_key(&mut self) {
         self.key = None;
         self.key_generated = false;
         self.key_tries = 0;
         self.st = St::KeyEntropy;
     }
 
-    fn begin_bootstrap(&mut self, now: i64) {
+    pub(super) fn begin_bootstrap(&mut self, now: i64) {
         self.key = None;
         self.key_generated = false;
         self.key_tries = 0;
@@ -483,7 +488,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
-    fn prepare_bootstrap(&mut self, now: i64) {
+    pub(super) fn prepare_bootstrap(&mut self, now: i64) {
         if self.token.is_none() {
             return self.attempt_failed(
                 now,
@@ -528,7 +533,7 @@ impl<const N: usize> Agent<N> {
     // -----------------------------------------------------------------------------------------
     // Running an attempt
 
-    fn start_engine(&mut self, now: i64) {
+    pub(super) fn start_engine(&mut self, now: i64) {
         let Some(key) = self.key.as_ref() else {
             return self.attempt_failed(now, Error::InvalidState, "no key");
         };
@@ -590,7 +595,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// `step=wait`: what the CSR waits for, what unblocks it, and for how long it has waited.
-    fn wait_line(&self, now: i64) -> Line {
+    pub(super) fn wait_line(&self, now: i64) -> Line {
         let name = self.engine.csr_name();
         let signer = self.engine.signer_name();
         let mut hint = Detail::new();
@@ -611,7 +616,7 @@ impl<const N: usize> Agent<N> {
             .done()
     }
 
-    fn drive_discovery(&mut self, now: i64) {
+    pub(super) fn drive_discovery(&mut self, now: i64) {
         enum Next {
             Send,
             Sleep(i64),
@@ -662,7 +667,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
-    fn drive_engine(&mut self, now: i64) {
+    pub(super) fn drive_engine(&mut self, now: i64) {
         enum Next {
             Send(engine::RequestKind),
             Sleep(i64),
@@ -742,7 +747,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// The certificate was issued and validated: plan the files.
-    fn issued(&mut self, now: i64) {
+    pub(super) fn issued(&mut self, now: i64) {
         self.issued = true;
         let prefix = if self.kind == Kind::Serving { PREFIX_SERVER } else { PREFIX_CLIENT };
         let mut line = None;
@@ -794,7 +799,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
-    fn write_node_kubeconfig(&mut self) -> Result<()> {
+    pub(super) fn write_node_kubeconfig(&mut self) -> Result<()> {
         // After bootstrap: the bootstrap kubeconfig's server and CA (as the kubelet does); after
         // a rotation (a kubeconfig that did not name -current.pem): its own.
         let c = if self.kind == Kind::Bootstrap { &self.boot } else { &self.node_kc };
@@ -822,7 +827,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
-    fn attempt_succeeded(&mut self, now: i64) {
+    pub(super) fn attempt_succeeded(&mut self, now: i64) {
         match self.kind {
             Kind::Rotate => {
                 self.rotate_now.client = false;
@@ -848,7 +853,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// The attempt failed with `e`: undo what it made that is of no use, then stop or retry.
-    fn attempt_failed(&mut self, now: i64, e: Error, why: &str) {
+    pub(super) fn attempt_failed(&mut self, now: i64, e: Error, why: &str) {
         self.failure = Some(e);
         self.detail = detail(format_args!("{}: {why}", self.kind.as_str()));
         // A rotation refused by the apiserver: fall back to the bootstrap credential.
@@ -886,7 +891,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// One more failed attempt in the metrics (the kubelet's renew-error counters).
-    fn count_failure(&mut self) {
+    pub(super) fn count_failure(&mut self) {
         let m = &mut self.metrics;
         let c = if self.kind == Kind::Serving {
             &mut m.serving_renew_errors
@@ -896,7 +901,7 @@ impl<const N: usize> Agent<N> {
         *c = c.saturating_add(1);
     }
 
-    fn finish_failure(&mut self, now: i64) {
+    pub(super) fn finish_failure(&mut self, now: i64) {
         if self.mode != Mode::Check {
             self.count_failure();
         }
@@ -921,482 +926,6 @@ impl<const N: usize> Agent<N> {
                 self.sleep_until = Some(until);
                 self.st = St::Start;
             }
-        }
-    }
-
-    // -----------------------------------------------------------------------------------------
-    // Answers
-
-    /// The outcome of [`Action::Read`]: the whole file, or why not. Ignored when no read is
-    /// outstanding.
-    pub fn on_read(&mut self, now: i64, result: core::result::Result<&[u8], StoreErrorKind>) {
-        if self.pending != Pending::Read {
-            return;
-        }
-        self.pending = Pending::None;
-        match self.st {
-            St::ReadKubeconfig => {
-                match result {
-                    Ok(bytes) => {
-                        if let Err(e) = self.load_node_kubeconfig(bytes) {
-                            self.unusable(e, Part::Kubeconfig);
-                        }
-                    }
-                    Err(e) => self.unusable(file_error(e), Part::Kubeconfig),
-                }
-                self.next_client_read();
-            }
-            St::ReadNodeCa => {
-                self.need_node_ca = false;
-                match result {
-                    Ok(b) => {
-                        if let Err(e) = put_bytes(&mut self.node_kc.ca, b) {
-                            self.unusable(e, Part::CertificateAuthority);
-                        }
-                    }
-                    Err(e) => self.unusable(file_error(e), Part::CertificateAuthority),
-                }
-                self.next_client_read();
-            }
-            St::ReadClientCert => {
-                self.need_cert = false;
-                let same = self.key_path == self.cert_path;
-                match result {
-                    Ok(b) => {
-                        let key = if same { Some(&mut self.client_key) } else { None };
-                        if let Err(e) = split_pair(b, &mut self.client_chain, key) {
-                            self.unusable(e, Part::ClientCertificate);
-                        }
-                    }
-                    Err(e) => self.unusable(file_error(e), Part::ClientCertificate),
-                }
-                self.next_client_read();
-            }
-            St::ReadClientKey => {
-                self.need_key = false;
-                match result {
-                    Ok(b) => {
-                        let mut none = heapless::Vec::<u8, 1>::new();
-                        if let Err(e) = split_pair(b, &mut none, Some(&mut self.client_key)) {
-                            if e != Error::TooLarge || self.client_key.is_empty() {
-                                self.unusable(e, Part::ClientKey);
-                            }
-                        }
-                    }
-                    Err(e) => self.unusable(file_error(e), Part::ClientKey),
-                }
-                self.next_client_read();
-            }
-            St::ReadBundle => {
-                self.bundle_loaded = true;
-                let r = match result {
-                    Ok(b) => put_bytes(&mut self.bundle, b),
-                    Err(e) => Err(file_error(e)),
-                };
-                match r {
-                    Ok(()) => self.st = St::CheckClient,
-                    Err(e) => {
-                        self.failure = Some(e);
-                        self.detail =
-                            detail(format_args!("reading the CA bundle {}", self.bundle_path));
-                        self.finish_failure(now);
-                    }
-                }
-            }
-            St::ReadServing => {
-                self.serving = match result {
-                    Ok(b) => {
-                        if self.mode == Mode::Check {
-                            self.keep_serving(b);
-                        }
-                        self.validate(Some(b), true, now)
-                    }
-                    Err(e) => Verdict::Unusable(file_error(e), Part::ServingCertificate),
-                };
-                self.report("serving", self.serving);
-                self.st = St::Decide;
-            }
-            St::ReadBootKc => {
-                let r = match result {
-                    Ok(b) => self.load_bootstrap_kubeconfig(b),
-                    Err(e) => Err(file_error(e)),
-                };
-                match r {
-                    Ok(()) => self.next_bootstrap_read(),
-                    Err(e) => {
-                        let d = detail(format_args!(
-                            "the bootstrap kubeconfig {}",
-                            self.bootstrap_path
-                        ));
-                        self.attempt_failed(now, e, &d);
-                    }
-                }
-            }
-            St::ReadBootCa => {
-                self.boot.ca_file_read = true;
-                let r = match result {
-                    Ok(b) => put_bytes(&mut self.boot.ca, b),
-                    Err(e) => Err(file_error(e)),
-                };
-                match r {
-                    Ok(()) => self.next_bootstrap_read(),
-                    Err(e) => {
-                        let d = detail(format_args!("certificate-authority {}", self.boot.ca_file));
-                        self.attempt_failed(now, e, &d);
-                    }
-                }
-            }
-            St::ReadTokenFile => {
-                let r = match result {
-                    Ok(b) => core::str::from_utf8(b)
-                        .map_err(|_| Error::InvalidToken)
-                        .and_then(|s| BootstrapToken::parse(s.trim())),
-                    Err(e) => Err(file_error(e)),
-                };
-                match r {
-                    Ok(t) => {
-                        self.token = Some(t);
-                        self.st = St::PrepareBootstrap;
-                    }
-                    Err(e) => {
-                        let d = detail(format_args!("the token file {}", self.token_path));
-                        self.attempt_failed(now, e, &d);
-                    }
-                }
-            }
-            St::ReadKeyCache => {
-                let reason = match result.map(NodeKey::from_pem) {
-                    Ok(Ok(k)) => {
-                        self.key = Some(k);
-                        self.key_generated = false;
-                        let line = self
-                            .ev("key")
-                            .kv("kind", "bootstrap")
-                            .kv("source", "cache")
-                            .kv("path", &self.key_cache_path)
-                            .done();
-                        self.event(line);
-                        self.st = St::Healthz;
-                        return;
-                    }
-                    Ok(Err(e)) => e.name(),
-                    Err(StoreErrorKind::NotFound) => "",
-                    Err(e) => e.code().name(),
-                };
-                if !reason.is_empty() {
-                    // Upstream fails until someone deletes a corrupt cache; we replace it.
-                    let line = self
-                        .ev("key")
-                        .kv("kind", "bootstrap")
-                        .kv("source", "regenerate")
-                        .kv("reason", reason)
-                        .kv("path", &self.key_cache_path)
-                        .done();
-                    self.event(line);
-                }
-                self.st = St::KeyEntropy;
-            }
-            _ => {}
-        }
-    }
-
-    fn next_bootstrap_read(&mut self) {
-        self.st = if !self.boot.ca_file.is_empty() && !self.boot.ca_file_read {
-            St::ReadBootCa
-        } else if self.token.is_none() && !self.token_path.is_empty() {
-            St::ReadTokenFile
-        } else {
-            St::PrepareBootstrap
-        };
-    }
-
-    /// The outcome of [`Action::File`]. Ignored when no file step is outstanding.
-    pub fn on_file_done(&mut self, now: i64, result: core::result::Result<(), StoreErrorKind>) {
-        if self.pending != Pending::File {
-            return;
-        }
-        self.pending = Pending::None;
-        let failed = |agent: &mut Self, e: StoreErrorKind, what: &str| {
-            let d = detail(format_args!("{what}: {}", e.message()));
-            agent.attempt_failed(now, file_error(e), &d);
-        };
-        match (self.st, result) {
-            (St::RecoverClient, Ok(())) => {
-                self.client_dir_exists = true;
-                self.st = St::ReadKubeconfig;
-            }
-            (St::RecoverClient, Err(StoreErrorKind::NotFound)) => {
-                self.client_dir_exists = false;
-                self.st = St::ReadKubeconfig;
-            }
-            (St::RecoverClient, Err(e)) => {
-                self.failure = Some(file_error(e));
-                self.detail = detail(format_args!(
-                    "opening the cert dir {} ({PREFIX_CLIENT})",
-                    self.cert_dir
-                ));
-                self.finish_failure(now);
-            }
-            (St::RecoverServer, Ok(()) | Err(StoreErrorKind::NotFound)) => self.read_serving(),
-            (St::RecoverServer, Err(e)) => {
-                self.serving = Verdict::Unusable(file_error(e), Part::ServingCertificate);
-                self.report("serving", self.serving);
-                self.st = St::Decide;
-            }
-            (St::MakeDir, Ok(())) => {
-                self.dir_created = true;
-                self.client_dir_exists = true;
-                self.st = St::WriteKeyCache;
-            }
-            (St::MakeDir, Err(e)) => failed(self, e, "creating the cert dir"),
-            (St::WriteKeyCache, Ok(())) => {
-                let line = self
-                    .ev("key")
-                    .kv("kind", "bootstrap")
-                    .kv("source", "generated")
-                    .kv("path", &self.key_cache_path)
-                    .done();
-                self.event(line);
-                self.out.as_mut_slice().zeroize();
-                self.out.clear();
-                self.st = St::Healthz;
-            }
-            (St::WriteKeyCache, Err(e)) => failed(self, e, "writing the key cache"),
-            (St::WriteBootKc, Ok(())) => {
-                self.out.as_mut_slice().zeroize();
-                self.out.clear();
-                self.st = St::ReadBootKc;
-            }
-            (St::WriteBootKc, Err(e)) => failed(self, e, "writing the bootstrap kubeconfig"),
-            (St::StorePair, Ok(())) => self.st = St::StoreSwap,
-            (St::StorePair, Err(e)) => failed(self, e, "writing the new pair"),
-            (St::StoreSwap, Ok(())) => {
-                let line = self
-                    .ev("stored")
-                    .kv("kind", self.kind.as_str())
-                    .kv("file", &self.step_paths[0])
-                    .kv("current", &self.step_paths[1])
-                    .done();
-                self.event(line);
-                self.out.as_mut_slice().zeroize();
-                self.out.clear();
-                let client = self.kind != Kind::Serving;
-                if client && (self.kind == Kind::Bootstrap || !self.kc_points_at_current) {
-                    match self.write_node_kubeconfig() {
-                        Ok(()) => self.st = St::StoreKubeconfig,
-                        Err(e) => self.attempt_failed(now, e, "writing the node kubeconfig"),
-                    }
-                } else {
-                    self.after_store(now);
-                }
-            }
-            (St::StoreSwap, Err(e)) => failed(self, e, "swapping -current.pem"),
-            (St::StoreKubeconfig, Ok(())) => {
-                let line = self.ev("kubeconfig").kv("path", &self.kubeconfig_path).done();
-                self.event(line);
-                self.out.clear();
-                self.after_store(now);
-            }
-            (St::StoreKubeconfig, Err(e)) => failed(self, e, "writing the node kubeconfig"),
-            (St::StoreRemoveCache, r) => {
-                if let Err(e) = r {
-                    if e != StoreErrorKind::NotFound {
-                        let line = self
-                            .ev("warning")
-                            .kv("what", "could not remove the key cache")
-                            .kv("reason", e.code().name())
-                            .kv("path", &self.key_cache_path)
-                            .done();
-                        self.event(line);
-                    }
-                }
-                self.attempt_succeeded(now);
-            }
-            (St::SweepCache, r) => {
-                if r.is_ok() {
-                    // Removed or absent: nothing to report either way (a NotFound is success).
-                }
-                self.st = St::Decide;
-            }
-            (St::CleanupCache, _) => {
-                let line = self.ev("cleanup").kv("removed", &self.key_cache_path).done();
-                self.event(line);
-                if self.dir_created {
-                    self.st = St::CleanupDir;
-                } else {
-                    self.finish_failure(now);
-                }
-            }
-            (St::CleanupDir, _) => {
-                self.dir_created = false;
-                self.finish_failure(now);
-            }
-            _ => {}
-        }
-    }
-
-    fn after_store(&mut self, now: i64) {
-        if self.kind == Kind::Bootstrap {
-            self.st = St::StoreRemoveCache;
-        } else {
-            self.attempt_succeeded(now);
-        }
-    }
-
-    /// Entropy for a new key ([`Action::Entropy`]). Ignored when none was asked for.
-    pub fn on_entropy(&mut self, bytes: &[u8]) {
-        if self.pending != Pending::Entropy {
-            return;
-        }
-        self.pending = Pending::None;
-        match NodeKey::from_entropy(bytes) {
-            Ok(k) => {
-                if self.kind == Kind::Bootstrap {
-                    let mut pem = [0u8; SEC1_PEM_LEN];
-                    let r = k
-                        .to_sec1_pem(&mut pem)
-                        .and_then(|n| put_bytes(&mut self.out, pem.get(..n).unwrap_or(&[])));
-                    pem.zeroize();
-                    self.key = Some(k);
-                    self.key_generated = true;
-                    match r {
-                        Ok(()) => {
-                            self.st =
-                                if self.client_dir_exists { St::WriteKeyCache } else { St::MakeDir }
-                        }
-                        Err(e) => self.attempt_failed(0, e, "encoding the key"),
-                    }
-                } else {
-                    self.key = Some(k);
-                    let line = self
-                        .ev("key")
-                        .kv("kind", self.kind.as_str())
-                        .kv("source", "generated")
-                        .done();
-                    self.event(line);
-                    self.st = St::StartEngine;
-                }
-            }
-            Err(Error::BadEntropy) if self.key_tries + 1 < KEY_ATTEMPTS => {
-                self.key_tries += 1;
-            }
-            Err(e) => self.attempt_failed(0, e, "generating a key"),
-        }
-    }
-
-    fn request_name(&self) -> &'static str {
-        match self.pending {
-            Pending::Healthz => "healthz",
-            Pending::Discovery => "cluster-info",
-            _ => self.engine.outstanding_request().map_or("request", |r| r.kind.as_str()),
-        }
-    }
-
-    fn healthz_failed(&mut self, now: i64, status: Option<u16>) {
-        if now.saturating_add(HEALTHZ_INTERVAL_SECS) < self.healthz_until {
-            let mut b = self.ev("healthz").kv("state", "not-ready");
-            if let Some(s) = status {
-                b = b.num("status", i64::from(s));
-            }
-            let line = b.done();
-            self.event(line);
-            self.sleep_until = Some(now.saturating_add(HEALTHZ_INTERVAL_SECS));
-        } else {
-            // The kubelet goes on after a minute anyway.
-            let line = self.ev("healthz").kv("state", "gave-up").done();
-            self.event(line);
-            self.st = St::StartEngine;
-        }
-    }
-
-    /// The whole response to [`Action::Http`] (for a watch that could not be streamed, the whole
-    /// stream). Ignored when no request is outstanding.
-    pub fn on_http_response(&mut self, now: i64, status: u16, body: &[u8]) {
-        let pending = self.pending;
-        match pending {
-            Pending::Healthz => {
-                self.pending = Pending::None;
-                if status == 200 {
-                    self.st = St::StartEngine;
-                } else {
-                    self.healthz_failed(now, Some(status));
-                }
-            }
-            Pending::Discovery => {
-                self.pending = Pending::None;
-                if status != 200 {
-                    let line = self
-                        .ev("http")
-                        .kv("request", "cluster-info")
-                        .num("status", i64::from(status))
-                        .done();
-                    self.event(line);
-                }
-                self.discovery.on_response(now, status, body);
-            }
-            Pending::Engine => {
-                let kind = self.engine.outstanding_request().map(|r| r.kind);
-                if !(200..300).contains(&status) {
-                    let line = self
-                        .ev("http")
-                        .kv("request", self.request_name())
-                        .num("status", i64::from(status))
-                        .done();
-                    self.event(line);
-                    self.retrying = true;
-                }
-                self.pending = Pending::None;
-                self.engine.on_response(now, status, body);
-                if kind == Some(engine::RequestKind::Create) && self.engine.created() {
-                    let line = self
-                        .ev("created")
-                        .kv("kind", self.kind.as_str())
-                        .kv("name", self.engine.csr_name())
-                        .done();
-                    self.event(line);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// A chunk of a watch response with status 200. Answers whether to keep reading; on
-    /// [`StreamControl::Close`] drop the connection and do not call [`Agent::on_stream_end`].
-    pub fn on_stream_data(&mut self, now: i64, chunk: &[u8]) -> StreamControl {
-        if self.pending != Pending::Engine {
-            return StreamControl::Close;
-        }
-        let c = self.engine.on_stream_data(now, chunk);
-        if c == StreamControl::Close {
-            self.pending = Pending::None;
-        }
-        c
-    }
-
-    /// The watch stream ended (server timeout, closed connection, or a broken read).
-    pub fn on_stream_end(&mut self, now: i64) {
-        if self.pending == Pending::Engine {
-            self.pending = Pending::None;
-            self.engine.on_stream_end(now);
-        }
-    }
-
-    /// [`Action::Http`] could not be sent or no (complete) response arrived; `why` is printed
-    /// (never put a secret in it).
-    pub fn on_transport_error(&mut self, now: i64, why: &str) {
-        let pending = self.pending;
-        if !matches!(pending, Pending::Healthz | Pending::Discovery | Pending::Engine) {
-            return;
-        }
-        let line =
-            self.ev("transport-error").kv("request", self.request_name()).kv("detail", why).done();
-        self.event(line);
-        self.retrying = true;
-        self.pending = Pending::None;
-        match pending {
-            Pending::Healthz => self.healthz_failed(now, None),
-            Pending::Discovery => self.discovery.on_transport_error(now),
-            _ => self.engine.on_transport_error(now),
         }
     }
 }

@@ -178,6 +178,7 @@ mod tests {
     use super::*;
     use crate::key::NodeKey;
 
+    #[cfg_attr(miri, ignore = "P-256 keygen, signing, verification: 160 s")]
     #[test]
     fn p256_points() {
         let key = NodeKey::from_scalar_bytes(&[0x42; 32]).unwrap();

@@ -7,6 +7,7 @@ fn der_of(pem: &str, buf: &mut [u8]) -> usize {
     crate::pem::decode_first(pem.as_bytes(), PEM_LABEL, buf).unwrap().len()
 }
 
+#[cfg_attr(miri, ignore = "ECDSA/RSA CSR signature checks: minutes each")]
 #[test]
 fn reads_client_csr() {
     let mut buf = [0u8; 1024];
@@ -34,6 +35,7 @@ fn reads_client_csr() {
     req.verify_signature().unwrap();
 }
 
+#[cfg_attr(miri, ignore = "ECDSA/RSA CSR signature checks: minutes each")]
 #[test]
 fn reads_sans_in_order() {
     let mut buf = [0u8; 1024];
@@ -59,6 +61,7 @@ fn reads_sans_in_order() {
     );
 }
 
+#[cfg_attr(miri, ignore = "ECDSA/RSA CSR signature checks: minutes each")]
 #[test]
 fn key_types() {
     let mut buf = [0u8; 1024];
@@ -104,6 +107,7 @@ impl SignatureVerifier for Fixed {
     }
 }
 
+#[cfg_attr(miri, ignore = "ECDSA/RSA CSR signature checks: minutes each")]
 #[test]
 fn self_signature_goes_through_the_given_backend() {
     let mut buf = [0u8; 1024];
@@ -132,6 +136,7 @@ fn self_signature_goes_through_the_given_backend() {
     assert_eq!(invalid.1.get(), 2);
 }
 
+#[cfg_attr(miri, ignore = "ECDSA/RSA CSR signature checks: minutes each")]
 #[test]
 fn tampering_breaks_signature() {
     for pem in [CLIENT, SERVING, P384, RSA] {
@@ -157,6 +162,7 @@ fn tampering_breaks_signature() {
     }
 }
 
+#[cfg_attr(miri, ignore = "ECDSA/RSA CSR signature checks: minutes each")]
 #[test]
 fn truncation_and_trailing_data() {
     for pem in [CLIENT, SERVING, ALLSANS, P384, ED, RSA] {
@@ -212,6 +218,7 @@ proptest::proptest! {
         }
     }
 
+    #[cfg_attr(miri, ignore = "ECDSA/RSA CSR signature checks: minutes each")]
     #[test]
     fn mutated_fixture_never_panics(i in 0usize..1024, x in 1u8..=255, cut in 0usize..1024) {
         let mut buf = [0u8; 1024];

@@ -176,6 +176,7 @@ impl rand_core::TryRng for SplitMix {
 }
 impl rand_core::TryCryptoRng for SplitMix {}
 
+#[cfg_attr(miri, ignore = "20 000 generated tokens: tens of minutes")]
 #[test]
 fn generation_is_unbiased() {
     // 20 000 tokens × 22 chars = 440 000 symbols over 36 bins, per position class.

@@ -1,0 +1,145 @@
+//! How an agent is configured: the mode, the files, discovery, serving.
+
+use super::*;
+
+/// Run once or as a daemon.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Make the credentials usable (bootstrap, rotate when due, request the serving certificate
+    /// when configured), then [`Action::Done`]. A failure is [`Action::Failed`].
+    Once,
+    /// Keep them usable: after each success sleep until the next rotation deadline; a failure is
+    /// retried with the kubelet's backoff. `max_rotations`: stop with [`Action::Done`] after
+    /// that many successful rotations (tests), `None`: forever.
+    Run {
+        /// Stop after this many rotations.
+        max_rotations: Option<u32>,
+    },
+    /// Only look: read the node kubeconfig, the client credentials, the CA and the serving pair
+    /// (`kubelet-server-current.pem`, whether or not [`Config::serving`] is set), validate them
+    /// as [`Mode::Once`] would, and stop with [`Action::Done`] whatever the verdicts: no request,
+    /// no file step (not even the store recovery), no entropy. [`Agent::status`] then has the
+    /// verdicts and what they were made from (`kubeboot status`). Without [`Config::serving`],
+    /// the serving certificate's SANs are taken as requested (every other check applies).
+    Check,
+}
+
+/// What to rotate right away, whatever the deadline (once; `kubeboot rotate --force`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RotateNow {
+    /// The client certificate.
+    pub client: bool,
+    /// The serving certificate (when configured).
+    pub serving: bool,
+}
+
+/// kubeadm-style token discovery: where the bootstrap kubeconfig comes from when the node has
+/// only a token, an endpoint and CA pins (see [`crate::discovery`]). The discovered kubeconfig
+/// is written to [`Config::bootstrap_kubeconfig`].
+#[derive(Clone, Copy)]
+pub struct DiscoveryConfig<'a> {
+    /// `https://host:port` of the apiserver (the join endpoint).
+    pub server: &'a str,
+    /// The bootstrap token.
+    pub token: &'a BootstrapToken,
+    /// CA pins (`sha256:...`), at most [`discovery::MAX_PINS`].
+    pub pins: &'a [CaPin],
+    /// Trust the JWS-signed CA without a pin (kubeadm's unsafe skip).
+    pub allow_unpinned: bool,
+    /// Give up discovery after this many seconds.
+    pub timeout_secs: i64,
+}
+
+/// The serving certificate's SANs (the kubelet's `serverTLSBootstrap`). Since v1.31 a serving
+/// CSR needs at least one IP address unless `AllowDNSOnlyNodeCSR` is on.
+#[derive(Clone, Copy, Debug)]
+pub struct Serving<'a> {
+    /// DNS names.
+    pub dns: &'a [&'a str],
+    /// IP addresses.
+    pub ips: &'a [IpAddr],
+}
+
+/// What the agent manages and how. Only read by [`Agent::start`], which copies what it needs.
+/// Paths may be relative to [`Config::working_dir`].
+#[derive(Clone, Copy)]
+pub struct Config<'a> {
+    /// The front-end's name (`rust`, `c`, `go`, ...): the `agent=` of every event and part of the
+    /// User-Agent. At most 16 bytes of `[a-z0-9-]`.
+    pub front_end: &'a str,
+    /// The absolute directory relative paths of this configuration are resolved against (the
+    /// process's working directory).
+    pub working_dir: &'a str,
+    /// The node name. `None`: taken from the current client certificate's subject (rotation
+    /// only; bootstrapping needs it).
+    pub node_name: Option<&'a str>,
+    /// The node kubeconfig: checked first, written after bootstrap.
+    pub kubeconfig: &'a str,
+    /// The bootstrap kubeconfig (server, CA, bootstrap token); `None`: the node cannot
+    /// bootstrap (rotation only).
+    pub bootstrap_kubeconfig: Option<&'a str>,
+    /// Discover the cluster with a token first (writes `bootstrap_kubeconfig`, which must be set).
+    pub discovery: Option<DiscoveryConfig<'a>>,
+    /// The certificate directory (`/var/lib/kubelet/pki`).
+    pub cert_dir: &'a str,
+    /// The CA bundle issued certificates must chain to. `None`: the kubeconfig's CA (the
+    /// bootstrap kubeconfig's for bootstrap).
+    pub ca_bundle: Option<&'a str>,
+    /// Request and keep a serving certificate too.
+    pub serving: Option<Serving<'a>>,
+    /// How long a bootstrap waits for its certificate (the kubelet: one hour).
+    pub bootstrap_wait_secs: i64,
+    /// How long a rotation or serving request waits (the certificate manager: 15 minutes).
+    pub rotation_wait_secs: i64,
+    /// `spec.expirationSeconds` of every CSR (≥ 600), or `None` for the signer's default.
+    pub expiration_seconds: Option<u32>,
+    /// Watch CSRs (the kubelet's way) or poll them.
+    pub watch: bool,
+    /// Once or as a daemon.
+    pub mode: Mode,
+    /// Rotate right away.
+    pub rotate_now: RotateNow,
+    /// The local time's offset from UTC in seconds (data files are named by local time, as the
+    /// kubelet's); update it with [`Agent::set_utc_offset`].
+    pub utc_offset: i32,
+    /// Seed of the rotation-deadline and backoff jitter (any unpredictable value; not secret).
+    pub seed: u64,
+    /// Who checks certificate signatures.
+    pub verifier: &'static (dyn SignatureVerifier + Sync),
+    /// How event lines are written (text or JSON).
+    pub log_format: LogFormat,
+}
+
+impl<'a> Config<'a> {
+    /// A configuration with the kubelet's defaults: no bootstrap kubeconfig, watch, one-hour
+    /// bootstrap wait, fifteen-minute rotation wait, [`Mode::Once`], UTC, software verifier.
+    pub fn new(
+        front_end: &'a str,
+        working_dir: &'a str,
+        kubeconfig: &'a str,
+        cert_dir: &'a str,
+    ) -> Self {
+        Config {
+            front_end,
+            working_dir,
+            node_name: None,
+            kubeconfig,
+            bootstrap_kubeconfig: None,
+            discovery: None,
+            cert_dir,
+            ca_bundle: None,
+            serving: None,
+            bootstrap_wait_secs: engine::BOOTSTRAP_WAIT_SECS,
+            rotation_wait_secs: engine::ROTATION_WAIT_SECS,
+            expiration_seconds: None,
+            watch: true,
+            mode: Mode::Once,
+            rotate_now: RotateNow::default(),
+            utc_offset: 0,
+            seed: 0,
+            verifier: engine::SOFTWARE,
+            log_format: LogFormat::Text,
+        }
+    }
+}
