@@ -25,9 +25,10 @@ set -euo pipefail
 set -E
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$HERE/lib.sh"
 CACHE=${KUBEBOOT_CACHE:-$HOME/.cache/kubeboot}
 LAST="$CACHE/e2e-last-work"
-KUBECTL=${KUBECTL:-kubectl}
 
 log() { printf '[e2e %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -110,8 +111,6 @@ on_error() {
   stop_all || true
   exit "$rc"
 }
-
-kc() { "$KUBECTL" --kubeconfig "$W/admin.kubeconfig" "$@"; }
 
 # --------------------------------------------------------------------------
 # PKI (openssl)
@@ -280,6 +279,7 @@ cmd_up() {
     W=$E2E_WORK; mkdir -p "$W"
   fi
   W=$(cd "$W" && pwd)
+  E2E_ADMIN_KUBECONFIG="$W/admin.kubeconfig" # kc's (written below)
   if compgen -G "$W/pids/*.pid" >/dev/null; then die "$W already has a running cluster (run down first)"; fi
   mkdir -p "$W/pids" "$W/logs" "$CACHE"
   ((owned)) && touch "$W/.e2e-owned"
@@ -353,7 +353,7 @@ EOF2
     --cert "$W/pki/admin.crt" --key "$W/pki/admin.key" "$SERVER/readyz"
 
   # admin kubeconfig with real kubectl config set-*
-  local ak="$W/admin.kubeconfig"
+  local ak=$E2E_ADMIN_KUBECONFIG
   "$KUBECTL" config --kubeconfig="$ak" set-cluster e2e --server="$SERVER" \
     --certificate-authority="$W/pki/ca.crt" --embed-certs=true >&2
   "$KUBECTL" config --kubeconfig="$ak" set-credentials admin \

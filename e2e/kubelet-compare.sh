@@ -45,6 +45,8 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$HERE/lib.sh"
 
 say() { printf 'compare: %s\n' "$*"; }
 FAILS=()
@@ -74,7 +76,6 @@ NODE=${COMPARE_NODE:-node-compare-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')}
 GNUTIME=/usr/bin/time
 if [[ ! -x $GNUTIME ]] && ((EUID == 0)); then apt-get install -y -q time >/dev/null 2>&1 || true; fi
 
-kc() { kubectl --kubeconfig "$E2E_ADMIN_KUBECONFIG" "$@"; }
 now() { date +%s.%N; }
 sub() { python3 -c "import sys; print(f'{float(sys.argv[1])-float(sys.argv[2]):.3f}')" "$1" "$2"; }
 

@@ -11,16 +11,16 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$HERE/lib.sh"
 eval "$("$HERE/cluster.sh" env)"
-KUBECTL=${KUBECTL:-kubectl}
 NODE=${1:-smoke-1}
 S="$E2E_WORK/smoke-$NODE"
 rm -rf "$S"; mkdir -p "$S"
 
 pass() { printf 'ok   %s\n' "$*"; }
 fail() { printf 'FAIL %s\n' "$*" >&2; exit 1; }
-admin() { "$KUBECTL" --kubeconfig "$E2E_ADMIN_KUBECONFIG" "$@"; }
-boot() { "$KUBECTL" --kubeconfig "$E2E_BOOTSTRAP_KUBECONFIG" "$@"; }
+boot() { kc_as "$E2E_BOOTSTRAP_KUBECONFIG" "$@"; }
 
 # csr_object NAME_PREFIX CSR_PEM_FILE -> CertificateSigningRequest YAML
 csr_object() {
@@ -75,13 +75,13 @@ openssl req -new -key "$S/node.key" -subj "/O=system:nodes/CN=system:node:$NODE"
 name=$(csr_object csr- "$S/node.csr" | boot create -f - -o jsonpath='{.metadata.name}')
 [[ -n $name ]] || fail "no CSR name"
 pass "created CSR $name with the bootstrap kubeconfig"
-admin get csr "$name"
+kc get csr "$name"
 cond=$(wait_issued boot "$name")
-admin get csr "$name"
+kc get csr "$name"
 pass "CSR $name is $cond"
-reason=$(admin get csr "$name" -o jsonpath='{.status.conditions[?(@.type=="Approved")].reason}')
+reason=$(kc get csr "$name" -o jsonpath='{.status.conditions[?(@.type=="Approved")].reason}')
 [[ $reason == AutoApproved ]] || fail "approval reason $reason"
-requestor=$(admin get csr "$name" -o jsonpath='{.spec.username}')
+requestor=$(kc get csr "$name" -o jsonpath='{.spec.username}')
 [[ $requestor == "system:bootstrap:$E2E_TOKEN_ID" ]] || fail "requestor $requestor"
 
 # --- 3. fetch + check certificate
@@ -98,26 +98,26 @@ nk="$S/node.kubeconfig"
   --client-certificate="$S/node.crt" --client-key="$S/node.key" --embed-certs=true >/dev/null
 "$KUBECTL" config --kubeconfig="$nk" set-context default-context --cluster=default-cluster --user=default-auth >/dev/null
 "$KUBECTL" config --kubeconfig="$nk" use-context default-context >/dev/null
-"$KUBECTL" --kubeconfig "$nk" auth whoami
-who=$("$KUBECTL" --kubeconfig "$nk" auth whoami -o jsonpath='{.status.userInfo.username} {.status.userInfo.groups}')
+kc_as "$nk" auth whoami
+who=$(kc_as "$nk" auth whoami -o jsonpath='{.status.userInfo.username} {.status.userInfo.groups}')
 [[ $who == "system:node:$NODE "* && $who == *'"system:nodes"'* ]] || fail "node whoami: $who"
 pass "node certificate authenticates as: $who"
 
 # --- 5. renewal: new key, CSR created with the node cert -> selfnodeclient
 openssl ecparam -name prime256v1 -genkey -noout -out "$S/node2.key" 2>/dev/null
 openssl req -new -key "$S/node2.key" -subj "/O=system:nodes/CN=system:node:$NODE" -out "$S/node2.csr"
-name2=$(csr_object csr- "$S/node2.csr" | "$KUBECTL" --kubeconfig "$nk" create -f - -o jsonpath='{.metadata.name}')
-wait_issued admin "$name2" >/dev/null
-msg=$(admin get csr "$name2" -o jsonpath='{.status.conditions[?(@.type=="Approved")].message}')
+name2=$(csr_object csr- "$S/node2.csr" | kc_as "$nk" create -f - -o jsonpath='{.metadata.name}')
+wait_issued kc "$name2" >/dev/null
+msg=$(kc get csr "$name2" -o jsonpath='{.status.conditions[?(@.type=="Approved")].message}')
 [[ $msg == *"self kubelet client certificate"* ]] || fail "renewal approval message: $msg"
-"$KUBECTL" --kubeconfig "$nk" get csr "$name2" -o jsonpath='{.status.certificate}' | base64 -d >"$S/node2.crt"
+kc_as "$nk" get csr "$name2" -o jsonpath='{.status.certificate}' | base64 -d >"$S/node2.crt"
 check_cert "$S/node2.crt" "system:node:$NODE"
 pass "renewal CSR $name2 (authenticated with the node cert) approved: $msg"
 
 # --- 6. cluster-info: anonymous GET + bootstrapsigner JWS
 jws=""
 for _ in $(seq 1 60); do
-  jws=$(admin -n kube-public get configmap cluster-info -o jsonpath="{.data.jws-kubeconfig-$E2E_TOKEN_ID}")
+  jws=$(kc -n kube-public get configmap cluster-info -o jsonpath="{.data.jws-kubeconfig-$E2E_TOKEN_ID}")
   [[ -n $jws ]] && break
   sleep 0.5
 done
