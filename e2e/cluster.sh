@@ -48,16 +48,15 @@ EOF
 
 port_listening() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 
-# wait_for SECONDS DESCRIPTION COMMAND...
+# wait_for SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds (its output discarded), a try
+# every 0.5 s; an error after SECONDS, and at once when a component died (check_alive says which)
 wait_for() {
   local t=$1 what=$2; shift 2
-  local deadline=$((SECONDS + t))
-  until "$@" >/dev/null 2>&1; do
-    if ((SECONDS >= deadline)); then log "timed out after ${t}s waiting for $what"; return 1; fi
-    check_alive
-    sleep 0.5
-  done
+  poll $((t * 2)) 0.5 up_or_dead "$@" >/dev/null 2>&1 || { log "timed out after ${t}s waiting for $what"; return 1; }
+  check_alive
 }
+# up_or_dead COMMAND...: COMMAND succeeded, or a component has died
+up_or_dead() { "$@" || ! check_alive; }
 
 # A component that died while we wait is an error right away.
 check_alive() {
@@ -78,7 +77,7 @@ start_bg() { # name cmd...
 }
 
 stop_all() {
-  local f pid name i
+  local f pid name
   for name in kube-controller-manager kube-apiserver etcd; do
     f="$W/pids/$name.pid"
     [[ -f $f ]] || continue
@@ -86,7 +85,7 @@ stop_all() {
     if kill -0 "$pid" 2>/dev/null; then
       log "stopping $name (pid $pid)"
       kill -TERM "$pid" 2>/dev/null || true
-      for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+      poll 50 0.2 ! kill -0 "$pid" 2>/dev/null || true
       if kill -0 "$pid" 2>/dev/null; then log "$name did not exit, SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; sleep 0.2; fi
     fi
     rm -f "$f"
@@ -406,12 +405,12 @@ cmd_down() {
 # command line and wait for /readyz: for "apiserver gone mid-wait" tests.
 cmd_restart_apiserver() {
   resolve_work
-  local pause=${1:-5} f="$W/pids/kube-apiserver.pid" pid i
+  local pause=${1:-5} f="$W/pids/kube-apiserver.pid" pid
   [[ -f $f && -f $W/apiserver.cmd ]] || die "no apiserver in $W"
   pid=$(cat "$f")
   log "stopping kube-apiserver (pid $pid) for ${pause}s"
   kill -TERM "$pid" 2>/dev/null || true
-  for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  poll 100 0.1 ! kill -0 "$pid" 2>/dev/null || true
   kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
   sleep "$pause"
   # shellcheck disable=SC1090 # the saved, %q-quoted command line

@@ -95,20 +95,11 @@ start_watch() {
 end_watch() { wait "${WATCH_PIDS[@]}"; echo "recorded watch $1"; }
 
 wait_cond() { # CSR_NAME jsonpath-condition-type
-  local i
-  for i in $(seq 1 120); do
-    [[ -n $(kc get csr "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].type}") ]] && return 0
-    sleep 0.5
-  done
-  fail "csr $1 never got condition $2"
+  poll 120 0.5 has_output kc get csr "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].type}" ||
+    fail "csr $1 never got condition $2"
 }
-wait_issued() {
-  local i
-  for i in $(seq 1 120); do
-    [[ -n $(kc get csr "$1" -o jsonpath='{.status.certificate}') ]] && return 0
-    sleep 0.5
-  done
-  fail "csr $1 never issued"
+wait_issued() { # CSR_NAME
+  poll 120 0.5 has_output kc get csr "$1" -o jsonpath='{.status.certificate}' || fail "csr $1 never issued"
 }
 
 WATCH_SECS=${E2E_WATCH_SECONDS:-8}
@@ -160,10 +151,7 @@ printf '{"kind":"CertificateSigningRequest","apiVersion":"certificates.k8s.io/v1
 rec csr-create-422-invalid 422 POST "$CSR_PATH" "$BOOT" "CSR whose spec.request does not parse" "$R/.invalid.req"
 
 # ---- 5. cluster-info (anonymous), after the bootstrapsigner added the JWS
-for _ in $(seq 1 60); do
-  [[ -n $(kc -n kube-public get cm cluster-info -o jsonpath="{.data.jws-kubeconfig-$E2E_TOKEN_ID}") ]] && break
-  sleep 0.5
-done
+wait_jws || true
 rec cluster-info-get 200 GET /api/v1/namespaces/kube-public/configmaps/cluster-info "" "anonymous GET of kube-public/cluster-info with jws-kubeconfig-$E2E_TOKEN_ID"
 rec secrets-get-403-anonymous 403 GET "/api/v1/namespaces/kube-system/secrets/bootstrap-token-$E2E_TOKEN_ID" "" "anonymous GET of the token Secret"
 

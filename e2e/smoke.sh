@@ -38,18 +38,21 @@ spec:
 EOF
 }
 
+# csr_issued KUBECTL_FN NAME: `kubectl get csr` shows Approved,Issued (printed); Denied or Failed ends
+# the test; sets cond
+csr_issued() {
+  cond=$("$1" get csr "$2" --no-headers 2>/dev/null | awk '{print $NF}') || true
+  case $cond in
+    Approved,Issued) echo "$cond" ;;
+    *Denied*|*Failed*) fail "csr $2: $cond" ;;
+    *) return 1 ;;
+  esac
+}
+
 # wait_issued KUBECTL_FN NAME: until `kubectl get csr` shows Approved,Issued
 wait_issued() {
-  local fn=$1 name=$2 i cond=""
-  for i in $(seq 1 120); do
-    cond=$($fn get csr "$name" --no-headers 2>/dev/null | awk '{print $NF}') || true
-    case $cond in
-      Approved,Issued) echo "$cond"; return 0 ;;
-      *Denied*|*Failed*) fail "csr $name: $cond" ;;
-    esac
-    sleep 0.5
-  done
-  fail "csr $name not Approved,Issued after 60s (last: ${cond:-none})"
+  local cond=""
+  poll 120 0.5 csr_issued "$1" "$2" || fail "csr $2 not Approved,Issued after 60s (last: ${cond:-none})"
 }
 
 check_cert() { # cert_file expected_cn
@@ -115,13 +118,7 @@ check_cert "$S/node2.crt" "system:node:$NODE"
 pass "renewal CSR $name2 (authenticated with the node cert) approved: $msg"
 
 # --- 6. cluster-info: anonymous GET + bootstrapsigner JWS
-jws=""
-for _ in $(seq 1 60); do
-  jws=$(kc -n kube-public get configmap cluster-info -o jsonpath="{.data.jws-kubeconfig-$E2E_TOKEN_ID}")
-  [[ -n $jws ]] && break
-  sleep 0.5
-done
-[[ -n $jws ]] || fail "bootstrapsigner did not add jws-kubeconfig-$E2E_TOKEN_ID within 30s"
+wait_jws || fail "bootstrapsigner did not add jws-kubeconfig-$E2E_TOKEN_ID within 30s"
 curl -fsS --cacert "$E2E_CA" "$E2E_SERVER/api/v1/namespaces/kube-public/configmaps/cluster-info" >"$S/cluster-info.json" \
   || fail "anonymous GET cluster-info"
 python3 - "$S/cluster-info.json" "$E2E_TOKEN_ID" "$E2E_TOKEN_SECRET" <<'EOF' || fail "JWS check"
