@@ -38,3 +38,30 @@ has_output() { [ -n "$("$@")" ]; }
 wait_jws() {
   poll 60 0.5 has_output kc -n kube-public get configmap cluster-info -o jsonpath="{.data.jws-kubeconfig-$E2E_TOKEN_ID}"
 }
+
+# fail MESSAGE...: `FAIL MESSAGE` on stderr, and the script ends with status 1
+fail() { printf 'FAIL %s\n' "$*" >&2; exit 1; }
+
+# show [FILE...]: the files (default: stdin) with every line indented by four spaces
+show() { sed 's/^/    /' "$@"; }
+
+# csr_rows NODE [SIGNER]: "<created> <name> <conditions> <issued:0|1> <username>" for each CSR whose
+# request has CN=system:node:NODE (and that signerName, if given), oldest first
+CSR_ROWS_PY='
+import base64, json, sys
+from cryptography import x509
+from cryptography.x509.oid import NameOID
+cn, signer = sys.argv[1], sys.argv[2]
+rows = []
+for o in json.load(sys.stdin)["items"]:
+    req = x509.load_pem_x509_csr(base64.b64decode(o["spec"]["request"]))
+    cns = [a.value for a in req.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
+    if cns != [cn] or (signer and o["spec"]["signerName"] != signer):
+        continue
+    st = o.get("status", {})
+    conds = ",".join(c["type"] for c in st.get("conditions", [])) or "Pending"
+    rows.append((o["metadata"]["creationTimestamp"], o["metadata"]["name"], conds, 1 if st.get("certificate") else 0, o["spec"]["username"]))
+for r in sorted(rows):
+    print(*r)
+'
+csr_rows() { kc get csr -o json | /usr/bin/python3 -c "$CSR_ROWS_PY" "system:node:$1" "${2:-}"; }

@@ -32,7 +32,6 @@ BAD="$E2E_TOKEN_ID.0000000000000000"
 NOBIND="$E2E_STATIC_TOKEN_NOBIND"
 SUFFIX=$(date -u +%H%M%S)
 
-fail() { printf 'FAIL %s\n' "$*" >&2; exit 1; }
 
 # cred_name TOKEN -> label for index.tsv
 cred_name() {

@@ -19,7 +19,6 @@ S="$E2E_WORK/smoke-$NODE"
 rm -rf "$S"; mkdir -p "$S"
 
 pass() { printf 'ok   %s\n' "$*"; }
-fail() { printf 'FAIL %s\n' "$*" >&2; exit 1; }
 boot() { kc_as "$E2E_BOOTSTRAP_KUBECONFIG" "$@"; }
 
 # csr_object NAME_PREFIX CSR_PEM_FILE -> CertificateSigningRequest YAML
