@@ -36,16 +36,6 @@ die() { log "ERROR: $*"; exit 1; }
 # --------------------------------------------------------------------------
 # helpers
 
-free_port() {
-  python3 - <<'EOF'
-import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-s.close()
-EOF
-}
-
 port_listening() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 
 # wait_for SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds (its output discarded), a try
@@ -121,19 +111,18 @@ gen_pki() {
     cd "$p"
     # Serving CA: signs the apiserver's serving certificate; this is the CA
     # that clients (bootstrap kubeconfig, cluster-info) trust.
-    openssl ecparam -name prime256v1 -genkey -noout -out ca.key 2>/dev/null
+    new_key ca.key
     openssl req -x509 -new -key ca.key -sha256 -days 3650 -subj "/CN=kubeboot-e2e-serving-ca" \
       -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" \
       -out ca.crt
     # Client CA: --client-ca-file of the apiserver and the csrsigning CA of
     # the controller manager (so issued node certs authenticate).
-    openssl ecparam -name prime256v1 -genkey -noout -out client-ca.key 2>/dev/null
+    new_key client-ca.key
     openssl req -x509 -new -key client-ca.key -sha256 -days 3650 -subj "/CN=kubeboot-e2e-client-ca" \
       -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" \
       -out client-ca.crt
     # apiserver serving cert
-    openssl ecparam -name prime256v1 -genkey -noout -out apiserver.key 2>/dev/null
-    openssl req -new -key apiserver.key -subj "/CN=kube-apiserver" -out apiserver.csr
+    key_and_csr apiserver.key apiserver.csr "/CN=kube-apiserver"
     cat >apiserver.ext <<EOF
 basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature
@@ -143,8 +132,7 @@ EOF
     openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 -sha256 \
       -extfile apiserver.ext -out apiserver.crt 2>/dev/null
     # admin client cert (system:masters)
-    openssl ecparam -name prime256v1 -genkey -noout -out admin.key 2>/dev/null
-    openssl req -new -key admin.key -subj "/O=system:masters/CN=kubeboot-e2e-admin" -out admin.csr
+    key_and_csr admin.key admin.csr "/O=system:masters/CN=kubeboot-e2e-admin"
     printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n' >client.ext
     openssl x509 -req -in admin.csr -CA client-ca.crt -CAkey client-ca.key -CAcreateserial -days 365 -sha256 \
       -extfile client.ext -out admin.crt 2>/dev/null

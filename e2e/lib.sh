@@ -65,3 +65,24 @@ for r in sorted(rows):
     print(*r)
 '
 csr_rows() { kc get csr -o json | /usr/bin/python3 -c "$CSR_ROWS_PY" "system:node:$1" "${2:-}"; }
+
+# free_port: a TCP port on 127.0.0.1 that was free a moment ago (the kernel's pick)
+free_port() {
+  python3 - <<'PY'
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()
+PY
+}
+
+# new_key [FILE]: a new P-256 private key (SEC1 PEM) in FILE, or on stdout
+new_key() {
+  if [ $# -gt 0 ]; then set -- -out "$1"; fi
+  openssl ecparam -name prime256v1 -genkey -noout "$@" 2>/dev/null
+}
+
+# key_and_csr KEY CSR SUBJECT: new_key KEY, and in CSR a PKCS#10 request for SUBJECT (/O=../CN=..)
+# signed with it
+key_and_csr() { new_key "$1" && openssl req -new -key "$1" -subj "$3" -out "$2"; }

@@ -62,8 +62,7 @@ rec() {
 
 # new_csr BASENAME CN O -> writes BASENAME.key.pem / BASENAME.csr.pem in $R
 new_csr() {
-  openssl ecparam -name prime256v1 -genkey -noout -out "$R/$1.key.pem" 2>/dev/null
-  openssl req -new -key "$R/$1.key.pem" -subj "/O=$3/CN=$2" -out "$R/$1.csr.pem"
+  key_and_csr "$R/$1.key.pem" "$R/$1.csr.pem" "/O=$3/CN=$2"
 }
 
 # csr_json NAME CSR_PEM_FILE [SIGNER] -> CSR object JSON on stdout (like client-go: name, request, signerName, usages)

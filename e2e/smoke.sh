@@ -72,8 +72,7 @@ who=$(boot auth whoami -o jsonpath='{.status.userInfo.username} {.status.userInf
 pass "bootstrap token authenticates: $who"
 
 # --- 2. key + CSR with openssl, CSR object created with the bootstrap token
-openssl ecparam -name prime256v1 -genkey -noout -out "$S/node.key" 2>/dev/null
-openssl req -new -key "$S/node.key" -subj "/O=system:nodes/CN=system:node:$NODE" -out "$S/node.csr"
+key_and_csr "$S/node.key" "$S/node.csr" "/O=system:nodes/CN=system:node:$NODE"
 name=$(csr_object csr- "$S/node.csr" | boot create -f - -o jsonpath='{.metadata.name}')
 [[ -n $name ]] || fail "no CSR name"
 pass "created CSR $name with the bootstrap kubeconfig"
@@ -106,8 +105,7 @@ who=$(kc_as "$nk" auth whoami -o jsonpath='{.status.userInfo.username} {.status.
 pass "node certificate authenticates as: $who"
 
 # --- 5. renewal: new key, CSR created with the node cert -> selfnodeclient
-openssl ecparam -name prime256v1 -genkey -noout -out "$S/node2.key" 2>/dev/null
-openssl req -new -key "$S/node2.key" -subj "/O=system:nodes/CN=system:node:$NODE" -out "$S/node2.csr"
+key_and_csr "$S/node2.key" "$S/node2.csr" "/O=system:nodes/CN=system:node:$NODE"
 name2=$(csr_object csr- "$S/node2.csr" | kc_as "$nk" create -f - -o jsonpath='{.metadata.name}')
 wait_issued kc "$name2" >/dev/null
 msg=$(kc get csr "$name2" -o jsonpath='{.status.conditions[?(@.type=="Approved")].message}')
