@@ -227,12 +227,7 @@ EOF
   create_token_secret "$TOKEN_ID" "$TOKEN_SECRET" "$TOKEN_GROUPS" "$exp"
 
   # Bootstrap kubeconfig, with real kubectl config set-* (CA by path, as the guides do).
-  local bk="$W/bootstrap.kubeconfig"
-  "$KUBECTL" config --kubeconfig="$bk" set-cluster bootstrap --server="$SERVER" \
-    --certificate-authority="$W/pki/ca.crt" >&2
-  "$KUBECTL" config --kubeconfig="$bk" set-credentials kubelet-bootstrap --token="$TOKEN_ID.$TOKEN_SECRET" >&2
-  "$KUBECTL" config --kubeconfig="$bk" set-context bootstrap --user=kubelet-bootstrap --cluster=bootstrap >&2
-  "$KUBECTL" config --kubeconfig="$bk" use-context bootstrap >&2
+  bootstrap_kubeconfig "$W/bootstrap.kubeconfig" "$SERVER" "$W/pki/ca.crt" "$TOKEN_ID.$TOKEN_SECRET" >&2
 }
 
 write_env() {

@@ -86,3 +86,13 @@ new_key() {
 # key_and_csr KEY CSR SUBJECT: new_key KEY, and in CSR a PKCS#10 request for SUBJECT (/O=../CN=..)
 # signed with it
 key_and_csr() { new_key "$1" && openssl req -new -key "$1" -subj "$3" -out "$2"; }
+
+# bootstrap_kubeconfig FILE SERVER CA TOKEN: FILE becomes a bootstrap kubeconfig written with real
+# `kubectl config set-*` as the guides do (cluster and context "bootstrap", user
+# "kubelet-bootstrap", the CA by path); kubectl's messages on stdout
+bootstrap_kubeconfig() {
+  kc_as "$1" config set-cluster bootstrap --server="$2" --certificate-authority="$3"
+  kc_as "$1" config set-credentials kubelet-bootstrap --token="$4"
+  kc_as "$1" config set-context bootstrap --user=kubelet-bootstrap --cluster=bootstrap
+  kc_as "$1" config use-context bootstrap
+}
