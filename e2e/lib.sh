@@ -15,8 +15,7 @@ kc_as() {
 # kc ARGS...: $KUBECTL as the cluster admin ($E2E_ADMIN_KUBECONFIG)
 kc() { kc_as "$E2E_ADMIN_KUBECONFIG" "$@"; }
 
-# poll TRIES INTERVAL [!] CMD...: runs CMD until it succeeds (after `!`: until it fails), at most
-# TRIES times, sleeping INTERVAL seconds after each miss; 0 once it did, 1 if it never did
+# poll TRIES INTERVAL [!] CMD...: CMD until it succeeds (!: fails), TRIES tries INTERVAL s apart; else 1
 poll() {
   local poll_tries=$1 poll_interval=$2 poll_want=0 poll_got
   shift 2
@@ -33,8 +32,7 @@ poll() {
 # has_output CMD...: CMD printed something on stdout (its exit status is not looked at)
 has_output() { [ -n "$("$@")" ]; }
 
-# wait_jws: until the bootstrapsigner has signed kube-public/cluster-info for $E2E_TOKEN_ID
-# (jws-kubeconfig-<id>), 30 s at most; 1 if it has not
+# wait_jws: until cluster-info has the bootstrapsigner's jws-kubeconfig-$E2E_TOKEN_ID, 30 s at most
 wait_jws() {
   poll 60 0.5 has_output kc -n kube-public get configmap cluster-info -o jsonpath="{.data.jws-kubeconfig-$E2E_TOKEN_ID}"
 }
@@ -45,8 +43,7 @@ fail() { printf 'FAIL %s\n' "$*" >&2; exit 1; }
 # show [FILE...]: the files (default: stdin) with every line indented by four spaces
 show() { sed 's/^/    /' "$@"; }
 
-# csr_rows NODE [SIGNER]: "<created> <name> <conditions> <issued:0|1> <username>" for each CSR whose
-# request has CN=system:node:NODE (and that signerName, if given), oldest first
+# csr_rows NODE [SIGNER]: NODE's CSRs [SIGNER's], oldest first: "created name conditions issued(0|1) user"
 CSR_ROWS_PY='
 import base64, json, sys
 from cryptography import x509
@@ -83,13 +80,10 @@ new_key() {
   openssl ecparam -name prime256v1 -genkey -noout "$@" 2>/dev/null
 }
 
-# key_and_csr KEY CSR SUBJECT: new_key KEY, and in CSR a PKCS#10 request for SUBJECT (/O=../CN=..)
-# signed with it
+# key_and_csr KEY CSR SUBJECT: new_key KEY, and in CSR its request for SUBJECT (/O=../CN=..)
 key_and_csr() { new_key "$1" && openssl req -new -key "$1" -subj "$3" -out "$2"; }
 
-# bootstrap_kubeconfig FILE SERVER CA TOKEN: FILE becomes a bootstrap kubeconfig written with real
-# `kubectl config set-*` as the guides do (cluster and context "bootstrap", user
-# "kubelet-bootstrap", the CA by path); kubectl's messages on stdout
+# bootstrap_kubeconfig FILE SERVER CA TOKEN: FILE by kubectl config set-*, as the guides do it
 bootstrap_kubeconfig() {
   kc_as "$1" config set-cluster bootstrap --server="$2" --certificate-authority="$3"
   kc_as "$1" config set-credentials kubelet-bootstrap --token="$4"

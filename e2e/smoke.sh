@@ -37,8 +37,7 @@ spec:
 EOF
 }
 
-# csr_issued KUBECTL_FN NAME: `kubectl get csr` shows Approved,Issued (printed); Denied or Failed ends
-# the test; sets cond
+# csr_issued KUBECTL_FN NAME: `get csr` says Approved,Issued (printed; sets cond); Denied/Failed: fail
 csr_issued() {
   cond=$("$1" get csr "$2" --no-headers 2>/dev/null | awk '{print $NF}') || true
   case $cond in
