@@ -25,9 +25,10 @@ set -euo pipefail
 set -E
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$HERE/lib.sh"
 CACHE=${KUBEBOOT_CACHE:-$HOME/.cache/kubeboot}
 LAST="$CACHE/e2e-last-work"
-KUBECTL=${KUBECTL:-kubectl}
 
 log() { printf '[e2e %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -35,28 +36,17 @@ die() { log "ERROR: $*"; exit 1; }
 # --------------------------------------------------------------------------
 # helpers
 
-free_port() {
-  python3 - <<'EOF'
-import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-s.close()
-EOF
-}
-
 port_listening() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 
-# wait_for SECONDS DESCRIPTION COMMAND...
+# wait_for SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds (its output discarded), a try
+# every 0.5 s; an error after SECONDS, and at once when a component died (check_alive says which)
 wait_for() {
   local t=$1 what=$2; shift 2
-  local deadline=$((SECONDS + t))
-  until "$@" >/dev/null 2>&1; do
-    if ((SECONDS >= deadline)); then log "timed out after ${t}s waiting for $what"; return 1; fi
-    check_alive
-    sleep 0.5
-  done
+  poll $((t * 2)) 0.5 up_or_dead "$@" >/dev/null 2>&1 || { log "timed out after ${t}s waiting for $what"; return 1; }
+  check_alive
 }
+# up_or_dead COMMAND...: COMMAND succeeded, or a component has died
+up_or_dead() { "$@" || ! check_alive; }
 
 # A component that died while we wait is an error right away.
 check_alive() {
@@ -77,7 +67,7 @@ start_bg() { # name cmd...
 }
 
 stop_all() {
-  local f pid name i
+  local f pid name
   for name in kube-controller-manager kube-apiserver etcd; do
     f="$W/pids/$name.pid"
     [[ -f $f ]] || continue
@@ -85,7 +75,7 @@ stop_all() {
     if kill -0 "$pid" 2>/dev/null; then
       log "stopping $name (pid $pid)"
       kill -TERM "$pid" 2>/dev/null || true
-      for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+      poll 50 0.2 ! kill -0 "$pid" 2>/dev/null || true
       if kill -0 "$pid" 2>/dev/null; then log "$name did not exit, SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; sleep 0.2; fi
     fi
     rm -f "$f"
@@ -111,8 +101,6 @@ on_error() {
   exit "$rc"
 }
 
-kc() { "$KUBECTL" --kubeconfig "$W/admin.kubeconfig" "$@"; }
-
 # --------------------------------------------------------------------------
 # PKI (openssl)
 
@@ -123,19 +111,18 @@ gen_pki() {
     cd "$p"
     # Serving CA: signs the apiserver's serving certificate; this is the CA
     # that clients (bootstrap kubeconfig, cluster-info) trust.
-    openssl ecparam -name prime256v1 -genkey -noout -out ca.key 2>/dev/null
+    new_key ca.key
     openssl req -x509 -new -key ca.key -sha256 -days 3650 -subj "/CN=kubeboot-e2e-serving-ca" \
       -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" \
       -out ca.crt
     # Client CA: --client-ca-file of the apiserver and the csrsigning CA of
     # the controller manager (so issued node certs authenticate).
-    openssl ecparam -name prime256v1 -genkey -noout -out client-ca.key 2>/dev/null
+    new_key client-ca.key
     openssl req -x509 -new -key client-ca.key -sha256 -days 3650 -subj "/CN=kubeboot-e2e-client-ca" \
       -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" \
       -out client-ca.crt
     # apiserver serving cert
-    openssl ecparam -name prime256v1 -genkey -noout -out apiserver.key 2>/dev/null
-    openssl req -new -key apiserver.key -subj "/CN=kube-apiserver" -out apiserver.csr
+    key_and_csr apiserver.key apiserver.csr "/CN=kube-apiserver"
     cat >apiserver.ext <<EOF
 basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature
@@ -145,8 +132,7 @@ EOF
     openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 -sha256 \
       -extfile apiserver.ext -out apiserver.crt 2>/dev/null
     # admin client cert (system:masters)
-    openssl ecparam -name prime256v1 -genkey -noout -out admin.key 2>/dev/null
-    openssl req -new -key admin.key -subj "/O=system:masters/CN=kubeboot-e2e-admin" -out admin.csr
+    key_and_csr admin.key admin.csr "/O=system:masters/CN=kubeboot-e2e-admin"
     printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n' >client.ext
     openssl x509 -req -in admin.csr -CA client-ca.crt -CAkey client-ca.key -CAcreateserial -days 365 -sha256 \
       -extfile client.ext -out admin.crt 2>/dev/null
@@ -241,12 +227,7 @@ EOF
   create_token_secret "$TOKEN_ID" "$TOKEN_SECRET" "$TOKEN_GROUPS" "$exp"
 
   # Bootstrap kubeconfig, with real kubectl config set-* (CA by path, as the guides do).
-  local bk="$W/bootstrap.kubeconfig"
-  "$KUBECTL" config --kubeconfig="$bk" set-cluster bootstrap --server="$SERVER" \
-    --certificate-authority="$W/pki/ca.crt" >&2
-  "$KUBECTL" config --kubeconfig="$bk" set-credentials kubelet-bootstrap --token="$TOKEN_ID.$TOKEN_SECRET" >&2
-  "$KUBECTL" config --kubeconfig="$bk" set-context bootstrap --user=kubelet-bootstrap --cluster=bootstrap >&2
-  "$KUBECTL" config --kubeconfig="$bk" use-context bootstrap >&2
+  bootstrap_kubeconfig "$W/bootstrap.kubeconfig" "$SERVER" "$W/pki/ca.crt" "$TOKEN_ID.$TOKEN_SECRET" >&2
 }
 
 write_env() {
@@ -280,6 +261,7 @@ cmd_up() {
     W=$E2E_WORK; mkdir -p "$W"
   fi
   W=$(cd "$W" && pwd)
+  E2E_ADMIN_KUBECONFIG="$W/admin.kubeconfig" # kc's (written below)
   if compgen -G "$W/pids/*.pid" >/dev/null; then die "$W already has a running cluster (run down first)"; fi
   mkdir -p "$W/pids" "$W/logs" "$CACHE"
   ((owned)) && touch "$W/.e2e-owned"
@@ -353,7 +335,7 @@ EOF2
     --cert "$W/pki/admin.crt" --key "$W/pki/admin.key" "$SERVER/readyz"
 
   # admin kubeconfig with real kubectl config set-*
-  local ak="$W/admin.kubeconfig"
+  local ak=$E2E_ADMIN_KUBECONFIG
   "$KUBECTL" config --kubeconfig="$ak" set-cluster e2e --server="$SERVER" \
     --certificate-authority="$W/pki/ca.crt" --embed-certs=true >&2
   "$KUBECTL" config --kubeconfig="$ak" set-credentials admin \
@@ -406,12 +388,12 @@ cmd_down() {
 # command line and wait for /readyz: for "apiserver gone mid-wait" tests.
 cmd_restart_apiserver() {
   resolve_work
-  local pause=${1:-5} f="$W/pids/kube-apiserver.pid" pid i
+  local pause=${1:-5} f="$W/pids/kube-apiserver.pid" pid
   [[ -f $f && -f $W/apiserver.cmd ]] || die "no apiserver in $W"
   pid=$(cat "$f")
   log "stopping kube-apiserver (pid $pid) for ${pause}s"
   kill -TERM "$pid" 2>/dev/null || true
-  for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  poll 100 0.1 ! kill -0 "$pid" 2>/dev/null || true
   kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
   sleep "$pause"
   # shellcheck disable=SC1090 # the saved, %q-quoted command line

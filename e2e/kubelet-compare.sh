@@ -45,10 +45,12 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$HERE/lib.sh"
 
 say() { printf 'compare: %s\n' "$*"; }
 FAILS=()
-fail() { FAILS+=("$*"); say "FAIL: $*"; }
+fail_later() { FAILS+=("$*"); say "FAIL: $*"; } # REASON: said now; the verdict at the end fails
 die() { say "FAIL setup: $*"; exit 1; }
 
 if [[ -z ${E2E_SERVER:-} ]]; then
@@ -74,7 +76,6 @@ NODE=${COMPARE_NODE:-node-compare-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')}
 GNUTIME=/usr/bin/time
 if [[ ! -x $GNUTIME ]] && ((EUID == 0)); then apt-get install -y -q time >/dev/null 2>&1 || true; fi
 
-kc() { kubectl --kubeconfig "$E2E_ADMIN_KUBECONFIG" "$@"; }
 now() { date +%s.%N; }
 sub() { python3 -c "import sys; print(f'{float(sys.argv[1])-float(sys.argv[2]):.3f}')" "$1" "$2"; }
 
@@ -83,21 +84,8 @@ rm -rf "$D"
 mkdir -p "$D"
 say "node $NODE; kubelet code $UP; kubeboot $KB; work dir $D"
 
-# The CSR objects for this node: name, conditions, issued, username, one per line.
-CSRS_PY='
-import base64, json, sys
-from cryptography import x509
-from cryptography.x509.oid import NameOID
-for o in json.load(sys.stdin)["items"]:
-    req = x509.load_pem_x509_csr(base64.b64decode(o["spec"]["request"]))
-    cns = [a.value for a in req.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
-    if cns != ["system:node:" + sys.argv[1]]:
-        continue
-    st = o.get("status", {})
-    conds = ",".join(c["type"] for c in st.get("conditions", [])) or "Pending"
-    print(o["metadata"]["name"], conds, 1 if st.get("certificate") else 0, o["spec"]["username"])
-'
-node_csrs() { kc get csr -o json | /usr/bin/python3 -c "$CSRS_PY" "$NODE"; }
+# The CSR objects for this node: name, conditions, issued, username, one per line (oldest first).
+node_csrs() { csr_rows "$NODE" | cut -d' ' -f2-; }
 
 # --------------------------------------------------------------------------
 # One key for both.
@@ -137,27 +125,27 @@ creds_ok() { # who
 # 1. the upstream kubelet code
 run kubelet "$UP" --bootstrap-kubeconfig "$E2E_BOOTSTRAP_KUBECONFIG" --kubeconfig "$D/kubelet/kubelet.conf" \
   --cert-dir "$D/kubelet/pki" --node-name "$NODE" --timeout 4m --memstats --v=2
-if ((RC[kubelet] != 0)); then fail "kubelet code exited ${RC[kubelet]}"; sed 's/^/    /' "$D/kubelet.log"; fi
-creds_ok kubelet || fail "kubelet code: no kubeconfig/kubelet-client-current.pem with the shared key"
+if ((RC[kubelet] != 0)); then fail_later "kubelet code exited ${RC[kubelet]}"; show "$D/kubelet.log"; fi
+creds_ok kubelet || fail_later "kubelet code: no kubeconfig/kubelet-client-current.pem with the shared key"
 mapfile -t rows < <(node_csrs)
-((${#rows[@]} == 1)) || fail "expected 1 CSR for $NODE after the kubelet run, found ${#rows[@]}: ${rows[*]}"
+((${#rows[@]} == 1)) || fail_later "expected 1 CSR for $NODE after the kubelet run, found ${#rows[@]}: ${rows[*]}"
 read -r name_kubelet conds issued user <<<"${rows[0]:-}"
 say "kubelet  CSR ${name_kubelet:-none} ${conds:-} issued=${issued:-0} by ${user:-}"
 [[ ${conds:-} == Approved && ${issued:-0} == 1 && ${user:-} == "system:bootstrap:$E2E_TOKEN_ID" ]] ||
-  fail "kubelet CSR not Approved+Issued for the bootstrap token user"
-[[ -n ${name_kubelet:-} ]] && kc delete csr "$name_kubelet" --wait=true >/dev/null || fail "kubectl delete csr ${name_kubelet:-}"
+  fail_later "kubelet CSR not Approved+Issued for the bootstrap token user"
+[[ -n ${name_kubelet:-} ]] && kc delete csr "$name_kubelet" --wait=true >/dev/null || fail_later "kubectl delete csr ${name_kubelet:-}"
 
 # 2. kubeboot, same node name, same key (its key cache has the same file name)
 run kubeboot "$KB" bootstrap --bootstrap-kubeconfig "$E2E_BOOTSTRAP_KUBECONFIG" --kubeconfig "$D/kubeboot/kubelet.conf" \
   --cert-dir "$D/kubeboot/pki" --node-name "$NODE" --ca-bundle "$E2E_CLIENT_CA" --wait 4m
-if ((RC[kubeboot] != 0)); then fail "kubeboot exited ${RC[kubeboot]}"; sed 's/^/    /' "$D/kubeboot.log"; fi
-creds_ok kubeboot || fail "kubeboot: no kubeconfig/kubelet-client-current.pem with the shared key"
+if ((RC[kubeboot] != 0)); then fail_later "kubeboot exited ${RC[kubeboot]}"; show "$D/kubeboot.log"; fi
+creds_ok kubeboot || fail_later "kubeboot: no kubeconfig/kubelet-client-current.pem with the shared key"
 mapfile -t rows < <(node_csrs)
-((${#rows[@]} == 1)) || fail "expected 1 CSR for $NODE after the kubeboot run, found ${#rows[@]}: ${rows[*]}"
+((${#rows[@]} == 1)) || fail_later "expected 1 CSR for $NODE after the kubeboot run, found ${#rows[@]}: ${rows[*]}"
 read -r name_kubeboot conds issued user <<<"${rows[0]:-}"
 say "kubeboot CSR ${name_kubeboot:-none} ${conds:-} issued=${issued:-0} by ${user:-}"
 [[ ${conds:-} == Approved && ${issued:-0} == 1 && ${user:-} == "system:bootstrap:$E2E_TOKEN_ID" ]] ||
-  fail "kubeboot CSR not Approved+Issued for the bootstrap token user"
+  fail_later "kubeboot CSR not Approved+Issued for the bootstrap token user"
 
 say "name kubelet=${name_kubelet:-none}"
 say "name kubeboot=${name_kubeboot:-none}"
@@ -165,7 +153,7 @@ say "name offline=$offline (kubeboot csr --object)"
 if [[ -n ${name_kubelet:-} && ${name_kubelet:-} == "${name_kubeboot:-}" && $offline == "${name_kubelet:-}" ]]; then
   say "names equal: yes"
 else
-  fail "CSR names differ"
+  fail_later "CSR names differ"
 fi
 for who in kubelet kubeboot; do
   [[ -e $D/$who/pki/kubelet-client.key.tmp ]] && say "note: $who left kubelet-client.key.tmp behind"
@@ -258,7 +246,7 @@ EOF
     say "massif kubeboot: peak_heap_B=$heap peak_heap_with_overhead_B=$extra peak_stack_B=$stacks peak_total_B=$total (ms_print: $D/massif.txt)"
     say "massif kubelet code: not meaningful (Go runtime allocates with mmap, not malloc); RSS and Go memstats above"
   else
-    fail "kubeboot under valgrind massif failed"; tail -n 20 "$D/massif.log" | sed 's/^/    /'
+    fail_later "kubeboot under valgrind massif failed"; tail -n 20 "$D/massif.log" | show
   fi
 fi
 
@@ -267,13 +255,13 @@ fi
 say "requests kubelet=${NREQ[kubelet]:-?} kubeboot=${NREQ[kubeboot]:-?}"
 say "seconds kubelet=${T[kubelet]} kubeboot=${T[kubeboot]} (tolerance ${TOL}s)"
 if [[ -z ${NREQ[kubelet]:-} || -z ${NREQ[kubeboot]:-} || ${NREQ[kubelet]} == 0 || ${NREQ[kubeboot]} == 0 ]]; then
-  fail "no audited requests found for one of the runs"
+  fail_later "no audited requests found for one of the runs"
 elif ((NREQ[kubeboot] > NREQ[kubelet])); then
-  fail "kubeboot made more CSR requests (${NREQ[kubeboot]}) than the kubelet code (${NREQ[kubelet]})"
+  fail_later "kubeboot made more CSR requests (${NREQ[kubeboot]}) than the kubelet code (${NREQ[kubelet]})"
 fi
 if python3 -c "import sys; sys.exit(0 if float(sys.argv[2]) > float(sys.argv[1]) + float(sys.argv[3]) else 1)" \
   "${T[kubelet]}" "${T[kubeboot]}" "$TOL"; then
-  fail "kubeboot slower than the kubelet code by more than ${TOL}s"
+  fail_later "kubeboot slower than the kubelet code by more than ${TOL}s"
 fi
 if ((${#FAILS[@]})); then
   say "FAIL $(IFS=';'; echo "${FAILS[*]}")"

@@ -16,8 +16,9 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$HERE/lib.sh"
 eval "$("$HERE/cluster.sh" env)"
-KUBECTL=${KUBECTL:-kubectl}
 R=${1:-$HERE/recorded}
 mkdir -p "$R"
 rm -f "$R"/*.json "$R"/*.headers "$R"/*.raw "$R"/*.pem "$R"/index.tsv "$R"/VERSIONS
@@ -31,8 +32,6 @@ BAD="$E2E_TOKEN_ID.0000000000000000"
 NOBIND="$E2E_STATIC_TOKEN_NOBIND"
 SUFFIX=$(date -u +%H%M%S)
 
-admin() { "$KUBECTL" --kubeconfig "$E2E_ADMIN_KUBECONFIG" "$@"; }
-fail() { printf 'FAIL %s\n' "$*" >&2; exit 1; }
 
 # cred_name TOKEN -> label for index.tsv
 cred_name() {
@@ -63,8 +62,7 @@ rec() {
 
 # new_csr BASENAME CN O -> writes BASENAME.key.pem / BASENAME.csr.pem in $R
 new_csr() {
-  openssl ecparam -name prime256v1 -genkey -noout -out "$R/$1.key.pem" 2>/dev/null
-  openssl req -new -key "$R/$1.key.pem" -subj "/O=$3/CN=$2" -out "$R/$1.csr.pem"
+  key_and_csr "$R/$1.key.pem" "$R/$1.csr.pem" "/O=$3/CN=$2"
 }
 
 # csr_json NAME CSR_PEM_FILE [SIGNER] -> CSR object JSON on stdout (like client-go: name, request, signerName, usages)
@@ -95,20 +93,11 @@ start_watch() {
 end_watch() { wait "${WATCH_PIDS[@]}"; echo "recorded watch $1"; }
 
 wait_cond() { # CSR_NAME jsonpath-condition-type
-  local i
-  for i in $(seq 1 120); do
-    [[ -n $(admin get csr "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].type}") ]] && return 0
-    sleep 0.5
-  done
-  fail "csr $1 never got condition $2"
+  poll 120 0.5 has_output kc get csr "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].type}" ||
+    fail "csr $1 never got condition $2"
 }
-wait_issued() {
-  local i
-  for i in $(seq 1 120); do
-    [[ -n $(admin get csr "$1" -o jsonpath='{.status.certificate}') ]] && return 0
-    sleep 0.5
-  done
-  fail "csr $1 never issued"
+wait_issued() { # CSR_NAME
+  poll 120 0.5 has_output kc get csr "$1" -o jsonpath='{.status.certificate}' || fail "csr $1 never issued"
 }
 
 WATCH_SECS=${E2E_WATCH_SECONDS:-8}
@@ -133,7 +122,7 @@ start_watch watch-denied "$den" "$WATCH_SECS"
 rec csr-create-201-pending 201 POST "$CSR_PATH" "$BOOT" "create CSR (wrong O, will not be auto-approved)" "$R/.denied.req"
 sleep 2
 rec csr-get-pending 200 GET "$CSR_PATH/$den" "$BOOT" "GET of pending CSR (no conditions)"
-admin certificate deny "$den" >/dev/null
+kc certificate deny "$den" >/dev/null
 wait_cond "$den" Denied
 rec csr-get-denied 200 GET "$CSR_PATH/$den" "$BOOT" "GET of CSR denied with kubectl certificate deny"
 end_watch watch-denied
@@ -144,7 +133,7 @@ new_csr failed "system:node:rec-3" acme
 csr_json "$fl" "$R/failed.csr.pem" >"$R/.failed.req"
 start_watch watch-failed "$fl" "$WATCH_SECS"
 rec csr-create-201-to-fail 201 POST "$CSR_PATH" "$BOOT" "create CSR (wrong O, approved manually below)" "$R/.failed.req"
-admin certificate approve "$fl" >/dev/null
+kc certificate approve "$fl" >/dev/null
 wait_cond "$fl" Failed
 rec csr-get-failed 200 GET "$CSR_PATH/$fl" "$BOOT" "GET of approved CSR the signer marked Failed (SignerValidationFailure)"
 end_watch watch-failed
@@ -160,10 +149,7 @@ printf '{"kind":"CertificateSigningRequest","apiVersion":"certificates.k8s.io/v1
 rec csr-create-422-invalid 422 POST "$CSR_PATH" "$BOOT" "CSR whose spec.request does not parse" "$R/.invalid.req"
 
 # ---- 5. cluster-info (anonymous), after the bootstrapsigner added the JWS
-for _ in $(seq 1 60); do
-  [[ -n $(admin -n kube-public get cm cluster-info -o jsonpath="{.data.jws-kubeconfig-$E2E_TOKEN_ID}") ]] && break
-  sleep 0.5
-done
+wait_jws || true
 rec cluster-info-get 200 GET /api/v1/namespaces/kube-public/configmaps/cluster-info "" "anonymous GET of kube-public/cluster-info with jws-kubeconfig-$E2E_TOKEN_ID"
 rec secrets-get-403-anonymous 403 GET "/api/v1/namespaces/kube-system/secrets/bootstrap-token-$E2E_TOKEN_ID" "" "anonymous GET of the token Secret"
 

@@ -11,16 +11,15 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$HERE/lib.sh"
 eval "$("$HERE/cluster.sh" env)"
-KUBECTL=${KUBECTL:-kubectl}
 NODE=${1:-smoke-1}
 S="$E2E_WORK/smoke-$NODE"
 rm -rf "$S"; mkdir -p "$S"
 
 pass() { printf 'ok   %s\n' "$*"; }
-fail() { printf 'FAIL %s\n' "$*" >&2; exit 1; }
-admin() { "$KUBECTL" --kubeconfig "$E2E_ADMIN_KUBECONFIG" "$@"; }
-boot() { "$KUBECTL" --kubeconfig "$E2E_BOOTSTRAP_KUBECONFIG" "$@"; }
+boot() { kc_as "$E2E_BOOTSTRAP_KUBECONFIG" "$@"; }
 
 # csr_object NAME_PREFIX CSR_PEM_FILE -> CertificateSigningRequest YAML
 csr_object() {
@@ -38,18 +37,20 @@ spec:
 EOF
 }
 
+# csr_issued KUBECTL_FN NAME: `get csr` says Approved,Issued (printed; sets cond); Denied/Failed: fail
+csr_issued() {
+  cond=$("$1" get csr "$2" --no-headers 2>/dev/null | awk '{print $NF}') || true
+  case $cond in
+    Approved,Issued) echo "$cond" ;;
+    *Denied*|*Failed*) fail "csr $2: $cond" ;;
+    *) return 1 ;;
+  esac
+}
+
 # wait_issued KUBECTL_FN NAME: until `kubectl get csr` shows Approved,Issued
 wait_issued() {
-  local fn=$1 name=$2 i cond=""
-  for i in $(seq 1 120); do
-    cond=$($fn get csr "$name" --no-headers 2>/dev/null | awk '{print $NF}') || true
-    case $cond in
-      Approved,Issued) echo "$cond"; return 0 ;;
-      *Denied*|*Failed*) fail "csr $name: $cond" ;;
-    esac
-    sleep 0.5
-  done
-  fail "csr $name not Approved,Issued after 60s (last: ${cond:-none})"
+  local cond=""
+  poll 120 0.5 csr_issued "$1" "$2" || fail "csr $2 not Approved,Issued after 60s (last: ${cond:-none})"
 }
 
 check_cert() { # cert_file expected_cn
@@ -70,18 +71,17 @@ who=$(boot auth whoami -o jsonpath='{.status.userInfo.username} {.status.userInf
 pass "bootstrap token authenticates: $who"
 
 # --- 2. key + CSR with openssl, CSR object created with the bootstrap token
-openssl ecparam -name prime256v1 -genkey -noout -out "$S/node.key" 2>/dev/null
-openssl req -new -key "$S/node.key" -subj "/O=system:nodes/CN=system:node:$NODE" -out "$S/node.csr"
+key_and_csr "$S/node.key" "$S/node.csr" "/O=system:nodes/CN=system:node:$NODE"
 name=$(csr_object csr- "$S/node.csr" | boot create -f - -o jsonpath='{.metadata.name}')
 [[ -n $name ]] || fail "no CSR name"
 pass "created CSR $name with the bootstrap kubeconfig"
-admin get csr "$name"
+kc get csr "$name"
 cond=$(wait_issued boot "$name")
-admin get csr "$name"
+kc get csr "$name"
 pass "CSR $name is $cond"
-reason=$(admin get csr "$name" -o jsonpath='{.status.conditions[?(@.type=="Approved")].reason}')
+reason=$(kc get csr "$name" -o jsonpath='{.status.conditions[?(@.type=="Approved")].reason}')
 [[ $reason == AutoApproved ]] || fail "approval reason $reason"
-requestor=$(admin get csr "$name" -o jsonpath='{.spec.username}')
+requestor=$(kc get csr "$name" -o jsonpath='{.spec.username}')
 [[ $requestor == "system:bootstrap:$E2E_TOKEN_ID" ]] || fail "requestor $requestor"
 
 # --- 3. fetch + check certificate
@@ -98,30 +98,23 @@ nk="$S/node.kubeconfig"
   --client-certificate="$S/node.crt" --client-key="$S/node.key" --embed-certs=true >/dev/null
 "$KUBECTL" config --kubeconfig="$nk" set-context default-context --cluster=default-cluster --user=default-auth >/dev/null
 "$KUBECTL" config --kubeconfig="$nk" use-context default-context >/dev/null
-"$KUBECTL" --kubeconfig "$nk" auth whoami
-who=$("$KUBECTL" --kubeconfig "$nk" auth whoami -o jsonpath='{.status.userInfo.username} {.status.userInfo.groups}')
+kc_as "$nk" auth whoami
+who=$(kc_as "$nk" auth whoami -o jsonpath='{.status.userInfo.username} {.status.userInfo.groups}')
 [[ $who == "system:node:$NODE "* && $who == *'"system:nodes"'* ]] || fail "node whoami: $who"
 pass "node certificate authenticates as: $who"
 
 # --- 5. renewal: new key, CSR created with the node cert -> selfnodeclient
-openssl ecparam -name prime256v1 -genkey -noout -out "$S/node2.key" 2>/dev/null
-openssl req -new -key "$S/node2.key" -subj "/O=system:nodes/CN=system:node:$NODE" -out "$S/node2.csr"
-name2=$(csr_object csr- "$S/node2.csr" | "$KUBECTL" --kubeconfig "$nk" create -f - -o jsonpath='{.metadata.name}')
-wait_issued admin "$name2" >/dev/null
-msg=$(admin get csr "$name2" -o jsonpath='{.status.conditions[?(@.type=="Approved")].message}')
+key_and_csr "$S/node2.key" "$S/node2.csr" "/O=system:nodes/CN=system:node:$NODE"
+name2=$(csr_object csr- "$S/node2.csr" | kc_as "$nk" create -f - -o jsonpath='{.metadata.name}')
+wait_issued kc "$name2" >/dev/null
+msg=$(kc get csr "$name2" -o jsonpath='{.status.conditions[?(@.type=="Approved")].message}')
 [[ $msg == *"self kubelet client certificate"* ]] || fail "renewal approval message: $msg"
-"$KUBECTL" --kubeconfig "$nk" get csr "$name2" -o jsonpath='{.status.certificate}' | base64 -d >"$S/node2.crt"
+kc_as "$nk" get csr "$name2" -o jsonpath='{.status.certificate}' | base64 -d >"$S/node2.crt"
 check_cert "$S/node2.crt" "system:node:$NODE"
 pass "renewal CSR $name2 (authenticated with the node cert) approved: $msg"
 
 # --- 6. cluster-info: anonymous GET + bootstrapsigner JWS
-jws=""
-for _ in $(seq 1 60); do
-  jws=$(admin -n kube-public get configmap cluster-info -o jsonpath="{.data.jws-kubeconfig-$E2E_TOKEN_ID}")
-  [[ -n $jws ]] && break
-  sleep 0.5
-done
-[[ -n $jws ]] || fail "bootstrapsigner did not add jws-kubeconfig-$E2E_TOKEN_ID within 30s"
+wait_jws || fail "bootstrapsigner did not add jws-kubeconfig-$E2E_TOKEN_ID within 30s"
 curl -fsS --cacert "$E2E_CA" "$E2E_SERVER/api/v1/namespaces/kube-public/configmaps/cluster-info" >"$S/cluster-info.json" \
   || fail "anonymous GET cluster-info"
 python3 - "$S/cluster-info.json" "$E2E_TOKEN_ID" "$E2E_TOKEN_SECRET" <<'EOF' || fail "JWS check"
