@@ -15,6 +15,7 @@ use core::net::IpAddr;
 use crate::error::{Error, PolicyViolation, Result};
 use crate::key::{P256_SPKI_LEN, P256Signer};
 use crate::oid;
+use crate::out::Filled;
 use crate::pem;
 
 /// The kubelet's certificate subject organization.
@@ -25,6 +26,21 @@ pub const NODE_USER_PREFIX: &str = "system:node:";
 pub const MAX_NODE_NAME: usize = 253;
 /// Most subject alternative names (DNS + IP) in a serving CSR.
 pub const MAX_SANS: usize = 16;
+/// The longest common name, `system:node:` and a node name of [`MAX_NODE_NAME`] bytes.
+pub const COMMON_NAME_CAP: usize = NODE_USER_PREFIX.len() + MAX_NODE_NAME;
+
+/// The names of `owned` as string slices in `refs` (for a [`Profile::Serving`] built from owned
+/// names); at most [`MAX_SANS`], as `owned` holds.
+pub(crate) fn borrow_names<'r, const L: usize>(
+    owned: &'r heapless::Vec<heapless::String<L>, MAX_SANS>,
+    refs: &mut heapless::Vec<&'r str, MAX_SANS>,
+) {
+    refs.clear();
+    for name in owned {
+        // Same capacity as `owned`: never full.
+        let _ = refs.push(name.as_str());
+    }
+}
 /// Largest to-be-signed CertificationRequestInfo we build.
 pub const MAX_TBS_LEN: usize = 2048;
 /// Largest CSR DER we build: the TBS plus algorithm identifier, signature and headers.
@@ -154,18 +170,13 @@ impl<'a> CsrBuilder<'a> {
         self.profile
     }
 
-    /// Write `system:node:<node>` into `buf` and return it.
-    pub fn common_name<'b>(
-        &self,
-        buf: &'b mut [u8; NODE_USER_PREFIX.len() + MAX_NODE_NAME],
-    ) -> &'b str {
-        let n = NODE_USER_PREFIX.len() + self.node_name.len();
-        let (p, rest) = buf.split_at_mut(NODE_USER_PREFIX.len());
-        p.copy_from_slice(NODE_USER_PREFIX.as_bytes());
-        if let Some(dst) = rest.get_mut(..self.node_name.len()) {
-            dst.copy_from_slice(self.node_name.as_bytes());
-        }
-        core::str::from_utf8(buf.get(..n).unwrap_or(&[])).unwrap_or("")
+    /// The subject's common name, `system:node:<node>`.
+    pub fn common_name(&self) -> heapless::String<COMMON_NAME_CAP> {
+        let mut cn = heapless::String::new();
+        // The node name was checked against MAX_NODE_NAME: both fit.
+        let _ = cn.push_str(NODE_USER_PREFIX);
+        let _ = cn.push_str(self.node_name);
+        cn
     }
 
     /// Exact length of the to-be-signed `CertificationRequestInfo`.
@@ -232,9 +243,8 @@ impl<'a> CsrBuilder<'a> {
         if buf.len() < needed {
             return Err(Error::BufferTooSmall { needed });
         }
-        let mut der = [0u8; MAX_CSR_DER];
-        let n = self.write_der(signer, &mut der)?;
-        pem::encode(LABEL_CSR, der.get(..n).unwrap_or(&[]), buf)
+        let mut der = Filled::<MAX_CSR_DER>::new();
+        pem::encode(LABEL_CSR, der.fill(|b| self.write_der(signer, b))?, buf)
     }
 
     // The emitters write back to front (see [`Rev`]): the last field of a structure first.
@@ -312,9 +322,7 @@ impl<'b> Rev<'b> {
     fn tlv(&mut self, tag: u8, content: impl FnOnce(&mut Self)) {
         let end = self.len;
         content(self);
-        let mut h = [0u8; 4];
-        let hl = encode_header(tag, self.len - end, &mut h);
-        self.put(h.get(..hl).unwrap_or(&[]));
+        self.put(encode_header(tag, self.len - end).as_slice());
     }
 
     fn oid(&mut self, arcs: &[u8]) {
@@ -408,15 +416,15 @@ fn header_len(content: usize) -> usize {
 /// the algorithm and signature after it, making the final CSR at `buf[0..]`.
 fn finish_in_place(buf: &mut [u8], tbs_len: usize, content: usize, sig: &[u8]) -> Result<usize> {
     let total = tlv_len(content);
-    let mut header = [0u8; 4];
-    let hlen = encode_header(TAG_SEQUENCE, content, &mut header);
+    let header = encode_header(TAG_SEQUENCE, content);
+    let header = header.as_slice();
     if buf.len() < total {
         return Err(Error::BufferTooSmall { needed: total });
     }
-    buf.get_mut(..hlen)
+    buf.get_mut(..header.len())
         .ok_or(Error::BufferTooSmall { needed: total })?
-        .copy_from_slice(header.get(..hlen).unwrap_or(&[]));
-    let mut pos = hlen + tbs_len;
+        .copy_from_slice(header);
+    let mut pos = header.len() + tbs_len;
     let mut put = |bytes: &[u8]| {
         if let Some(dst) = buf.get_mut(pos..pos + bytes.len()) {
             dst.copy_from_slice(bytes);
@@ -424,9 +432,7 @@ fn finish_in_place(buf: &mut [u8], tbs_len: usize, content: usize, sig: &[u8]) -
         pos += bytes.len();
     };
     put(&ALG_ECDSA_SHA256);
-    let mut bh = [0u8; 4];
-    let bl = encode_header(TAG_BIT_STRING, 1 + sig.len(), &mut bh);
-    put(bh.get(..bl).unwrap_or(&[]));
+    put(encode_header(TAG_BIT_STRING, 1 + sig.len()).as_slice());
     put(&[0]);
     put(sig);
     Ok(pos)
@@ -447,24 +453,11 @@ fn tlv_len(n: usize) -> usize {
     1 + len_len(n) + n
 }
 
-fn encode_header(tag: u8, n: usize, out: &mut [u8; 4]) -> usize {
-    out[0] = tag;
+fn encode_header(tag: u8, n: usize) -> Filled<4> {
     match len_len(n) {
-        1 => {
-            out[1] = n as u8;
-            2
-        }
-        2 => {
-            out[1] = 0x81;
-            out[2] = n as u8;
-            3
-        }
-        _ => {
-            out[1] = 0x82;
-            out[2] = (n >> 8) as u8;
-            out[3] = n as u8;
-            4
-        }
+        1 => Filled::from_array([tag, n as u8, 0, 0], 2),
+        2 => Filled::from_array([tag, 0x81, n as u8, 0], 3),
+        _ => Filled::from_array([tag, 0x82, (n >> 8) as u8, n as u8], 4),
     }
 }
 

@@ -68,6 +68,7 @@ use crate::engine::Method;
 use crate::error::{Error, Result};
 use crate::json::{self, Object, Str, Value};
 use crate::kubeconfig::{self, BootstrapKubeconfig, Kubeconfig};
+use crate::out::Filled;
 use crate::pin::{self, CaPin};
 use crate::token::{BootstrapToken, ID_LEN, TokenId};
 
@@ -358,12 +359,9 @@ pub struct Discovery<const N: usize = DEFAULT_BUFFER> {
     token: Option<BootstrapToken>,
     pins: heapless::Vec<CaPin, MAX_PINS>,
     retry_interval_secs: i64,
-    kubeconfig: [u8; N],
-    kubeconfig_len: usize,
-    ca: [u8; N],
-    ca_len: usize,
-    server: [u8; MAX_SERVER_LEN],
-    server_len: usize,
+    kubeconfig: Filled<N>,
+    ca: Filled<N>,
+    server: Filled<MAX_SERVER_LEN>,
     scratch: [u8; MAX_CA_CERT_DER],
     phase: Phase,
     resume: Phase,
@@ -416,8 +414,12 @@ fn data_str<'b>(data: &Object<'b>, key: &str) -> Result<Option<Str<'b>>> {
     }
 }
 
-/// Server URL and CA PEM from the signed kubeconfig. Returns `(server_len, ca_len)`.
-fn extract(kc: &[u8], server: &mut [u8], ca: &mut [u8]) -> Result<(usize, usize)> {
+/// Server URL and CA PEM (empty if there is none) from the signed kubeconfig.
+fn extract<const S: usize, const N: usize>(
+    kc: &[u8],
+    server: &mut Filled<S>,
+    ca: &mut Filled<N>,
+) -> Result<()> {
     let parsed = Kubeconfig::parse(kc).map_err(|_| Error::MalformedResponse)?;
     let clusters = parsed.clusters();
     // kubeadm writes one cluster named "": prefer it (kubeadm's GetClusterFromKubeConfig), else
@@ -430,12 +432,15 @@ fn extract(kc: &[u8], server: &mut [u8], ca: &mut [u8]) -> Result<(usize, usize)
         .ok_or(Error::MalformedResponse)?
         .value;
     let url = cluster.server.filter(|s| !s.is_empty()).ok_or(Error::MalformedResponse)?;
-    let server_len = url.decode_into(server).map_err(too_large)?.len();
-    let ca_len = match cluster.certificate_authority_data.filter(|d| !d.is_empty()) {
-        Some(data) => data.decode_base64_into(ca).map_err(too_large)?.len(),
-        None => 0,
+    server.fill(|b| Ok(url.decode_into(b).map_err(too_large)?.len()))?;
+    match cluster.certificate_authority_data.filter(|d| !d.is_empty()) {
+        Some(data) => ca.fill(|b| Ok(data.decode_base64_into(b).map_err(too_large)?.len()))?,
+        None => {
+            ca.clear();
+            &[]
+        }
     };
-    Ok((server_len, ca_len))
+    Ok(())
 }
 
 impl<const N: usize> Default for Discovery<N> {
@@ -452,12 +457,9 @@ impl<const N: usize> Discovery<N> {
             token: None,
             pins: heapless::Vec::new(),
             retry_interval_secs: RETRY_INTERVAL_SECS,
-            kubeconfig: [0u8; N],
-            kubeconfig_len: 0,
-            ca: [0u8; N],
-            ca_len: 0,
-            server: [0u8; MAX_SERVER_LEN],
-            server_len: 0,
+            kubeconfig: Filled::new(),
+            ca: Filled::new(),
+            server: Filled::new(),
             scratch: [0u8; MAX_CA_CERT_DER],
             phase: Phase::Idle,
             resume: Phase::Idle,
@@ -509,12 +511,9 @@ impl<const N: usize> Discovery<N> {
             token,
             pins,
             retry_interval_secs,
-            kubeconfig: _,
-            kubeconfig_len,
-            ca: _,
-            ca_len,
-            server: _,
-            server_len,
+            kubeconfig,
+            ca,
+            server,
             scratch: _,
             phase,
             resume,
@@ -528,9 +527,9 @@ impl<const N: usize> Discovery<N> {
         *token = None;
         pins.clear();
         *retry_interval_secs = RETRY_INTERVAL_SECS;
-        *kubeconfig_len = 0;
-        *ca_len = 0;
-        *server_len = 0;
+        kubeconfig.clear();
+        ca.clear();
+        server.clear();
         *phase = Phase::Idle;
         *resume = Phase::Idle;
         *until = 0;
@@ -551,7 +550,7 @@ impl<const N: usize> Discovery<N> {
     pub fn outstanding_request(&self) -> Option<Request<'_>> {
         let tls = match self.phase {
             Phase::Fetching => Tls::Insecure,
-            Phase::Confirming => Tls::VerifyWith(self.ca.get(..self.ca_len).unwrap_or(&[])),
+            Phase::Confirming => Tls::VerifyWith(self.ca.as_slice()),
             _ => return None,
         };
         Some(Request {
@@ -640,7 +639,7 @@ impl<const N: usize> Discovery<N> {
             }
             Phase::Confirm => {
                 self.phase = Phase::Confirming;
-                Tls::VerifyWith(self.ca.get(..self.ca_len).unwrap_or(&[]))
+                Tls::VerifyWith(self.ca.as_slice())
             }
             Phase::Fetching | Phase::Confirming => {
                 return Action::AwaitResponse { until: self.deadline };
@@ -663,11 +662,10 @@ impl<const N: usize> Discovery<N> {
             return Action::Failed(Error::InvalidState);
         };
         Action::Done(Discovered {
-            server: core::str::from_utf8(self.server.get(..self.server_len).unwrap_or(&[]))
-                .unwrap_or(""),
-            ca_pem: self.ca.get(..self.ca_len).unwrap_or(&[]),
+            server: core::str::from_utf8(self.server.as_slice()).unwrap_or(""),
+            ca_pem: self.ca.as_slice(),
             pinned: !self.pins.is_empty(),
-            cluster_info: self.kubeconfig.get(..self.kubeconfig_len).unwrap_or(&[]),
+            cluster_info: self.kubeconfig.as_slice(),
             token,
         })
     }
@@ -755,7 +753,7 @@ impl<const N: usize> Discovery<N> {
         }
 
         if confirming {
-            let signed = self.kubeconfig.get(..self.kubeconfig_len).unwrap_or(&[]);
+            let signed = self.kubeconfig.as_slice();
             let same = kc.decoded_len() == signed.len() && kc.bytes().eq(signed.iter().copied());
             if !same {
                 return Err((
@@ -766,12 +764,10 @@ impl<const N: usize> Discovery<N> {
             return Ok(Step::Done);
         }
 
-        let n = kc
-            .decode_into(&mut self.kubeconfig)
-            .map_err(|_| (Error::TooLarge, "cluster-info kubeconfig larger than the buffer"))?
-            .len();
-        self.kubeconfig_len = n;
-        let content = self.kubeconfig.get(..n).unwrap_or(&[]);
+        let content = self
+            .kubeconfig
+            .fill(|b| Ok(kc.decode_into(b).map_err(|_| Error::TooLarge)?.len()))
+            .map_err(|_| (Error::TooLarge, "cluster-info kubeconfig larger than the buffer"))?;
         let mut presented = [0u8; DETACHED_JWS_LEN];
         let token = self.token.as_ref().ok_or((Error::InvalidState, "not started"))?;
         let valid = match jws.decode_into(&mut presented) {
@@ -788,28 +784,25 @@ impl<const N: usize> Discovery<N> {
             ));
         }
 
-        let (server_len, ca_len) =
-            extract(content, &mut self.server, &mut self.ca).map_err(|e| {
-                let why = match e {
-                    Error::TooLarge => "server URL or CA in cluster-info larger than the buffers",
-                    _ => "malformed kubeconfig in cluster-info",
-                };
-                (e, why)
-            })?;
-        self.server_len = server_len;
-        self.ca_len = ca_len;
+        extract(content, &mut self.server, &mut self.ca).map_err(|e| {
+            let why = match e {
+                Error::TooLarge => "server URL or CA in cluster-info larger than the buffers",
+                _ => "malformed kubeconfig in cluster-info",
+            };
+            (e, why)
+        })?;
 
         if self.pins.is_empty() {
             // allow_unpinned (checked in `new`): kubeadm returns the insecure config here.
             return Ok(Step::Done);
         }
-        if ca_len == 0 {
+        let ca = self.ca.as_slice();
+        if ca.is_empty() {
             return Err((
                 Error::MalformedResponse,
                 "cluster-info has no certificate-authority-data",
             ));
         }
-        let ca = self.ca.get(..ca_len).unwrap_or(&[]);
         pin::check_any_pem(&self.pins, ca, &mut self.scratch).map_err(|e| match e {
             Error::PinMismatch => (e, "none of the CA public keys in cluster-info are pinned"),
             Error::BufferTooSmall { .. } => {

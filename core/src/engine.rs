@@ -60,6 +60,7 @@ use crate::csr::{
 use crate::error::{Error, Result};
 use crate::json::{self, Object, Value};
 use crate::key::{P256_SPKI_LEN, P256Signer};
+use crate::out::Filled;
 use crate::request::CertificateRequest;
 use crate::token::BootstrapToken;
 use crate::verify::{self, Expected, Verified};
@@ -271,14 +272,15 @@ impl Owned {
     }
 
     /// The profile, borrowing the owned SANs through `refs`.
-    fn profile<'r>(&'r self, refs: &'r mut [&'r str; MAX_SANS]) -> Profile<'r> {
+    fn profile<'s: 'r, 'r>(
+        &'s self,
+        refs: &'r mut heapless::Vec<&'s str, MAX_SANS>,
+    ) -> Profile<'r> {
         if !self.serving {
             return Profile::Client;
         }
-        for (slot, d) in refs.iter_mut().zip(self.dns.iter()) {
-            *slot = d.as_str();
-        }
-        Profile::Serving { dns: refs.get(..self.dns.len()).unwrap_or(&[]), ips: &self.ips }
+        crate::csr::borrow_names(&self.dns, refs);
+        Profile::Serving { dns: refs, ips: &self.ips }
     }
 }
 
@@ -524,9 +526,8 @@ impl<const N: usize> Engine<N> {
         self.spki = signer.public_key_spki();
         #[cfg(feature = "csr-name")]
         if config.naming == Naming::NodeCsr {
-            let mut cn = [0u8; NODE_USER_PREFIX.len() + MAX_NODE_NAME];
-            let cn = builder.common_name(&mut cn);
-            let n = api::node_csr_name(&self.spki, cn, &[NODES_GROUP], self.cfg.usages());
+            let cn = builder.common_name();
+            let n = api::node_csr_name(&self.spki, &cn, &[NODES_GROUP], self.cfg.usages());
             self.name.push_str(n.as_str()).map_err(|_| Error::TooLarge)?;
         }
         if let Auth::Token(t) = config.auth {

@@ -18,6 +18,7 @@ use p256::ecdsa::{DerSignature, Signature, SigningKey, VerifyingKey, signature::
 use zeroize::Zeroizing;
 
 use crate::error::{Error, Result};
+use crate::out::Filled;
 use crate::pem;
 
 /// Length of the DER SubjectPublicKeyInfo of a P-256 public key.
@@ -239,9 +240,8 @@ impl NodeKey {
     /// `kubelet-client.key.tmp` and into `kubelet-client-<ts>.pem`). Returns the length
     /// ([`SEC1_PEM_LEN`]).
     pub fn to_sec1_pem(&self, buf: &mut [u8]) -> Result<usize> {
-        let mut der = Zeroizing::new([0u8; SEC1_DER_LEN]);
-        let n = self.to_sec1_der(&mut der[..])?;
-        pem::encode(LABEL_EC_PRIVATE_KEY, der.get(..n).unwrap_or(&[]), buf)
+        let mut der = Zeroizing::new(Filled::<SEC1_DER_LEN>::new());
+        pem::encode(LABEL_EC_PRIVATE_KEY, der.fill(|b| self.to_sec1_der(b))?, buf)
     }
 
     /// The public key as DER SubjectPublicKeyInfo (91 bytes), as Go's

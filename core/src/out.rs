@@ -3,6 +3,60 @@
 
 use crate::error::{Error, Result};
 
+/// A fixed-capacity byte buffer that carries the length of what was put into it, so that no
+/// reader slices it with a length kept beside it. Its bytes are wiped by [`zeroize::Zeroize`]
+/// (wrap it in [`zeroize::Zeroizing`] for secrets); `const`-constructible, so it can live in a
+/// static engine.
+#[derive(Clone)]
+pub(crate) struct Filled<const N: usize> {
+    bytes: [u8; N],
+    /// At most `N` (kept so by every method).
+    len: usize,
+}
+
+impl<const N: usize> Filled<N> {
+    /// An empty buffer.
+    pub(crate) const fn new() -> Self {
+        Filled { bytes: [0; N], len: 0 }
+    }
+
+    /// Let `write` fill the buffer from its start and keep the length it returns. On an error,
+    /// or a length over the capacity ([`Error::InvalidState`]: a writer bug), the buffer is left
+    /// empty.
+    pub(crate) fn fill(&mut self, write: impl FnOnce(&mut [u8]) -> Result<usize>) -> Result<&[u8]> {
+        self.len = 0;
+        let n = write(&mut self.bytes)?;
+        if n > N {
+            return Err(Error::InvalidState);
+        }
+        self.len = n;
+        Ok(self.as_slice())
+    }
+
+    /// The first `len` bytes of `bytes` (all of them if `len` is larger).
+    pub(crate) const fn from_array(bytes: [u8; N], len: usize) -> Self {
+        Filled { bytes, len: if len < N { len } else { N } }
+    }
+
+    /// What was put in.
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        // `len <= N` always holds, so this is the whole written part.
+        self.bytes.get(..self.len).unwrap_or(&[])
+    }
+
+    /// Forget the content (the bytes stay until overwritten or zeroized).
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+impl<const N: usize> zeroize::Zeroize for Filled<N> {
+    fn zeroize(&mut self) {
+        self.bytes.zeroize();
+        self.len = 0;
+    }
+}
+
 /// Where encoders put their bytes: a counter (first pass) or a slice known to be large enough.
 pub(crate) trait Sink {
     /// Append bytes.

@@ -61,6 +61,7 @@
 use crate::agent::FileStep;
 use crate::error::Error;
 use crate::key::{NodeKey, SEC1_PEM_LEN};
+use crate::out::Filled;
 use crate::pem::{self, PemBlock};
 use core::fmt;
 use core::str::FromStr;
@@ -581,11 +582,10 @@ impl<F: Fs> CertStore<F> {
         let key = NodeKey::generate(fill).map_err(|e| {
             StoreError::new(StoreErrorKind::KeyGeneration, Some(&path)).with_cause(e)
         })?;
-        let mut buf = Zeroizing::new([0u8; SEC1_PEM_LEN]);
-        let n = key.to_sec1_pem(&mut buf[..]).map_err(|e| {
+        let mut buf = Zeroizing::new(Filled::<SEC1_PEM_LEN>::new());
+        let pem_bytes = buf.fill(|b| key.to_sec1_pem(b)).map_err(|e| {
             StoreError::new(StoreErrorKind::KeyGeneration, Some(&path)).with_cause(e)
         })?;
-        let pem_bytes = buf.get(..n).unwrap_or(&[]);
         self.fs.create_dir_all(&self.dir, DIR_MODE).map_err(|e| StoreError::io(&self.dir, &e))?;
         self.write_atomic(&path, pem_bytes, |back| {
             NodeKey::from_pem(back).map(|_| ()).map_err(|_| StoreErrorKind::MalformedKey)

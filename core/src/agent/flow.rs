@@ -221,15 +221,10 @@ impl<const N: usize> Agent<N> {
         if ca.is_empty() {
             return Verdict::Unusable(Error::NoCa, what);
         }
-        let mut refs = [""; MAX_SANS];
-        for (r, d) in refs.iter_mut().zip(self.serving_dns.iter()) {
-            *r = d.as_str();
-        }
+        let mut refs = heapless::Vec::<&str, MAX_SANS>::new();
+        crate::csr::borrow_names(&self.serving_dns, &mut refs);
         let profile = if serving {
-            Profile::Serving {
-                dns: refs.get(..self.serving_dns.len()).unwrap_or(&[]),
-                ips: &self.serving_ips,
-            }
+            Profile::Serving { dns: &refs, ips: &self.serving_ips }
         } else {
             Profile::Client
         };
@@ -544,42 +539,41 @@ impl<const N: usize> Agent<N> {
         } else {
             &self.node_kc.ca
         };
-        let mut refs = [""; MAX_SANS];
-        for (r, d) in refs.iter_mut().zip(self.serving_dns.iter()) {
-            *r = d.as_str();
-        }
-        let profile = if self.kind == Kind::Serving {
-            Profile::Serving {
-                dns: refs.get(..self.serving_dns.len()).unwrap_or(&[]),
-                ips: &self.serving_ips,
-            }
-        } else {
-            Profile::Client
+        // (In a block: the borrowed SAN names end before the outcome is handled.)
+        let started = {
+            let mut refs = heapless::Vec::<&str, MAX_SANS>::new();
+            crate::csr::borrow_names(&self.serving_dns, &mut refs);
+            let profile = if self.kind == Kind::Serving {
+                Profile::Serving { dns: &refs, ips: &self.serving_ips }
+            } else {
+                Profile::Client
+            };
+            let (auth, naming, wait) = match (self.kind, self.token.as_ref()) {
+                #[cfg(feature = "csr-name")]
+                (Kind::Bootstrap, Some(t)) => {
+                    (engine::Auth::Token(t), Naming::NodeCsr, self.bootstrap_wait)
+                }
+                #[cfg(not(feature = "csr-name"))]
+                (Kind::Bootstrap, Some(t)) => {
+                    (engine::Auth::Token(t), Naming::Generate, self.bootstrap_wait)
+                }
+                _ => (engine::Auth::ClientCertificate, Naming::Generate, self.rotation_wait),
+            };
+            let cfg = engine::Config {
+                node_name: &self.node,
+                profile,
+                auth,
+                naming,
+                ca_pem: ca,
+                expiration_seconds: self.expiration_seconds,
+                wait_secs: wait,
+                watch: self.watch,
+                verifier: self.verifier(),
+            };
+            let seed = u64::from(self.jitter.next_u32()) << 32 | u64::from(self.jitter.next_u32());
+            self.engine.start(&cfg, key, now, seed)
         };
-        let (auth, naming, wait) = match (self.kind, self.token.as_ref()) {
-            #[cfg(feature = "csr-name")]
-            (Kind::Bootstrap, Some(t)) => {
-                (engine::Auth::Token(t), Naming::NodeCsr, self.bootstrap_wait)
-            }
-            #[cfg(not(feature = "csr-name"))]
-            (Kind::Bootstrap, Some(t)) => {
-                (engine::Auth::Token(t), Naming::Generate, self.bootstrap_wait)
-            }
-            _ => (engine::Auth::ClientCertificate, Naming::Generate, self.rotation_wait),
-        };
-        let cfg = engine::Config {
-            node_name: &self.node,
-            profile,
-            auth,
-            naming,
-            ca_pem: ca,
-            expiration_seconds: self.expiration_seconds,
-            wait_secs: wait,
-            watch: self.watch,
-            verifier: self.verifier(),
-        };
-        let seed = u64::from(self.jitter.next_u32()) << 32 | u64::from(self.jitter.next_u32());
-        match self.engine.start(&cfg, key, now, seed) {
+        match started {
             Ok(()) => {
                 self.conn = if self.kind == Kind::Bootstrap { Conn::Bootstrap } else { Conn::Node };
                 self.conn_id = self.conn_id.wrapping_add(2);
@@ -768,15 +762,13 @@ impl<const N: usize> Agent<N> {
         if let Some(l) = line {
             self.event(l);
         }
-        let mut key_pem = [0u8; SEC1_PEM_LEN];
+        let mut key_pem = Filled::<SEC1_PEM_LEN>::new();
         let key = match (&self.key, content) {
-            (Some(k), Ok(())) => k.to_sec1_pem(&mut key_pem),
+            (Some(k), Ok(())) => key_pem.fill(|b| k.to_sec1_pem(b)),
             (_, Err(e)) => Err(e),
             (None, _) => Err(Error::InvalidState),
         };
-        let r = key.and_then(|n| {
-            self.out.extend_from_slice(key_pem.get(..n).unwrap_or(&[])).map_err(|_| Error::TooLarge)
-        });
+        let r = key.and_then(|pem| self.out.extend_from_slice(pem).map_err(|_| Error::TooLarge));
         key_pem.zeroize();
         let ts = timestamp(now, self.utc_offset);
         let paths = r

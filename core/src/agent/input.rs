@@ -330,10 +330,10 @@ impl<const N: usize> Agent<N> {
         match NodeKey::from_entropy(bytes) {
             Ok(k) => {
                 if self.kind == Kind::Bootstrap {
-                    let mut pem = [0u8; SEC1_PEM_LEN];
-                    let r = k
-                        .to_sec1_pem(&mut pem)
-                        .and_then(|n| put_bytes(&mut self.out, pem.get(..n).unwrap_or(&[])));
+                    let mut pem = Filled::<SEC1_PEM_LEN>::new();
+                    let r = pem
+                        .fill(|b| k.to_sec1_pem(b))
+                        .and_then(|pem| put_bytes(&mut self.out, pem));
                     pem.zeroize();
                     self.key = Some(k);
                     self.key_generated = true;

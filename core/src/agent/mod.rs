@@ -69,6 +69,7 @@ use crate::error::{Error, Reason, Result, StoreErrorKind, VerifyError};
 use crate::key::{NodeKey, SEC1_PEM_LEN};
 use crate::kubeconfig::{Kubeconfig, NodeKubeconfig, Scalar, Source, write_node_kubeconfig};
 use crate::metrics::Metrics;
+use crate::out::Filled;
 use crate::pin::CaPin;
 use crate::token::BootstrapToken;
 use crate::verify::{self, Expected};

@@ -23,6 +23,7 @@ use zeroize::Zeroizing;
 use super::{RsaHash, SignatureVerifier, Software, Verdict};
 use crate::error::{Error, Result};
 use crate::key::{NodeKey, P256Signer, SEC1_DER_LEN};
+use crate::out::Filled;
 
 /// ring as a [`SignatureVerifier`].
 #[derive(Clone, Copy, Debug, Default)]
@@ -90,10 +91,10 @@ impl RingSigner {
     /// Take the private scalar and public point of a [`NodeKey`] (generated or read with the
     /// portable code) and build the ring key pair from them.
     pub fn from_node_key(key: &NodeKey) -> Result<Self> {
-        let mut der = Zeroizing::new([0u8; SEC1_DER_LEN]);
-        let n = key.to_sec1_der(&mut der[..])?;
-        let sec1 = <sec1::EcPrivateKey<'_> as der::Decode>::from_der(der.get(..n).unwrap_or(&[]))
-            .map_err(|_| Error::MalformedKey)?;
+        let mut der = Zeroizing::new(Filled::<SEC1_DER_LEN>::new());
+        let sec1 =
+            <sec1::EcPrivateKey<'_> as der::Decode>::from_der(der.fill(|b| key.to_sec1_der(b))?)
+                .map_err(|_| Error::MalformedKey)?;
         let d: [u8; 32] = sec1.private_key.try_into().map_err(|_| Error::MalformedKey)?;
         let d = Zeroizing::new(d);
         Self::from_parts(&d, &key.public_point())
@@ -180,7 +181,11 @@ mod tests {
         let key = NodeKey::from_scalar_bytes(&[0x42; 32]).unwrap();
         let rs = key.sign(b"m");
         let compressed = key.verifying_key().to_sec1_point(true);
-        assert_eq!(Ring.p256_sha256(compressed.as_bytes(), b"m", &rs), Verdict::Valid);
+        // ring takes uncompressed points only; the portable code accepts compressed ones with
+        // the `sec1-compressed` feature.
+        let want =
+            if cfg!(feature = "sec1-compressed") { Verdict::Valid } else { Verdict::Invalid };
+        assert_eq!(Ring.p256_sha256(compressed.as_bytes(), b"m", &rs), want);
         assert_eq!(Ring.p256_sha256(&key.public_point(), b"m", &rs), Verdict::Valid);
         assert_eq!(Ring.p256_sha256(&key.public_point(), b"n", &rs), Verdict::Invalid);
     }

@@ -427,11 +427,12 @@ impl<const N: usize> Engine<N> {
                 return Err("retrieved csr is not compatible: signer name differs");
             }
         }
-        let mut pem_buf = [0u8; MAX_CSR_PEM];
-        let pem_len = decode_base64_str(req_b64, &mut pem_buf)
+        let mut pem = Filled::<MAX_CSR_PEM>::new();
+        let pem = pem
+            .fill(|b| decode_base64_str(req_b64, b))
             .map_err(|_| "retrieved csr: spec.request is not base64")?;
         let mut der = [0u8; MAX_CSR_DER];
-        let req = CertificateRequest::from_pem(pem_buf.get(..pem_len).unwrap_or(&[]), &mut der)
+        let req = CertificateRequest::from_pem(pem, &mut der)
             .map_err(|_| "retrieved csr: spec.request is not a CSR")?;
         // Subject: exactly O=system:nodes, CN=system:node:<name>.
         let cn_ok = req.common_name().is_some_and(|cn| {
@@ -454,20 +455,23 @@ impl<const N: usize> Engine<N> {
     }
 
     pub(super) fn validate(&mut self, now: i64) -> Result<()> {
-        let mut refs = [""; MAX_SANS];
-        let expected = Expected {
-            node_name: &self.cfg.node_name,
-            public_key: &self.spki,
-            profile: self.cfg.profile(&mut refs),
+        // (In a block: the borrowed SAN names end before the failure is recorded.)
+        let result = {
+            let mut refs = heapless::Vec::new();
+            let expected = Expected {
+                node_name: &self.cfg.node_name,
+                public_key: &self.spki,
+                profile: self.cfg.profile(&mut refs),
+            };
+            verify::verify_issued_with(
+                self.cfg.verifier.unwrap_or(SOFTWARE),
+                &self.cert,
+                &self.cfg.ca,
+                &expected,
+                now,
+                &mut self.buf,
+            )
         };
-        let result = verify::verify_issued_with(
-            self.cfg.verifier.unwrap_or(SOFTWARE),
-            &self.cert,
-            &self.cfg.ca,
-            &expected,
-            now,
-            &mut self.buf,
-        );
         match result {
             Ok(v) => {
                 self.rotation_deadline =

@@ -312,13 +312,12 @@ impl<'a, const N: usize> TrustedCas<'a, N> {
         if scratch.len() < needed {
             return Err(Error::BufferTooSmall { needed });
         }
-        let mut ders: [&[u8]; MAX_CAS] = [&[]; MAX_CAS];
-        let (n, _) = decode_all(ca_pem, scratch, &mut ders)?;
-        let ders = ders.get(..n).unwrap_or(&[]);
+        let mut ders = heapless::Vec::<&[u8], MAX_CAS>::new();
+        decode_all(ca_pem, scratch, &mut ders)?;
         if ders.is_empty() {
             return Err(malformed().into());
         }
-        Ok(Self::from_der(ders)?)
+        Ok(Self::from_der(&ders)?)
     }
 
     /// The anchors, in bundle order ([`Verified::ca_index`] indexes this slice).
@@ -485,19 +484,18 @@ pub fn verify_issued_with(
     if scratch.len() < needed {
         return Err(Error::BufferTooSmall { needed });
     }
-    let mut chain: [&[u8]; MAX_INTERMEDIATES + 1] = [&[]; MAX_INTERMEDIATES + 1];
-    let mut cas: [&[u8]; MAX_CAS] = [&[]; MAX_CAS];
-    let (chain_n, rest) = decode_all(cert_pem, scratch, &mut chain)?;
-    let (ca_n, _) = decode_all(ca_pem, rest, &mut cas)?;
-    let (leaf, inter) = match chain.get(..chain_n) {
-        Some([leaf, inter @ ..]) => (*leaf, inter),
-        _ => return Err(malformed().into()),
+    let mut chain = heapless::Vec::<&[u8], { MAX_INTERMEDIATES + 1 }>::new();
+    let mut cas = heapless::Vec::<&[u8], MAX_CAS>::new();
+    let rest = decode_all(cert_pem, scratch, &mut chain)?;
+    decode_all(ca_pem, rest, &mut cas)?;
+    let (leaf, inter) = match chain.as_slice() {
+        [leaf, inter @ ..] => (*leaf, inter),
+        [] => return Err(malformed().into()),
     };
-    let cas = cas.get(..ca_n).unwrap_or(&[]);
     if cas.is_empty() {
         return Err(malformed().into());
     }
-    Ok(verify_issued_der_with(verifier, leaf, inter, cas, expected, now)?)
+    Ok(verify_issued_der_with(verifier, leaf, inter, &cas, expected, now)?)
 }
 
 /// [`verify_issued_with`] against CAs parsed beforehand ([`TrustedCas::from_pem`]): `cert_pem`
@@ -516,11 +514,11 @@ pub fn verify_issued_anchored(
     if scratch.len() < needed {
         return Err(Error::BufferTooSmall { needed });
     }
-    let mut chain: [&[u8]; MAX_INTERMEDIATES + 1] = [&[]; MAX_INTERMEDIATES + 1];
-    let (chain_n, _) = decode_all(cert_pem, scratch, &mut chain)?;
-    let (leaf, inter) = match chain.get(..chain_n) {
-        Some([leaf, inter @ ..]) => (*leaf, inter),
-        _ => return Err(malformed().into()),
+    let mut chain = heapless::Vec::<&[u8], { MAX_INTERMEDIATES + 1 }>::new();
+    decode_all(cert_pem, scratch, &mut chain)?;
+    let (leaf, inter) = match chain.as_slice() {
+        [leaf, inter @ ..] => (*leaf, inter),
+        [] => return Err(malformed().into()),
     };
     if cas.is_empty() {
         return Err(malformed().into());
@@ -529,13 +527,12 @@ pub fn verify_issued_anchored(
 }
 
 /// Decode every CERTIFICATE block of `input` into consecutive pieces of `scratch`.
-fn decode_all<'s>(
+fn decode_all<'s, const M: usize>(
     input: &[u8],
     scratch: &'s mut [u8],
-    out: &mut [&'s [u8]],
-) -> Result<(usize, &'s mut [u8]), Error> {
+    out: &mut heapless::Vec<&'s [u8], M>,
+) -> Result<&'s mut [u8], Error> {
     let mut rest = scratch;
-    let mut n = 0;
     for block in crate::pem::blocks(input) {
         let block = block.map_err(|_| malformed())?;
         if block.label != "CERTIFICATE" {
@@ -549,9 +546,7 @@ fn decode_all<'s>(
         let taken = core::mem::take(&mut rest);
         let (der, tail) = taken.split_at_mut(der_len.min(taken.len()));
         rest = tail;
-        let slot = out.get_mut(n).ok_or_else(malformed)?;
-        *slot = der;
-        n += 1;
+        out.push(der).map_err(|_| malformed())?;
     }
-    Ok((n, rest))
+    Ok(rest)
 }

@@ -80,9 +80,8 @@ pub fn build(
         None => (api::SIGNER_CLIENT, &api::USAGES_CLIENT_EC),
         Some(_) => (api::SIGNER_SERVING, &api::USAGES_SERVING_EC),
     };
-    let mut cn = [0u8; 265];
-    let cn = builder.common_name(&mut cn);
-    let name = api::node_csr_name(&key.public_key_spki(), cn, &[NODES_GROUP], usages);
+    let cn = builder.common_name();
+    let name = api::node_csr_name(&key.public_key_spki(), &cn, &[NODES_GROUP], usages);
     let obj =
         CsrObject::new(ObjectName::Fixed(name.as_str()), &pem, signer, usages, expiration_seconds)?;
     let mut json = vec![0u8; 4096];
