@@ -40,6 +40,7 @@ use kubeboot_ffi::engine::{
     self as feng, kubeboot_action, kubeboot_engine, kubeboot_engine_config,
 };
 use kubeboot_ffi::error::{self as ferr, kubeboot_result};
+use kubeboot_ffi::expected::kubeboot_expected;
 use kubeboot_ffi::key::{self as fkey, kubeboot_key};
 use kubeboot_ffi::kubeconfig::{self as fkc, kubeboot_kubeconfig, kubeboot_kubeconfig_view};
 use kubeboot_ffi::rotation as frot;
@@ -628,6 +629,19 @@ fn strs(args: &[Arg]) -> Vec<kubeboot_str> {
     args.iter().map(|a| kubeboot_str { data: a.cptr(), len: a.len }).collect()
 }
 
+/// A `kubeboot_expected` for node `n`, `profile` and the SAN arrays `dns` / `ips`.
+fn expected(n: &Arg, profile: u32, dns: &[kubeboot_str], ips: &[kubeboot_str]) -> kubeboot_expected {
+    kubeboot_expected {
+        node_name: n.cptr(),
+        node_name_len: n.len,
+        profile,
+        dns_names: dns.as_ptr(),
+        dns_count: dns.len(),
+        ip_addresses: ips.as_ptr(),
+        ip_count: ips.len(),
+    }
+}
+
 fuzz_target!(|calls: Vec<Call>| {
     let mut hs = Handles::default();
     // Each input starts from empty certificate directories (successful updates add files).
@@ -934,6 +948,7 @@ fuzz_target!(|calls: Vec<Call>| {
                 let d: Vec<Arg> = dns.iter().take(20).map(Arg::new).collect();
                 let i: Vec<Arg> = ips.iter().take(20).map(Arg::new).collect();
                 let (ds, is) = (strs(&d), strs(&i));
+                let x = expected(&n, *profile, &ds, &is);
                 let mut v = canary_verified();
                 let vp: *mut kubeboot_verified = if *null_out { null_mut() } else { &mut v };
                 let r = rc(fver::kubeboot_verify_issued(
@@ -941,15 +956,9 @@ fuzz_target!(|calls: Vec<Call>| {
                     c.len,
                     a.ptr(),
                     a.len,
-                    n.cptr(),
-                    n.len,
+                    &x,
                     spki.as_ptr(),
                     spki.len(),
-                    *profile,
-                    ds.as_ptr(),
-                    ds.len(),
-                    is.as_ptr(),
-                    is.len(),
                     *now,
                     vp,
                 ));
@@ -1204,6 +1213,7 @@ fuzz_target!(|calls: Vec<Call>| {
                 let d: Vec<Arg> = dns.iter().take(20).map(Arg::new).collect();
                 let i: Vec<Arg> = ips.iter().take(20).map(Arg::new).collect();
                 let (ds, is) = (strs(&d), strs(&i));
+                let x = expected(&n, *profile, &ds, &is);
                 let mut needed = SENTINEL;
                 let rl = rc(fver::kubeboot_verify_scratch_len(
                     c.ptr(),
@@ -1228,15 +1238,9 @@ fuzz_target!(|calls: Vec<Call>| {
                     c.len,
                     a.ptr(),
                     a.len,
-                    n.cptr(),
-                    n.len,
+                    &x,
                     spki.as_ptr(),
                     spki.len(),
-                    *profile,
-                    ds.as_ptr(),
-                    ds.len(),
-                    is.as_ptr(),
-                    is.len(),
                     *now,
                     sp,
                     len,
@@ -1249,15 +1253,9 @@ fuzz_target!(|calls: Vec<Call>| {
                     c.len,
                     a.ptr(),
                     a.len,
-                    n.cptr(),
-                    n.len,
+                    &x,
                     spki.as_ptr(),
                     spki.len(),
-                    *profile,
-                    ds.as_ptr(),
-                    ds.len(),
-                    is.as_ptr(),
-                    is.len(),
                     *now,
                     &mut w,
                 ));
@@ -1370,13 +1368,7 @@ fuzz_target!(|calls: Vec<Call>| {
                 let (k, tok) = (pick(&hs.keys, h), pick(&hs.tokens, t));
                 let (n, c, b) = (Arg::new(node), Arg::new(ca), Arg::new(body));
                 let cfg = kubeboot_engine_config {
-                    node_name: n.cptr(),
-                    node_name_len: n.len,
-                    profile: *profile,
-                    dns_names: null(),
-                    dns_count: 0,
-                    ip_addresses: null(),
-                    ip_count: 0,
+                    expected: expected(&n, *profile, &[], &[]),
                     auth: *auth,
                     token: tok,
                     naming: *naming,
