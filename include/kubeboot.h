@@ -716,23 +716,36 @@ typedef struct kubeboot_signer {
   uint8_t public_point[65];
 } kubeboot_signer;
 
-// What the engine should ask for and how. All pointers are only read during
-// [`kubeboot_engine_new`]; the engine keeps its own copies.
-typedef struct kubeboot_engine_config {
-  // The node name (`CN=system:node:<node_name>`), UTF-8, not NUL-terminated.
+// What an issued certificate must be: the node it names and the profile it was requested for
+// (for serving, with exactly these SANs). `kubeboot_verify_issued` and
+// `kubeboot_verify_issued_scratch` check a certificate against it, and `kubeboot_engine_config`
+// requests one for it. Our public key is not part of it: the verify functions take it as a
+// separate `spki` argument, and the engine has the key it signs with. Strings are UTF-8, not
+// NUL-terminated. Only read during the call it is passed to.
+typedef struct kubeboot_expected {
+  // The node name (`CN=system:node:<node_name>`).
   const char *node_name;
   // Its length.
   size_t node_name_len;
-  // `KUBEBOOT_PROFILE_CLIENT` or `KUBEBOOT_PROFILE_SERVING`.
+  // `KUBEBOOT_PROFILE_CLIENT` (EKU clientAuth, no SANs) or `KUBEBOOT_PROFILE_SERVING` (EKU
+  // serverAuth and exactly `dns_names` + `ip_addresses` as SANs).
   uint32_t profile;
-  // Serving only: DNS names (ignored for client).
+  // Serving only: the DNS names (not read for client).
   const struct kubeboot_str *dns_names;
   // Number of `dns_names`.
   size_t dns_count;
-  // Serving only: IP addresses as text (ignored for client).
+  // Serving only: the IP addresses as text, `"10.0.0.1"` / `"fd00::1"` (not read for client).
   const struct kubeboot_str *ip_addresses;
   // Number of `ip_addresses`.
   size_t ip_count;
+} kubeboot_expected;
+
+// What the engine should ask for and how. All pointers are only read during
+// [`kubeboot_engine_new`]; the engine keeps its own copies.
+typedef struct kubeboot_engine_config {
+  // The certificate to request: node name, profile and (serving) SANs. The issued certificate
+  // is validated against it and the engine's key.
+  struct kubeboot_expected expected;
   // `KUBEBOOT_AUTH_TOKEN` or `KUBEBOOT_AUTH_CLIENT_CERTIFICATE`.
   uint32_t auth;
   // The bootstrap token (required for `KUBEBOOT_AUTH_TOKEN`, ignored otherwise).
@@ -1470,11 +1483,12 @@ kubeboot_result kubeboot_token_secret_manifest(const struct kubeboot_token *toke
 
 #if defined(KUBEBOOT_STD)
 // Validate an issued certificate before using it: `cert_pem` (the signer's answer: leaf first,
-// intermediates may follow) must chain to a CA of `ca_pem`, be valid at `now`, carry our public
-// key (`spki`, SubjectPublicKeyInfo DER, e.g. from `kubeboot_key_public_spki_der`), subject
-// `O=system:nodes, CN=system:node:<node>`, the profile's usages (`KUBEBOOT_PROFILE_CLIENT`: EKU
-// clientAuth and no SANs; `KUBEBOOT_PROFILE_SERVING`: EKU serverAuth and exactly `dns_names` +
-// `ip_addresses`) and not be a CA.
+// intermediates may follow) must chain to a CA of `ca_pem`, be valid at `now`, be what
+// `expected` says (subject `O=system:nodes, CN=system:node:<expected->node_name>`, the
+// profile's usages: `KUBEBOOT_PROFILE_CLIENT`: EKU clientAuth and no SANs;
+// `KUBEBOOT_PROFILE_SERVING`: EKU serverAuth and exactly `expected->dns_names` +
+// `expected->ip_addresses`), carry our public key (`spki`, SubjectPublicKeyInfo DER, e.g. from
+// `kubeboot_key_public_spki_der`) and not be a CA.
 //
 // Returns the named reason on failure (`KUBEBOOT_RESULT_VERIFY_EXPIRED`, `_UNTRUSTED`,
 // `_KEY_MISMATCH`, ... 400–409; see `kubeboot_result_name`); `*out` is written only on success.
@@ -1484,15 +1498,9 @@ kubeboot_result kubeboot_verify_issued(const uint8_t *cert_pem,
                                        size_t cert_pem_len,
                                        const uint8_t *ca_pem,
                                        size_t ca_pem_len,
-                                       const char *node_name,
-                                       size_t node_name_len,
+                                       const struct kubeboot_expected *expected,
                                        const uint8_t *spki,
                                        size_t spki_len,
-                                       uint32_t profile,
-                                       const struct kubeboot_str *dns_names,
-                                       size_t dns_count,
-                                       const struct kubeboot_str *ip_addresses,
-                                       size_t ip_count,
                                        int64_t now,
                                        struct kubeboot_verified *out);
 #endif
@@ -1514,15 +1522,9 @@ kubeboot_result kubeboot_verify_issued_scratch(const uint8_t *cert_pem,
                                                size_t cert_pem_len,
                                                const uint8_t *ca_pem,
                                                size_t ca_pem_len,
-                                               const char *node_name,
-                                               size_t node_name_len,
+                                               const struct kubeboot_expected *expected,
                                                const uint8_t *spki,
                                                size_t spki_len,
-                                               uint32_t profile,
-                                               const struct kubeboot_str *dns_names,
-                                               size_t dns_count,
-                                               const struct kubeboot_str *ip_addresses,
-                                               size_t ip_count,
                                                int64_t now,
                                                uint8_t *scratch,
                                                size_t scratch_len,

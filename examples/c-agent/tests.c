@@ -594,13 +594,21 @@ static const int64_t REC_NOW = 1796208640;
 static const char REC_TOKEN[] = "hi3rc6.cpoi3m254kzpt12t";
 static const char REC_APPROVED[] = "kubeboot-rec-approved-105026";
 
+/* What a client certificate for `node` must be. */
+static kubeboot_expected client_cert(const char *node) {
+    kubeboot_expected x;
+    memset(&x, 0, sizeof x);
+    x.node_name = node;
+    x.node_name_len = strlen(node);
+    x.profile = KUBEBOOT_PROFILE_CLIENT;
+    return x;
+}
+
 static kubeboot_engine_config rec_config(const char *node, const kubeboot_token *t, const unsigned char *ca,
                                          size_t ca_len) {
     kubeboot_engine_config c;
     memset(&c, 0, sizeof c);
-    c.node_name = node;
-    c.node_name_len = strlen(node);
-    c.profile = KUBEBOOT_PROFILE_CLIENT;
+    c.expected = client_cert(node);
     c.auth = KUBEBOOT_AUTH_TOKEN;
     c.token = t;
     c.naming = KUBEBOOT_NAMING_NODE_CSR;
@@ -673,7 +681,7 @@ static void test_engine(void) {
     bad.token = NULL;
     CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), NULLP);
     bad = cfg;
-    bad.profile = 7;
+    bad.expected.profile = 7;
     CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_PARAMETER);
     bad = cfg;
     bad.auth = 7;
@@ -685,22 +693,22 @@ static void test_engine(void) {
     bad.ca_pem_len = 0;
     CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_PARAMETER);
     bad = cfg;
-    bad.node_name = "Not_A_Node";
-    bad.node_name_len = 10;
+    bad.expected.node_name = "Not_A_Node";
+    bad.expected.node_name_len = 10;
     CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_NODE_NAME);
     bad = cfg;
-    bad.node_name = "\xff";
-    bad.node_name_len = 1;
+    bad.expected.node_name = "\xff";
+    bad.expected.node_name_len = 1;
     CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_UTF8);
     bad = cfg;
     bad.expiration_seconds = 599;
     CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_EXPIRATION_SECONDS);
     bad = cfg;
-    bad.profile = KUBEBOOT_PROFILE_SERVING; /* no SANs */
+    bad.expected.profile = KUBEBOOT_PROFILE_SERVING; /* no SANs */
     CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_POLICY_SAN_REQUIRED);
     kubeboot_str bad_ip = {"300.1.1.1", 9};
-    bad.ip_addresses = &bad_ip;
-    bad.ip_count = 1;
+    bad.expected.ip_addresses = &bad_ip;
+    bad.expected.ip_count = 1;
     CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
     CHECK(e == sentinel);
     e = NULL;
@@ -734,8 +742,8 @@ static void test_engine(void) {
         CHECK_RC(kubeboot_key_public_spki_der(k3, spki, sizeof spki, &n), OK);
         kubeboot_key_free(k3);
         kubeboot_verified v;
-        CHECK_RC(kubeboot_verify_issued(a.cert_pem, a.cert_pem_len, ca, cn, S("rec-1"), spki, sizeof spki,
-                                        KUBEBOOT_PROFILE_CLIENT, NULL, 0, NULL, 0, REC_NOW + 1, &v),
+        kubeboot_expected x = client_cert("rec-1");
+        CHECK_RC(kubeboot_verify_issued(a.cert_pem, a.cert_pem_len, ca, cn, &x, spki, sizeof spki, REC_NOW + 1, &v),
                  OK);
         CHECK(v.not_before == a.not_before && v.not_after == a.not_after);
         CHECK(eq(v.ca_subject, v.ca_subject_len, "CN=kubeboot-e2e-client-ca") && v.ca_index == 0);
@@ -865,11 +873,11 @@ static void test_engine(void) {
     /* Serving profile with SANs. */
     kubeboot_str dns[] = {{"node-1.example", 14}};
     kubeboot_str ips[] = {{"10.0.0.1", 8}, {"fd00::1", 7}};
-    cfg.profile = KUBEBOOT_PROFILE_SERVING;
-    cfg.dns_names = dns;
-    cfg.dns_count = 1;
-    cfg.ip_addresses = ips;
-    cfg.ip_count = 2;
+    cfg.expected.profile = KUBEBOOT_PROFILE_SERVING;
+    cfg.expected.dns_names = dns;
+    cfg.expected.dns_count = 1;
+    cfg.expected.ip_addresses = ips;
+    cfg.expected.ip_count = 2;
     cfg.expiration_seconds = 3600;
     CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 3, &e), OK);
     CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
@@ -897,38 +905,37 @@ static void test_verify(const unsigned char *k1_pem, size_t k1_len) {
     kubeboot_verified v, zero;
     memset(&v, 0xAB, sizeof v);
     memcpy(&zero, &v, sizeof v);
-#define VERIFY(cert, clen, node, sp, splen, t, outp)                                                   \
-    kubeboot_verify_issued(cert, clen, ca, cn, node, strlen(node), sp, splen, KUBEBOOT_PROFILE_CLIENT, NULL, 0, \
-                           NULL, 0, t, outp)
-    CHECK_RC(VERIFY(leaf, ln, "node-1", spki, sizeof spki, now, &v), OK);
+    kubeboot_expected node1 = client_cert("node-1"), node2 = client_cert("node-2");
+    kubeboot_expected serving = node1, bad_profile = node1;
+    serving.profile = KUBEBOOT_PROFILE_SERVING;
+    bad_profile.profile = 9;
+#define VERIFY(cert, clen, x, sp, splen, t, outp) kubeboot_verify_issued(cert, clen, ca, cn, x, sp, splen, t, outp)
+    CHECK_RC(VERIFY(leaf, ln, &node1, spki, sizeof spki, now, &v), OK);
     CHECK(v.not_before < now && v.not_after > now && v.ca_index == 0 && v.intermediates_used == 0);
     CHECK(eq(v.ca_subject, v.ca_subject_len, "CN=kubernetes-ec"));
     memcpy(&v, &zero, sizeof v);
     /* Named reasons; no output on failure. */
-    CHECK_RC(VERIFY(leaf, ln, "node-1", spki, sizeof spki, 2200000000, &v), KUBEBOOT_RESULT_VERIFY_EXPIRED);
-    CHECK_RC(VERIFY(leaf, ln, "node-1", spki, sizeof spki, 1000000000, &v), KUBEBOOT_RESULT_VERIFY_NOT_YET_VALID);
-    CHECK_RC(VERIFY(leaf, ln, "node-2", spki, sizeof spki, now, &v), KUBEBOOT_RESULT_VERIFY_SUBJECT_MISMATCH);
+    CHECK_RC(VERIFY(leaf, ln, &node1, spki, sizeof spki, 2200000000, &v), KUBEBOOT_RESULT_VERIFY_EXPIRED);
+    CHECK_RC(VERIFY(leaf, ln, &node1, spki, sizeof spki, 1000000000, &v), KUBEBOOT_RESULT_VERIFY_NOT_YET_VALID);
+    CHECK_RC(VERIFY(leaf, ln, &node2, spki, sizeof spki, now, &v), KUBEBOOT_RESULT_VERIFY_SUBJECT_MISMATCH);
     uint8_t other[KUBEBOOT_KEY_SPKI_LEN];
     memcpy(other, spki, sizeof other);
     other[sizeof other - 1] ^= 1;
-    CHECK_RC(VERIFY(leaf, ln, "node-1", other, sizeof other, now, &v), KUBEBOOT_RESULT_VERIFY_KEY_MISMATCH);
-    CHECK_RC(VERIFY((const uint8_t *)"garbage", 7, "node-1", spki, sizeof spki, now, &v), KUBEBOOT_RESULT_VERIFY_MALFORMED);
-    CHECK_RC(kubeboot_verify_issued(leaf, ln, leaf, ln, S("node-1"), spki, sizeof spki, KUBEBOOT_PROFILE_CLIENT, NULL,
-                                    0, NULL, 0, now, &v),
+    CHECK_RC(VERIFY(leaf, ln, &node1, other, sizeof other, now, &v), KUBEBOOT_RESULT_VERIFY_KEY_MISMATCH);
+    CHECK_RC(VERIFY((const uint8_t *)"garbage", 7, &node1, spki, sizeof spki, now, &v), KUBEBOOT_RESULT_VERIFY_MALFORMED);
+    CHECK_RC(kubeboot_verify_issued(leaf, ln, leaf, ln, &node1, spki, sizeof spki, now, &v),
              KUBEBOOT_RESULT_VERIFY_UNTRUSTED);
-    CHECK_RC(kubeboot_verify_issued(leaf, ln, ca, cn, S("node-1"), spki, sizeof spki, KUBEBOOT_PROFILE_SERVING, NULL,
-                                    0, NULL, 0, now, &v),
-             KUBEBOOT_RESULT_VERIFY_WRONG_USAGE);
+    CHECK_RC(VERIFY(leaf, ln, &serving, spki, sizeof spki, now, &v), KUBEBOOT_RESULT_VERIFY_WRONG_USAGE);
     CHECK(memcmp(&v, &zero, sizeof v) == 0);
     CHECK(kubeboot_result_is_verify_error(KUBEBOOT_RESULT_VERIFY_UNTRUSTED));
-    CHECK_RC(VERIFY(leaf, ln, "node-1", spki, sizeof spki, now, NULL), NULLP);
-    CHECK_RC(VERIFY(NULL, 5, "node-1", spki, sizeof spki, now, &v), NULLP);
-    CHECK_RC(kubeboot_verify_issued(leaf, ln, ca, cn, S("node-1"), spki, sizeof spki, 9, NULL, 0, NULL, 0, now, &v),
-             KUBEBOOT_RESULT_INVALID_PARAMETER);
+    CHECK_RC(VERIFY(leaf, ln, &node1, spki, sizeof spki, now, NULL), NULLP);
+    CHECK_RC(VERIFY(NULL, 5, &node1, spki, sizeof spki, now, &v), NULLP);
+    CHECK_RC(VERIFY(leaf, ln, NULL, spki, sizeof spki, now, &v), NULLP);
+    CHECK_RC(VERIFY(leaf, ln, &bad_profile, spki, sizeof spki, now, &v), KUBEBOOT_RESULT_INVALID_PARAMETER);
     kubeboot_str bad_ip = {"x", 1};
-    CHECK_RC(kubeboot_verify_issued(leaf, ln, ca, cn, S("node-1"), spki, sizeof spki, KUBEBOOT_PROFILE_SERVING, NULL,
-                                    0, &bad_ip, 1, now, &v),
-             KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
+    serving.ip_addresses = &bad_ip;
+    serving.ip_count = 1;
+    CHECK_RC(VERIFY(leaf, ln, &serving, spki, sizeof spki, now, &v), KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
 #undef VERIFY
 
     /* Pins: kubeadm's vector. */

@@ -21,7 +21,6 @@
 //! storage.
 
 use core::ffi::c_char;
-use core::net::IpAddr;
 use core::ptr::null;
 
 use kb::agent::{
@@ -32,8 +31,9 @@ use kb::error::StoreErrorKind;
 use kb::pin::CaPin;
 
 use crate::csr::kubeboot_str;
-use crate::engine::{ips, strs, verifier};
+use crate::engine::verifier;
 use crate::error::kubeboot_result;
+use crate::expected::{Sans, strs};
 use crate::macros::{free_box, new_in_place};
 use crate::token::kubeboot_token;
 
@@ -471,16 +471,14 @@ pub extern "C" fn kubeboot_agent_new(
                 return kubeboot_result::InvalidPin;
             }
         }
-        let mut dns = heapless::Vec::new();
-        let mut ip_list: heapless::Vec<IpAddr, { kb::csr::MAX_SANS }> = heapless::Vec::new();
-        if c.serving {
-            if let Err(e) = strs(try_slice!(c.serving_dns, c.serving_dns_count), &mut dns) {
-                return e;
+        let serving = if c.serving {
+            match Sans::read(c.serving_dns, c.serving_dns_count, c.serving_ips, c.serving_ip_count) {
+                Ok(sans) => Some(sans),
+                Err(e) => return e,
             }
-            if let Err(e) = ips(try_slice!(c.serving_ips, c.serving_ip_count), &mut ip_list) {
-                return e;
-            }
-        }
+        } else {
+            None
+        };
         let mut config = Config::new(front_end, working_dir, kubeconfig, cert_dir);
         config.node_name = node_name;
         config.bootstrap_kubeconfig = bootstrap;
@@ -499,7 +497,7 @@ pub extern "C" fn kubeboot_agent_new(
             }),
             None => None,
         };
-        config.serving = c.serving.then_some(Serving { dns: &dns, ips: &ip_list });
+        config.serving = serving.as_ref().map(|s| Serving { dns: &s.dns, ips: &s.ips });
         if c.bootstrap_wait_seconds > 0 {
             config.bootstrap_wait_secs = c.bootstrap_wait_seconds;
         }

@@ -12,17 +12,15 @@
 //! the failure comes out of the next [`kubeboot_engine_poll`] as `KUBEBOOT_ACTION_FAILED`.
 
 use core::ffi::c_char;
-use core::net::IpAddr;
 use core::ptr::null;
 
-use kb::csr::{self, Profile};
 use kb::engine::{
     Action, Auth, BOOTSTRAP_WAIT_SECS, Config, Engine, Method, Naming, ROTATION_WAIT_SECS,
     RequestKind, StreamControl,
 };
 
-use crate::csr::{KUBEBOOT_PROFILE_CLIENT, KUBEBOOT_PROFILE_SERVING, kubeboot_str};
 use crate::error::kubeboot_result;
+use crate::expected::kubeboot_expected;
 use crate::key::kubeboot_key;
 use crate::macros::{copy_out, free_box, new_in_place};
 use crate::token::kubeboot_token;
@@ -69,20 +67,9 @@ const _: () = assert!(KUBEBOOT_WATCH_TIMEOUT_SECS == kb::engine::WATCH_TIMEOUT_S
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct kubeboot_engine_config {
-    /// The node name (`CN=system:node:<node_name>`), UTF-8, not NUL-terminated.
-    pub node_name: *const c_char,
-    /// Its length.
-    pub node_name_len: usize,
-    /// `KUBEBOOT_PROFILE_CLIENT` or `KUBEBOOT_PROFILE_SERVING`.
-    pub profile: u32,
-    /// Serving only: DNS names (ignored for client).
-    pub dns_names: *const kubeboot_str,
-    /// Number of `dns_names`.
-    pub dns_count: usize,
-    /// Serving only: IP addresses as text (ignored for client).
-    pub ip_addresses: *const kubeboot_str,
-    /// Number of `ip_addresses`.
-    pub ip_count: usize,
+    /// The certificate to request: node name, profile and (serving) SANs. The issued certificate
+    /// is validated against it and the engine's key.
+    pub expected: kubeboot_expected,
     /// `KUBEBOOT_AUTH_TOKEN` or `KUBEBOOT_AUTH_CLIENT_CERTIFICATE`.
     pub auth: u32,
     /// The bootstrap token (required for `KUBEBOOT_AUTH_TOKEN`, ignored otherwise).
@@ -213,38 +200,6 @@ pub(crate) fn verifier() -> &'static (dyn kb::backend::SignatureVerifier + Sync)
     }
 }
 
-/// The strings of `items` (at most [`csr::MAX_SANS`]).
-pub(crate) fn strs<'a>(
-    items: &'a [kubeboot_str],
-    out: &mut heapless::Vec<&'a str, { csr::MAX_SANS }>,
-) -> Result<(), kubeboot_result> {
-    if items.len() > csr::MAX_SANS {
-        return Err(kubeboot_result::TooManySans);
-    }
-    for item in items {
-        // SAFETY: the caller guarantees each non-NULL `data` points to `len` initialised bytes
-        // valid for the call.
-        let bytes = unsafe { crate::macros::slice_from(item.data.cast::<u8>(), item.len) }?;
-        let s = core::str::from_utf8(bytes).map_err(|_| kubeboot_result::InvalidUtf8)?;
-        out.push(s).map_err(|_| kubeboot_result::TooManySans)?;
-    }
-    Ok(())
-}
-
-/// The IP addresses of `items`.
-pub(crate) fn ips(
-    items: &[kubeboot_str],
-    out: &mut heapless::Vec<IpAddr, { csr::MAX_SANS }>,
-) -> Result<(), kubeboot_result> {
-    let mut text = heapless::Vec::new();
-    strs(items, &mut text)?;
-    for s in text {
-        let ip = csr::parse_ip(s).map_err(kubeboot_result::from)?;
-        out.push(ip).map_err(|_| kubeboot_result::TooManySans)?;
-    }
-    Ok(())
-}
-
 /// Create an engine: copy the configuration, build and sign the CSR with `key` (not kept), and
 /// get ready to create it. `now` is the current unix time (the wait deadline counts from it);
 /// `seed` drives backoff and rotation-deadline jitter (take it from any unpredictable source).
@@ -267,26 +222,14 @@ pub extern "C" fn kubeboot_engine_new(
         let out = try_mut!(out);
         let cfg = try_ref!(cfg);
         let key = try_ref!(key);
-        let node_name = try_str!(cfg.node_name, cfg.node_name_len);
+        let expected = match cfg.expected.read() {
+            Ok(x) => x,
+            Err(e) => return e,
+        };
         let ca_pem = try_slice!(cfg.ca_pem, cfg.ca_pem_len);
         if ca_pem.is_empty() {
             return kubeboot_result::InvalidParameter;
         }
-        let mut dns = heapless::Vec::new();
-        let mut ip_list = heapless::Vec::new();
-        let profile = match cfg.profile {
-            KUBEBOOT_PROFILE_CLIENT => Profile::Client,
-            KUBEBOOT_PROFILE_SERVING => {
-                if let Err(e) = strs(try_slice!(cfg.dns_names, cfg.dns_count), &mut dns) {
-                    return e;
-                }
-                if let Err(e) = ips(try_slice!(cfg.ip_addresses, cfg.ip_count), &mut ip_list) {
-                    return e;
-                }
-                Profile::Serving { dns: &dns, ips: &ip_list }
-            }
-            _ => return kubeboot_result::InvalidParameter,
-        };
         let auth = match cfg.auth {
             KUBEBOOT_AUTH_TOKEN => Auth::Token(&try_ref!(cfg.token).inner),
             KUBEBOOT_AUTH_CLIENT_CERTIFICATE => Auth::ClientCertificate,
@@ -303,8 +246,8 @@ pub extern "C" fn kubeboot_engine_new(
             (_, Naming::Generate) => ROTATION_WAIT_SECS,
         };
         let config = Config {
-            node_name,
-            profile,
+            node_name: expected.node_name,
+            profile: expected.profile(),
             auth,
             naming,
             ca_pem,
@@ -589,13 +532,15 @@ mod tests {
         );
         let node = "rec-1";
         let cfg = kubeboot_engine_config {
-            node_name: node.as_ptr().cast(),
-            node_name_len: node.len(),
-            profile: KUBEBOOT_PROFILE_CLIENT,
-            dns_names: null(),
-            dns_count: 0,
-            ip_addresses: null(),
-            ip_count: 0,
+            expected: kubeboot_expected {
+                node_name: node.as_ptr().cast(),
+                node_name_len: node.len(),
+                profile: crate::csr::KUBEBOOT_PROFILE_CLIENT,
+                dns_names: null(),
+                dns_count: 0,
+                ip_addresses: null(),
+                ip_count: 0,
+            },
             auth: KUBEBOOT_AUTH_TOKEN,
             token,
             naming: KUBEBOOT_NAMING_NODE_CSR,

@@ -40,6 +40,7 @@ pub mod agent;
 pub mod csr;
 pub mod engine;
 pub mod error;
+pub mod expected;
 pub mod key;
 #[cfg(feature = "std")]
 pub mod kubeconfig;

@@ -361,6 +361,7 @@ fn header_version_macros_match_crate() {
 mod wiped_before_free {
     use super::*;
     use crate::engine::*;
+    use crate::expected::kubeboot_expected;
     use crate::kubeconfig::*;
     use std::alloc::{GlobalAlloc, Layout, System};
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -523,13 +524,15 @@ mod wiped_before_free {
             assert_eq!(kubeboot_token_parse(t, tl, &mut token), kubeboot_result::Ok);
             let (node, node_len) = s("wipe-1");
             let cfg = kubeboot_engine_config {
-                node_name: node,
-                node_name_len: node_len,
-                profile: KUBEBOOT_PROFILE_CLIENT,
-                dns_names: null(),
-                dns_count: 0,
-                ip_addresses: null(),
-                ip_count: 0,
+                expected: kubeboot_expected {
+                    node_name: node,
+                    node_name_len: node_len,
+                    profile: KUBEBOOT_PROFILE_CLIENT,
+                    dns_names: null(),
+                    dns_count: 0,
+                    ip_addresses: null(),
+                    ip_count: 0,
+                },
                 auth: KUBEBOOT_AUTH_TOKEN,
                 token,
                 naming: KUBEBOOT_NAMING_NODE_CSR,

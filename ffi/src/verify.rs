@@ -7,14 +7,12 @@
 #[cfg(feature = "std")]
 use alloc::vec;
 use core::ffi::c_char;
-use core::net::IpAddr;
 
-use kb::csr::{self, Profile};
 use kb::pin::{self, CaPin};
 use kb::verify::{self, Expected};
 
-use crate::csr::{KUBEBOOT_PROFILE_CLIENT, KUBEBOOT_PROFILE_SERVING, kubeboot_str};
 use crate::error::kubeboot_result;
+use crate::expected::{Expectation, kubeboot_expected};
 #[cfg(feature = "std")]
 use crate::macros::write_with;
 
@@ -56,70 +54,27 @@ pub struct kubeboot_ca_pin {
     pub sha256: [u8; 32],
 }
 
-fn text_list<'a>(
-    items: &'a [kubeboot_str],
-    out: &mut heapless::Vec<&'a str, { csr::MAX_SANS }>,
-) -> Result<(), kubeboot_result> {
-    for item in items {
-        // SAFETY: the caller guarantees each non-NULL `data` points to `len` initialised bytes
-        // valid for the call.
-        let bytes = unsafe { crate::macros::slice_from(item.data.cast::<u8>(), item.len) }?;
-        let s = core::str::from_utf8(bytes).map_err(|_| kubeboot_result::InvalidUtf8)?;
-        out.push(s).map_err(|_| kubeboot_result::TooManySans)?;
-    }
-    Ok(())
-}
-
-/// The arguments of the verify functions after the NULL/UTF-8/profile checks.
+/// The arguments of the verify functions after the NULL/UTF-8/size/profile checks.
 struct Args<'a> {
     cert: &'a [u8],
     ca: &'a [u8],
-    node: &'a str,
     spki: &'a [u8],
-    dns: heapless::Vec<&'a str, { csr::MAX_SANS }>,
-    ips: heapless::Vec<IpAddr, { csr::MAX_SANS }>,
-    serving: bool,
+    expected: Expectation<'a>,
 }
 
 /// Check and borrow the C arguments shared by [`kubeboot_verify_issued`] and
-/// [`kubeboot_verify_issued_scratch`].
-#[allow(clippy::too_many_arguments)]
+/// [`kubeboot_verify_issued_scratch`] (the pointers of `cert`, `ca` and `spki` are checked by
+/// the callers): the PEM sizes, then `expected` ([`kubeboot_expected::read`]).
 fn args<'a>(
     cert: &'a [u8],
     ca: &'a [u8],
-    node: &'a str,
     spki: &'a [u8],
-    profile: u32,
-    dns_names: &'a [kubeboot_str],
-    ip_addresses: &'a [kubeboot_str],
+    expected: &'a kubeboot_expected,
 ) -> Result<Args<'a>, kubeboot_result> {
     if cert.len() > KUBEBOOT_MAX_PEM_LEN || ca.len() > KUBEBOOT_MAX_PEM_LEN {
         return Err(kubeboot_result::InvalidParameter);
     }
-    let mut a = Args {
-        cert,
-        ca,
-        node,
-        spki,
-        dns: heapless::Vec::new(),
-        ips: heapless::Vec::new(),
-        serving: false,
-    };
-    match profile {
-        KUBEBOOT_PROFILE_CLIENT => {}
-        KUBEBOOT_PROFILE_SERVING => {
-            let mut ip_text = heapless::Vec::new();
-            text_list(dns_names, &mut a.dns)?;
-            text_list(ip_addresses, &mut ip_text)?;
-            for s in &ip_text {
-                let ip = csr::parse_ip(s).map_err(kubeboot_result::from)?;
-                a.ips.push(ip).map_err(|_| kubeboot_result::TooManySans)?;
-            }
-            a.serving = true;
-        }
-        _ => return Err(kubeboot_result::InvalidParameter),
-    }
-    Ok(a)
+    Ok(Args { cert, ca, spki, expected: expected.read()? })
 }
 
 /// Validate `a` with `scratch` and write the result to `out`; a short scratch is
@@ -130,9 +85,11 @@ fn verify_into(
     scratch: &mut [u8],
     out: &mut kubeboot_verified,
 ) -> Result<(), kb::Error> {
-    let profile =
-        if a.serving { Profile::Serving { dns: &a.dns, ips: &a.ips } } else { Profile::Client };
-    let expected = Expected { node_name: a.node, public_key: a.spki, profile };
+    let expected = Expected {
+        node_name: a.expected.node_name,
+        public_key: a.spki,
+        profile: a.expected.profile(),
+    };
     let v = verify::verify_issued(a.cert, a.ca, &expected, now, scratch)?;
     let mut subject = [0u8; KUBEBOOT_CA_SUBJECT_CAP];
     let s = v.ca_subject.as_bytes();
@@ -152,11 +109,12 @@ fn verify_into(
 }
 
 /// Validate an issued certificate before using it: `cert_pem` (the signer's answer: leaf first,
-/// intermediates may follow) must chain to a CA of `ca_pem`, be valid at `now`, carry our public
-/// key (`spki`, SubjectPublicKeyInfo DER, e.g. from `kubeboot_key_public_spki_der`), subject
-/// `O=system:nodes, CN=system:node:<node>`, the profile's usages (`KUBEBOOT_PROFILE_CLIENT`: EKU
-/// clientAuth and no SANs; `KUBEBOOT_PROFILE_SERVING`: EKU serverAuth and exactly `dns_names` +
-/// `ip_addresses`) and not be a CA.
+/// intermediates may follow) must chain to a CA of `ca_pem`, be valid at `now`, be what
+/// `expected` says (subject `O=system:nodes, CN=system:node:<expected->node_name>`, the
+/// profile's usages: `KUBEBOOT_PROFILE_CLIENT`: EKU clientAuth and no SANs;
+/// `KUBEBOOT_PROFILE_SERVING`: EKU serverAuth and exactly `expected->dns_names` +
+/// `expected->ip_addresses`), carry our public key (`spki`, SubjectPublicKeyInfo DER, e.g. from
+/// `kubeboot_key_public_spki_der`) and not be a CA.
 ///
 /// Returns the named reason on failure (`KUBEBOOT_RESULT_VERIFY_EXPIRED`, `_UNTRUSTED`,
 /// `_KEY_MISMATCH`, ... 400–409; see `kubeboot_result_name`); `*out` is written only on success.
@@ -170,15 +128,9 @@ pub extern "C" fn kubeboot_verify_issued(
     cert_pem_len: usize,
     ca_pem: *const u8,
     ca_pem_len: usize,
-    node_name: *const c_char,
-    node_name_len: usize,
+    expected: *const kubeboot_expected,
     spki: *const u8,
     spki_len: usize,
-    profile: u32,
-    dns_names: *const kubeboot_str,
-    dns_count: usize,
-    ip_addresses: *const kubeboot_str,
-    ip_count: usize,
     now: i64,
     out: *mut kubeboot_verified,
 ) -> kubeboot_result {
@@ -187,11 +139,8 @@ pub extern "C" fn kubeboot_verify_issued(
         let a = match args(
             try_slice!(cert_pem, cert_pem_len),
             try_slice!(ca_pem, ca_pem_len),
-            try_str!(node_name, node_name_len),
             try_slice!(spki, spki_len),
-            profile,
-            if profile == KUBEBOOT_PROFILE_SERVING { try_slice!(dns_names, dns_count) } else { &[] },
-            if profile == KUBEBOOT_PROFILE_SERVING { try_slice!(ip_addresses, ip_count) } else { &[] },
+            try_ref!(expected),
         ) {
             Ok(a) => a,
             Err(e) => return e,
@@ -240,15 +189,9 @@ pub extern "C" fn kubeboot_verify_issued_scratch(
     cert_pem_len: usize,
     ca_pem: *const u8,
     ca_pem_len: usize,
-    node_name: *const c_char,
-    node_name_len: usize,
+    expected: *const kubeboot_expected,
     spki: *const u8,
     spki_len: usize,
-    profile: u32,
-    dns_names: *const kubeboot_str,
-    dns_count: usize,
-    ip_addresses: *const kubeboot_str,
-    ip_count: usize,
     now: i64,
     scratch: *mut u8,
     scratch_len: usize,
@@ -261,11 +204,8 @@ pub extern "C" fn kubeboot_verify_issued_scratch(
         let a = match args(
             try_slice!(cert_pem, cert_pem_len),
             try_slice!(ca_pem, ca_pem_len),
-            try_str!(node_name, node_name_len),
             try_slice!(spki, spki_len),
-            profile,
-            if profile == KUBEBOOT_PROFILE_SERVING { try_slice!(dns_names, dns_count) } else { &[] },
-            if profile == KUBEBOOT_PROFILE_SERVING { try_slice!(ip_addresses, ip_count) } else { &[] },
+            try_ref!(expected),
         ) {
             Ok(a) => a,
             Err(e) => return e,
@@ -385,6 +325,7 @@ mod tests {
     use core::ptr::{null, null_mut};
 
     use super::*;
+    use crate::csr::KUBEBOOT_PROFILE_CLIENT;
     use crate::key::{kubeboot_key_free, kubeboot_key_from_pem, kubeboot_key_public_spki_der};
 
     const K1_PEM: &[u8] = include_bytes!("../../core/tests/data/p256.key");
@@ -409,6 +350,19 @@ mod tests {
         spki
     }
 
+    /// A client certificate for `node`.
+    fn client(node: &str) -> kubeboot_expected {
+        kubeboot_expected {
+            node_name: node.as_ptr().cast(),
+            node_name_len: node.len(),
+            profile: KUBEBOOT_PROFILE_CLIENT,
+            dns_names: null(),
+            dns_count: 0,
+            ip_addresses: null(),
+            ip_count: 0,
+        }
+    }
+
     fn run(
         node: &str,
         spki: &[u8],
@@ -424,15 +378,9 @@ mod tests {
             EC_LEAF.len(),
             ca.as_ptr(),
             ca.len(),
-            node.as_ptr().cast(),
-            node.len(),
+            &client(node),
             spki.as_ptr(),
             spki.len(),
-            KUBEBOOT_PROFILE_CLIENT,
-            null(),
-            0,
-            null(),
-            0,
             now,
             ptr,
             scratch.len(),
@@ -480,15 +428,9 @@ mod tests {
             EC_LEAF.len(),
             EC_CA.as_ptr(),
             EC_CA.len(),
-            "node-1".as_ptr().cast(),
-            6,
+            &client("node-1"),
             spki.as_ptr(),
             spki.len(),
-            KUBEBOOT_PROFILE_CLIENT,
-            null(),
-            0,
-            null(),
-            0,
             NOW,
             &mut b,
         );
@@ -528,15 +470,9 @@ mod tests {
             EC_LEAF.len(),
             EC_CA.as_ptr(),
             EC_CA.len(),
-            "node-1".as_ptr().cast(),
-            6,
+            &client("node-1"),
             spki.as_ptr(),
             spki.len(),
-            KUBEBOOT_PROFILE_CLIENT,
-            null(),
-            0,
-            null(),
-            0,
             NOW,
             scratch.as_mut_ptr(),
             8,
@@ -549,15 +485,9 @@ mod tests {
             EC_LEAF.len(),
             EC_CA.as_ptr(),
             EC_CA.len(),
-            "node-1".as_ptr().cast(),
-            6,
+            &client("node-1"),
             spki.as_ptr(),
             spki.len(),
-            KUBEBOOT_PROFILE_CLIENT,
-            null(),
-            0,
-            null(),
-            0,
             NOW,
             null_mut(),
             8,

@@ -106,8 +106,11 @@ static kubeboot_result verify_as(const char *node, const uint8_t *spki, size_t s
                                  const uint8_t *cert, size_t cert_len, const uint8_t *ca,
                                  size_t ca_len, int64_t now, size_t scratch_len, size_t *needed)
 {
-    return kubeboot_verify_issued_scratch(cert, cert_len, ca, ca_len, node, slen(node), spki,
-                                          spki_len, KUBEBOOT_PROFILE_CLIENT, NULL, 0, NULL, 0, now,
+    struct kubeboot_expected x = {0};
+    x.node_name = node;
+    x.node_name_len = slen(node);
+    x.profile = KUBEBOOT_PROFILE_CLIENT;
+    return kubeboot_verify_issued_scratch(cert, cert_len, ca, ca_len, &x, spki, spki_len, now,
                                           scratch, scratch_len, needed, &verified);
 }
 
@@ -302,9 +305,9 @@ static __attribute__((noinline)) void step_engine(void)
     bool ok = kubeboot_key_from_pem(rec_key, (size_t)(rec_key_end - rec_key), &key) == KUBEBOOT_RESULT_OK &&
               kubeboot_token_parse("hi3rc6.cpoi3m254kzpt12t", 23, &tok) == KUBEBOOT_RESULT_OK;
     struct kubeboot_engine_config cfg = {0};
-    cfg.node_name = "rec-1";
-    cfg.node_name_len = 5;
-    cfg.profile = KUBEBOOT_PROFILE_CLIENT;
+    cfg.expected.node_name = "rec-1";
+    cfg.expected.node_name_len = 5;
+    cfg.expected.profile = KUBEBOOT_PROFILE_CLIENT;
     cfg.auth = KUBEBOOT_AUTH_TOKEN;
     cfg.token = tok;
     cfg.naming = KUBEBOOT_NAMING_NODE_CSR;

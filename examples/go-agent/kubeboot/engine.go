@@ -176,20 +176,11 @@ type Engine struct {
 // afterwards) and gets ready to create it. now starts the wait; seed drives backoff and
 // rotation jitter.
 func NewEngine(cfg EngineConfig, key *Key, now time.Time, seed uint64) (*Engine, error) {
-	np, nn, f1 := cStr(cfg.NodeName)
+	cp, cn, f1 := cBytes(cfg.CAPEM)
 	defer f1()
-	dp, dn, f2 := cStrs(cfg.DNSNames)
-	defer f2()
-	ip, in, f3 := cStrs(cfg.IPAddresses)
-	defer f3()
-	cp, cn, f4 := cBytes(cfg.CAPEM)
-	defer f4()
 	c := (*C.kubeboot_engine_config)(C.calloc(1, C.size_t(unsafe.Sizeof(C.kubeboot_engine_config{}))))
 	defer C.free(unsafe.Pointer(c))
-	c.node_name, c.node_name_len = np, nn
-	c.profile = C.uint32_t(cfg.Profile)
-	c.dns_names, c.dns_count = dp, dn
-	c.ip_addresses, c.ip_count = ip, in
+	defer setExpected(&c.expected, cfg.NodeName, cfg.Profile, cfg.DNSNames, cfg.IPAddresses)()
 	c.auth = C.uint32_t(cfg.Auth)
 	c.naming = C.uint32_t(cfg.Naming)
 	c.ca_pem, c.ca_pem_len = cp, cn

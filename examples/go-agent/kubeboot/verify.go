@@ -25,22 +25,32 @@ type Verified struct {
 	CASubject string
 }
 
+// setExpected fills x (C memory) with what an issued certificate must be: the node name, the
+// profile and (serving) its SANs, copied to C memory that the returned function frees.
+func setExpected(x *C.kubeboot_expected, node string, profile Profile, dns, ips []string) (free func()) {
+	np, nn, f1 := cStr(node)
+	dp, dn, f2 := cStrs(dns)
+	ip, in, f3 := cStrs(ips)
+	x.node_name, x.node_name_len = np, nn
+	x.profile = C.uint32_t(profile)
+	x.dns_names, x.dns_count = dp, dn
+	x.ip_addresses, x.ip_count = ip, in
+	return func() { f3(); f2(); f1() }
+}
+
 func verifyIssued(certPEM, caPEM []byte, node string, spki []byte, profile Profile, dns, ips []string, now time.Time) (*Verified, error) {
 	cp, cn, f1 := cBytes(certPEM)
 	defer f1()
 	ap, an, f2 := cBytes(caPEM)
 	defer f2()
-	np, nn, f3 := cStr(node)
+	sp, sn, f3 := cBytes(spki)
 	defer f3()
-	sp, sn, f4 := cBytes(spki)
-	defer f4()
-	dp, dn, f5 := cStrs(dns)
-	defer f5()
-	ip, in, f6 := cStrs(ips)
-	defer f6()
+	x := (*C.kubeboot_expected)(C.calloc(1, C.size_t(unsafe.Sizeof(C.kubeboot_expected{}))))
+	defer C.free(unsafe.Pointer(x))
+	defer setExpected(x, node, profile, dns, ips)()
 	out := (*C.kubeboot_verified)(C.calloc(1, C.size_t(unsafe.Sizeof(C.kubeboot_verified{}))))
 	defer C.free(unsafe.Pointer(out))
-	r := C.kubeboot_verify_issued(cp, cn, ap, an, np, nn, sp, sn, C.uint32_t(profile), dp, dn, ip, in, unix(now), out)
+	r := C.kubeboot_verify_issued(cp, cn, ap, an, x, sp, sn, unix(now), out)
 	if err := check(r); err != nil {
 		return nil, err
 	}
