@@ -515,6 +515,7 @@ mod tests {
         std::fs::read(p).unwrap()
     }
 
+    #[cfg_attr(miri, ignore = "key load, CSR signature, ECDSA verification: minutes")]
     #[test]
     fn recorded_bootstrap_through_the_abi() {
         let key_pem = rec("approved.key.pem");

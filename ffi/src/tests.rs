@@ -192,6 +192,7 @@ fn invalid_utf8_and_unknown_codes() {
     assert_eq!(&buf[..len], b"unknown result code");
 }
 
+#[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
 #[test]
 fn k1_node_csr_name_vector() {
     let key = k1();
@@ -227,6 +228,7 @@ unsafe extern "C" fn sign_fails(_: *mut c_void, _: *const u8, _: usize, _: *mut 
     7
 }
 
+#[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
 #[test]
 fn callback_signer_and_policy() {
     let key = k1();
@@ -301,6 +303,7 @@ fn callback_signer_and_policy() {
     kubeboot_key_free(key);
 }
 
+#[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
 #[test]
 fn csr_max_len_suffices() {
     let bound = kb::pem::encoded_len(kb::csr::LABEL_CSR, kb::csr::MAX_CSR_DER).unwrap();

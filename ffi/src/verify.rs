@@ -400,6 +400,7 @@ mod tests {
         }
     }
 
+    #[cfg_attr(miri, ignore = "two ECDSA verifications: 240 s")]
     #[test]
     fn scratch_variant_matches_heap_variant() {
         let spki = k1_spki();
