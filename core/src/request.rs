@@ -24,7 +24,7 @@ use der::{Decode, SliceReader, Tag, TagNumber};
 use crate::backend::{SignatureVerifier, Verdict};
 use crate::der_walk;
 use crate::oid;
-use crate::verify::{IssuerKey, SigAlg, signature_verdict};
+use crate::verify::{IssuerKey, signature_verdict};
 use spki::SubjectPublicKeyInfoRef;
 
 /// `-----BEGIN CERTIFICATE REQUEST-----`, the only PEM label the apiserver accepts.
@@ -746,15 +746,6 @@ impl<'a> CertificateRequest<'a> {
         {
             return Err(Error::Policy(PolicyViolation::BadSignature));
         }
-        let alg = match self.signature_algorithm {
-            SignatureAlgorithm::EcdsaSha256 => SigAlg::EcdsaSha256,
-            SignatureAlgorithm::EcdsaSha384 => SigAlg::EcdsaSha384,
-            SignatureAlgorithm::EcdsaSha512 => SigAlg::EcdsaSha512,
-            SignatureAlgorithm::RsaSha256 => SigAlg::RsaSha256,
-            SignatureAlgorithm::RsaSha384 => SigAlg::RsaSha384,
-            SignatureAlgorithm::RsaSha512 => SigAlg::RsaSha512,
-            _ => return Err(Error::Policy(PolicyViolation::UnsupportedKey)),
-        };
         // Go refuses to parse a request whose public key does not decode: an EC point that is not
         // the uncompressed form of its curve's size, an RSAPublicKey that is not two integers.
         let (key, decodes) = match self.key_algorithm {
@@ -768,7 +759,14 @@ impl<'a> CertificateRequest<'a> {
         if !decodes {
             return Err(Error::Policy(PolicyViolation::NotCertificateRequest));
         }
-        match signature_verdict(verifier, key, alg, self.info, self.signature, CSR_RSA_MIN_BITS) {
+        match signature_verdict(
+            verifier,
+            key,
+            self.signature_algorithm,
+            self.info,
+            self.signature,
+            CSR_RSA_MIN_BITS,
+        ) {
             Verdict::Valid => Ok(()),
             Verdict::Invalid => Err(Error::Policy(PolicyViolation::BadSignature)),
             Verdict::Unsupported => Err(Error::Policy(PolicyViolation::UnsupportedKey)),

@@ -21,7 +21,7 @@ pub(super) struct Extensions<'a> {
 #[derive(Clone, Copy)]
 pub(super) struct Cert<'a> {
     pub(super) tbs: &'a [u8],
-    pub(super) sig_alg: SigAlg,
+    pub(super) sig_alg: SignatureAlgorithm,
     pub(super) signature: &'a [u8],
     pub(super) issuer: &'a [u8],
     pub(super) subject: &'a [u8],
@@ -33,12 +33,20 @@ pub(super) struct Cert<'a> {
     pub(super) ext: Extensions<'a>,
 }
 
-/// The SubjectPublicKeyInfo DER of a certificate, exactly as it appears in it (used for kubeadm
-/// CA pins). The certificate's frame is checked as Go's `x509.ParseCertificate` checks it
-/// (TBSCertificate, signatureAlgorithm equal to the TBS's `signature` field, a BIT STRING
-/// signatureValue, nothing after it); the TBS fields before the key are walked without being
-/// interpreted, so a CA with a key type [`verify_issued`] does not support can still be pinned.
-pub(crate) fn cert_spki(der: &[u8]) -> Result<&[u8], VerifyError> {
+/// The outer frame of a certificate (at most [`MAX_CERT_LEN`] bytes): one SEQUENCE of exactly a
+/// TBSCertificate SEQUENCE, a signatureAlgorithm and a signatureValue, nothing after it.
+pub(super) struct Frame<'a> {
+    pub(super) tbs: Tlv<'a>,
+    /// The whole TBSCertificate (the signed bytes).
+    pub(super) tbs_der: &'a [u8],
+    pub(super) alg: Tlv<'a>,
+    /// The whole signatureAlgorithm (compared with the TBS's `signature` field).
+    pub(super) alg_tlv: &'a [u8],
+    pub(super) sig: Tlv<'a>,
+}
+
+/// Read the [`Frame`] of a certificate.
+pub(super) fn frame(der: &[u8]) -> Result<Frame<'_>, VerifyError> {
     if der.len() > MAX_CERT_LEN {
         return Err(malformed());
     }
@@ -47,13 +55,23 @@ pub(crate) fn cert_spki(der: &[u8]) -> Result<&[u8], VerifyError> {
     outer.finish()?;
     expect_tag(&cert, tag::SEQUENCE)?;
     let mut c = reader(cert.value())?;
-    let (tbs, _) = next(&mut c)?;
+    let (tbs, tbs_der) = next(&mut c)?;
     expect_tag(&tbs, tag::SEQUENCE)?;
     let (alg, alg_tlv) = next(&mut c)?;
-    expect_tag(&alg, tag::SEQUENCE)?;
     let (sig, _) = next(&mut c)?;
-    bit_string(&sig).ok_or_else(malformed)?;
     c.finish()?;
+    Ok(Frame { tbs, tbs_der, alg, alg_tlv, sig })
+}
+
+/// The SubjectPublicKeyInfo DER of a certificate, exactly as it appears in it (used for kubeadm
+/// CA pins). The certificate's frame is checked as Go's `x509.ParseCertificate` checks it
+/// (TBSCertificate, signatureAlgorithm equal to the TBS's `signature` field, a BIT STRING
+/// signatureValue, nothing after it); the TBS fields before the key are walked without being
+/// interpreted, so a CA with a key type [`verify_issued`] does not support can still be pinned.
+pub(crate) fn cert_spki(der: &[u8]) -> Result<&[u8], VerifyError> {
+    let Frame { tbs, alg, alg_tlv, sig, .. } = frame(der)?;
+    expect_tag(&alg, tag::SEQUENCE)?;
+    bit_string(&sig).ok_or_else(malformed)?;
     let mut t = reader(tbs.value())?;
     let (first, _) = next(&mut t)?;
     // [0] version (optional), serial, signature, issuer, validity, subject, spki
@@ -104,20 +122,7 @@ impl<'a> Cert<'a> {
         der: &'a [u8],
         leaf: Option<(&str, &mut Option<&'static str>)>,
     ) -> Result<Self, VerifyError> {
-        if der.len() > MAX_CERT_LEN {
-            return Err(malformed());
-        }
-        let mut outer = reader(der)?;
-        let (cert, _) = next(&mut outer)?;
-        outer.finish()?;
-        expect_tag(&cert, tag::SEQUENCE)?;
-
-        let mut c = reader(cert.value())?;
-        let (tbs_any, tbs) = next(&mut c)?;
-        expect_tag(&tbs_any, tag::SEQUENCE)?;
-        let (alg_any, alg_tlv) = next(&mut c)?;
-        let (sig_any, _) = next(&mut c)?;
-        c.finish()?;
+        let Frame { tbs: tbs_any, tbs_der: tbs, alg: alg_any, alg_tlv, sig: sig_any } = frame(der)?;
         let sig_alg = parse_sig_alg(&alg_any)?;
         let signature = whole_bytes(&sig_any).ok_or_else(malformed)?;
 
@@ -201,7 +206,7 @@ impl<'a> Cert<'a> {
     }
 }
 
-pub(super) fn parse_sig_alg(any: &Tlv<'_>) -> Result<SigAlg, VerifyError> {
+pub(super) fn parse_sig_alg(any: &Tlv<'_>) -> Result<SignatureAlgorithm, VerifyError> {
     expect_tag(any, tag::SEQUENCE)?;
     let mut r = reader(any.value())?;
     let (id, _) = next(&mut r)?;
@@ -210,19 +215,19 @@ pub(super) fn parse_sig_alg(any: &Tlv<'_>) -> Result<SigAlg, VerifyError> {
     r.finish()?;
     let rsa_params_ok = params.is_none_or(|p| p.is_null());
     Ok(if is_oid(&id, &oid::ECDSA_SHA256) && params.is_none() {
-        SigAlg::EcdsaSha256
+        SignatureAlgorithm::EcdsaSha256
     } else if is_oid(&id, &oid::ECDSA_SHA384) && params.is_none() {
-        SigAlg::EcdsaSha384
+        SignatureAlgorithm::EcdsaSha384
     } else if is_oid(&id, &oid::ECDSA_SHA512) && params.is_none() {
-        SigAlg::EcdsaSha512
+        SignatureAlgorithm::EcdsaSha512
     } else if is_oid(&id, &oid::RSA_SHA256) && rsa_params_ok {
-        SigAlg::RsaSha256
+        SignatureAlgorithm::RsaSha256
     } else if is_oid(&id, &oid::RSA_SHA384) && rsa_params_ok {
-        SigAlg::RsaSha384
+        SignatureAlgorithm::RsaSha384
     } else if is_oid(&id, &oid::RSA_SHA512) && rsa_params_ok {
-        SigAlg::RsaSha512
+        SignatureAlgorithm::RsaSha512
     } else {
-        SigAlg::Other
+        SignatureAlgorithm::Other
     })
 }
 

@@ -71,7 +71,7 @@ pub use names::{Described, SERIAL_HEX_CAP, San, describe, for_each_san, subject_
 use path::*;
 use render::*;
 use signature::*;
-pub(crate) use signature::{IssuerKey, SigAlg, rsa_key_decodes, signature_verdict};
+pub(crate) use signature::{IssuerKey, rsa_key_decodes, signature_verdict};
 
 /// The verification error for DER that does not parse.
 fn malformed() -> VerifyError {
@@ -312,12 +312,12 @@ impl<'a, const N: usize> TrustedCas<'a, N> {
         if scratch.len() < needed {
             return Err(Error::BufferTooSmall { needed });
         }
-        let mut ders = heapless::Vec::<&[u8], MAX_CAS>::new();
-        decode_all(ca_pem, scratch, &mut ders)?;
+        let mut ders: [&[u8]; MAX_CAS] = [&[]; MAX_CAS];
+        let (ders, _) = decode_all(ca_pem, scratch, &mut ders)?;
         if ders.is_empty() {
             return Err(malformed().into());
         }
-        Ok(Self::from_der(&ders)?)
+        Ok(Self::from_der(ders)?)
     }
 
     /// The anchors, in bundle order ([`Verified::ca_index`] indexes this slice).
@@ -484,18 +484,18 @@ pub fn verify_issued_with(
     if scratch.len() < needed {
         return Err(Error::BufferTooSmall { needed });
     }
-    let mut chain = heapless::Vec::<&[u8], { MAX_INTERMEDIATES + 1 }>::new();
-    let mut cas = heapless::Vec::<&[u8], MAX_CAS>::new();
-    let rest = decode_all(cert_pem, scratch, &mut chain)?;
-    decode_all(ca_pem, rest, &mut cas)?;
-    let (leaf, inter) = match chain.as_slice() {
+    let mut chain: [&[u8]; MAX_INTERMEDIATES + 1] = [&[]; MAX_INTERMEDIATES + 1];
+    let mut cas: [&[u8]; MAX_CAS] = [&[]; MAX_CAS];
+    let (chain, rest) = decode_all(cert_pem, scratch, &mut chain)?;
+    let (cas, _) = decode_all(ca_pem, rest, &mut cas)?;
+    let (leaf, inter) = match chain {
         [leaf, inter @ ..] => (*leaf, inter),
         [] => return Err(malformed().into()),
     };
     if cas.is_empty() {
         return Err(malformed().into());
     }
-    Ok(verify_issued_der_with(verifier, leaf, inter, &cas, expected, now)?)
+    Ok(verify_issued_der_with(verifier, leaf, inter, cas, expected, now)?)
 }
 
 /// [`verify_issued_with`] against CAs parsed beforehand ([`TrustedCas::from_pem`]): `cert_pem`
@@ -514,9 +514,9 @@ pub fn verify_issued_anchored(
     if scratch.len() < needed {
         return Err(Error::BufferTooSmall { needed });
     }
-    let mut chain = heapless::Vec::<&[u8], { MAX_INTERMEDIATES + 1 }>::new();
-    decode_all(cert_pem, scratch, &mut chain)?;
-    let (leaf, inter) = match chain.as_slice() {
+    let mut chain: [&[u8]; MAX_INTERMEDIATES + 1] = [&[]; MAX_INTERMEDIATES + 1];
+    let (chain, _) = decode_all(cert_pem, scratch, &mut chain)?;
+    let (leaf, inter) = match chain {
         [leaf, inter @ ..] => (*leaf, inter),
         [] => return Err(malformed().into()),
     };
@@ -527,12 +527,14 @@ pub fn verify_issued_anchored(
 }
 
 /// Decode every CERTIFICATE block of `input` into consecutive pieces of `scratch`.
-fn decode_all<'s, const M: usize>(
+/// Returns the filled front of `out` (one DER per block, in order) and the unused scratch.
+fn decode_all<'s, 'o>(
     input: &[u8],
     scratch: &'s mut [u8],
-    out: &mut heapless::Vec<&'s [u8], M>,
-) -> Result<&'s mut [u8], Error> {
+    out: &'o mut [&'s [u8]],
+) -> Result<(&'o [&'s [u8]], &'s mut [u8]), Error> {
     let mut rest = scratch;
+    let mut n = 0;
     for block in crate::pem::blocks(input) {
         let block = block.map_err(|_| malformed())?;
         if block.label != "CERTIFICATE" {
@@ -546,7 +548,11 @@ fn decode_all<'s, const M: usize>(
         let taken = core::mem::take(&mut rest);
         let (der, tail) = taken.split_at_mut(der_len.min(taken.len()));
         rest = tail;
-        out.push(der).map_err(|_| malformed())?;
+        let slot = out.get_mut(n).ok_or_else(malformed)?;
+        *slot = der;
+        n += 1;
     }
-    Ok(rest)
+    // `n` slots were written, so this is the written front.
+    let (filled, _) = out.split_at_checked(n).ok_or_else(malformed)?;
+    Ok((filled, rest))
 }

@@ -1,17 +1,7 @@
 //! Signature dispatch: which algorithm and issuer key, and the backend that checks it.
 
 use super::*;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SigAlg {
-    EcdsaSha256,
-    EcdsaSha384,
-    EcdsaSha512,
-    RsaSha256,
-    RsaSha384,
-    RsaSha512,
-    Other,
-}
+pub(crate) use crate::request::SignatureAlgorithm;
 
 #[derive(Clone, Copy)]
 pub(crate) enum IssuerKey<'a> {
@@ -70,11 +60,11 @@ impl<'a> Spki<'a> {
     }
 }
 
-#[inline(never)] // keep its locals out of the caller's frame during the path search
+#[inline]
 pub(super) fn check_signature(
     verifier: &dyn SignatureVerifier,
     issuer_key: IssuerKey<'_>,
-    alg: SigAlg,
+    alg: SignatureAlgorithm,
     tbs: &[u8],
     sig: &[u8],
 ) -> SigCheck {
@@ -92,16 +82,17 @@ pub(crate) const CA_RSA_MIN_BITS: usize = 2048;
 /// The one signature dispatch of the crate: `sig` over `tbs` by `key` with `alg`, checked by
 /// `verifier` (certificate signatures in the path search, and the CSR self-signature of
 /// [`crate::request`]). RSA moduli must have `rsa_min_bits` to 4096 bits, else unsupported.
+#[inline(never)] // keep its locals out of the caller's frame during the path search
 pub(crate) fn signature_verdict(
     verifier: &dyn SignatureVerifier,
     key: IssuerKey<'_>,
-    alg: SigAlg,
+    alg: SignatureAlgorithm,
     tbs: &[u8],
     sig: &[u8],
     rsa_min_bits: usize,
 ) -> Verdict {
     match (key, alg) {
-        (IssuerKey::P256(point), SigAlg::EcdsaSha256) => {
+        (IssuerKey::P256(point), SignatureAlgorithm::EcdsaSha256) => {
             let mut buf = [0u8; 96];
             match ecdsa_raw(sig, 32, &mut buf).and_then(|raw| <&[u8; 64]>::try_from(raw).ok()) {
                 Some(rs) => verifier.p256_sha256(point, tbs, rs),
@@ -111,29 +102,35 @@ pub(crate) fn signature_verdict(
         // The other digests with either curve, as Go's crypto/x509 and OpenSSL accept them
         // (e.g. openssl signs with SHA-256 by default whatever the key): the digest is computed
         // here and checked with the software backend's prehash verification.
-        (IssuerKey::P256(point), SigAlg::EcdsaSha384 | SigAlg::EcdsaSha512) => {
-            p256_prehashed(point, alg, tbs, sig)
-        }
+        (
+            IssuerKey::P256(point),
+            SignatureAlgorithm::EcdsaSha384 | SignatureAlgorithm::EcdsaSha512,
+        ) => p256_prehashed(point, alg, tbs, sig),
         // Without the features the algorithm is unsupported whatever the backend (as before
         // backends existed: no parse, no `BadSignature`).
-        (IssuerKey::P384(_), SigAlg::EcdsaSha256 | SigAlg::EcdsaSha384 | SigAlg::EcdsaSha512)
-            if !cfg!(feature = "p384") =>
-        {
-            Verdict::Unsupported
-        }
-        (IssuerKey::P384(point), SigAlg::EcdsaSha384) => {
+        (
+            IssuerKey::P384(_),
+            SignatureAlgorithm::EcdsaSha256
+            | SignatureAlgorithm::EcdsaSha384
+            | SignatureAlgorithm::EcdsaSha512,
+        ) if !cfg!(feature = "p384") => Verdict::Unsupported,
+        (IssuerKey::P384(point), SignatureAlgorithm::EcdsaSha384) => {
             let mut buf = [0u8; 96];
             match ecdsa_raw(sig, 48, &mut buf).and_then(|raw| <&[u8; 96]>::try_from(raw).ok()) {
                 Some(rs) => verifier.p384_sha384(point, tbs, rs),
                 None => Verdict::Invalid,
             }
         }
-        (IssuerKey::P384(point), SigAlg::EcdsaSha256 | SigAlg::EcdsaSha512) => {
-            p384_prehashed(point, alg, tbs, sig)
-        }
-        (IssuerKey::Rsa(key), SigAlg::RsaSha256 | SigAlg::RsaSha384 | SigAlg::RsaSha512) => {
-            verify_rsa(verifier, key, alg, tbs, sig, rsa_min_bits)
-        }
+        (
+            IssuerKey::P384(point),
+            SignatureAlgorithm::EcdsaSha256 | SignatureAlgorithm::EcdsaSha512,
+        ) => p384_prehashed(point, alg, tbs, sig),
+        (
+            IssuerKey::Rsa(key),
+            SignatureAlgorithm::RsaSha256
+            | SignatureAlgorithm::RsaSha384
+            | SignatureAlgorithm::RsaSha512,
+        ) => verify_rsa(verifier, key, alg, tbs, sig, rsa_min_bits),
         _ => Verdict::Unsupported,
     }
 }
@@ -143,15 +140,24 @@ pub(crate) fn signature_verdict(
 /// the `sha512` feature (on by default; `p384` and `rsa` enable it); otherwise such a certificate
 /// stays [`Reason::UnsupportedAlgorithm`].
 #[cfg(feature = "sha512")]
-pub(super) fn p256_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> Verdict {
+pub(super) fn p256_prehashed(
+    point: &[u8],
+    alg: SignatureAlgorithm,
+    tbs: &[u8],
+    sig: &[u8],
+) -> Verdict {
     use sha2::Digest;
     let mut buf = [0u8; 96];
     let Some(rs) = ecdsa_raw(sig, 32, &mut buf) else {
         return Verdict::Invalid;
     };
     let ok = match alg {
-        SigAlg::EcdsaSha384 => p256_verify_digest(point, &sha2::Sha384::digest(tbs), rs),
-        SigAlg::EcdsaSha512 => p256_verify_digest(point, &sha2::Sha512::digest(tbs), rs),
+        SignatureAlgorithm::EcdsaSha384 => {
+            p256_verify_digest(point, &sha2::Sha384::digest(tbs), rs)
+        }
+        SignatureAlgorithm::EcdsaSha512 => {
+            p256_verify_digest(point, &sha2::Sha512::digest(tbs), rs)
+        }
         _ => return Verdict::Unsupported,
     };
     if ok { Verdict::Valid } else { Verdict::Invalid }
@@ -185,13 +191,23 @@ pub(super) fn p256_verify_digest(point: &[u8], digest: &[u8], rs: &[u8]) -> bool
 }
 
 #[cfg(not(feature = "sha512"))]
-pub(super) fn p256_prehashed(_point: &[u8], _alg: SigAlg, _tbs: &[u8], _sig: &[u8]) -> Verdict {
+pub(super) fn p256_prehashed(
+    _point: &[u8],
+    _alg: SignatureAlgorithm,
+    _tbs: &[u8],
+    _sig: &[u8],
+) -> Verdict {
     Verdict::Unsupported
 }
 
 /// ECDSA P-384 with SHA-256 or SHA-512 (feature `p384`).
 #[cfg(feature = "p384")]
-pub(super) fn p384_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) -> Verdict {
+pub(super) fn p384_prehashed(
+    point: &[u8],
+    alg: SignatureAlgorithm,
+    tbs: &[u8],
+    sig: &[u8],
+) -> Verdict {
     use p384::ecdsa::signature::hazmat::PrehashVerifier;
     use sha2::Digest;
     let mut buf = [0u8; 96];
@@ -204,15 +220,24 @@ pub(super) fn p384_prehashed(point: &[u8], alg: SigAlg, tbs: &[u8], sig: &[u8]) 
         return Verdict::Invalid;
     };
     let ok = match alg {
-        SigAlg::EcdsaSha256 => key.verify_prehash(&sha2::Sha256::digest(tbs), &sig).is_ok(),
-        SigAlg::EcdsaSha512 => key.verify_prehash(&sha2::Sha512::digest(tbs), &sig).is_ok(),
+        SignatureAlgorithm::EcdsaSha256 => {
+            key.verify_prehash(&sha2::Sha256::digest(tbs), &sig).is_ok()
+        }
+        SignatureAlgorithm::EcdsaSha512 => {
+            key.verify_prehash(&sha2::Sha512::digest(tbs), &sig).is_ok()
+        }
         _ => return Verdict::Unsupported,
     };
     if ok { Verdict::Valid } else { Verdict::Invalid }
 }
 
 #[cfg(not(feature = "p384"))]
-pub(super) fn p384_prehashed(_point: &[u8], _alg: SigAlg, _tbs: &[u8], _sig: &[u8]) -> Verdict {
+pub(super) fn p384_prehashed(
+    _point: &[u8],
+    _alg: SignatureAlgorithm,
+    _tbs: &[u8],
+    _sig: &[u8],
+) -> Verdict {
     Verdict::Unsupported
 }
 
@@ -251,15 +276,15 @@ pub(crate) fn rsa_key_decodes(key: &[u8]) -> bool {
 pub(super) fn verify_rsa(
     verifier: &dyn SignatureVerifier,
     key: &[u8],
-    alg: SigAlg,
+    alg: SignatureAlgorithm,
     tbs: &[u8],
     sig: &[u8],
     min_bits: usize,
 ) -> Verdict {
     let hash = match alg {
-        SigAlg::RsaSha256 => RsaHash::Sha256,
-        SigAlg::RsaSha384 => RsaHash::Sha384,
-        SigAlg::RsaSha512 => RsaHash::Sha512,
+        SignatureAlgorithm::RsaSha256 => RsaHash::Sha256,
+        SignatureAlgorithm::RsaSha384 => RsaHash::Sha384,
+        SignatureAlgorithm::RsaSha512 => RsaHash::Sha512,
         _ => return Verdict::Unsupported,
     };
     if !cfg!(feature = "rsa") {
