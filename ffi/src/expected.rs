@@ -171,7 +171,8 @@ mod tests {
 
     #[test]
     fn client_does_not_read_the_san_lists() {
-        let mut x = expected(KUBEBOOT_PROFILE_CLIENT, &[], &[]);
+        let none: [kubeboot_str; 0] = [];
+        let mut x = expected(KUBEBOOT_PROFILE_CLIENT, &none, &none);
         (x.dns_names, x.dns_count, x.ip_addresses, x.ip_count) = (null(), 3, null(), 4);
         assert!(matches!(x.read().unwrap().profile(), Profile::Client));
         // An unknown profile does not read them either.
@@ -184,21 +185,26 @@ mod tests {
 
     #[test]
     fn refusals() {
-        let mut x = expected(KUBEBOOT_PROFILE_CLIENT, &[], &[]);
+        let none: [kubeboot_str; 0] = [];
+        let mut x = expected(KUBEBOOT_PROFILE_CLIENT, &none, &none);
         x.node_name = "\u{ff}".as_ptr().cast();
         x.node_name_len = 1; // half of a two-byte sequence
         assert_eq!(err(&x), kubeboot_result::InvalidUtf8);
         x.node_name = null();
         assert_eq!(err(&x), kubeboot_result::NullParameter);
+        // Every array the struct points to is a local that outlives the read (a temporary
+        // would be gone by then: Miri reports the dangling pointer).
+        let none: [kubeboot_str; 0] = [];
         let many = [s("a"); csr::MAX_SANS + 1];
-        let x = expected(KUBEBOOT_PROFILE_SERVING, &many, &[]);
+        let x = expected(KUBEBOOT_PROFILE_SERVING, &many, &none);
         assert_eq!(err(&x), kubeboot_result::TooManySans);
-        let x = expected(KUBEBOOT_PROFILE_SERVING, &[], &many);
+        let x = expected(KUBEBOOT_PROFILE_SERVING, &none, &many);
         assert_eq!(err(&x), kubeboot_result::TooManySans);
-        let x = expected(KUBEBOOT_PROFILE_SERVING, &[], &[s("10.0.0.256")]);
+        let bad_ip = [s("10.0.0.256")];
+        let x = expected(KUBEBOOT_PROFILE_SERVING, &none, &bad_ip);
         assert_eq!(err(&x), kubeboot_result::InvalidIpAddress);
         let bad = [kubeboot_str { data: b"\xff".as_ptr().cast(), len: 1 }];
-        let x = expected(KUBEBOOT_PROFILE_SERVING, &bad, &[]);
+        let x = expected(KUBEBOOT_PROFILE_SERVING, &bad, &none);
         assert_eq!(err(&x), kubeboot_result::InvalidUtf8);
     }
 }
