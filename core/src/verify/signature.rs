@@ -136,9 +136,9 @@ pub(crate) fn signature_verdict(
 }
 
 /// Which digests ECDSA P-256 is checked with besides SHA-256: SHA-384 and SHA-512 need SHA-512's
-/// compression function (about 10.8 KiB of flash on a Cortex-M4), so they are accepted only with
-/// the `sha512` feature (on by default; `p384` and `rsa` enable it); otherwise such a certificate
-/// stays [`Reason::UnsupportedAlgorithm`].
+/// compression function (about 4 KiB of Cortex-M4 flash with sha2's compact backend), so they are
+/// accepted only with the `sha512` feature (on by default; `p384` and `rsa` enable it); otherwise
+/// such a certificate stays [`Reason::UnsupportedAlgorithm`].
 #[cfg(feature = "sha512")]
 pub(super) fn p256_prehashed(
     point: &[u8],
