@@ -2,17 +2,10 @@
 
 use super::*;
 
-/// The fields of a leaf certificate the store needs.
-pub(super) struct CertInfo<'a> {
-    pub(super) spki: &'a [u8],
-    pub(super) not_before: i64,
-    pub(super) not_after: i64,
-}
-
-/// Read a certificate with validation's parser ([`crate::verify`]); `None` if it does not parse.
-pub(super) fn parse_cert(der_bytes: &[u8]) -> Option<CertInfo<'_>> {
-    let (spki, not_before, not_after) = crate::verify::cert_key_and_validity(der_bytes).ok()?;
-    Some(CertInfo { spki, not_before, not_after })
+/// A certificate's SubjectPublicKeyInfo DER, notBefore and notAfter, read with validation's
+/// parser ([`crate::verify`]); `None` if it does not parse.
+pub(super) fn parse_cert(der_bytes: &[u8]) -> Option<(&[u8], i64, i64)> {
+    crate::verify::cert_key_and_validity(der_bytes).ok()
 }
 
 /// Go's `tls.X509KeyPair`: a block is a private key if its type is `PRIVATE KEY` or ends in
@@ -150,17 +143,18 @@ pub(super) fn load_pair(cert_input: &[u8], key_input: &[u8]) -> Result<Pair, Sto
         let out = chain_pem.get_mut(start..).unwrap_or(&mut []);
         pem::encode(LABEL_CERTIFICATE, d, out).map_err(|_| StoreErrorKind::MalformedCertificate)?;
     }
-    let info = parse_cert(leaf_der).ok_or(StoreErrorKind::MalformedCertificate)?;
+    let (spki, not_before, not_after) =
+        parse_cert(leaf_der).ok_or(StoreErrorKind::MalformedCertificate)?;
     let key_block = first_private_key_block(key_input).ok_or(StoreErrorKind::MalformedKey)?;
-    check_key_matches(&key_block, info.spki)?;
+    check_key_matches(&key_block, spki)?;
     let mut key_pem = Zeroizing::new(key_block.text.to_vec());
     if key_pem.last() != Some(&b'\n') {
         key_pem.push(b'\n');
     }
     Ok(Pair {
-        leaf_spki: info.spki.to_vec(),
-        not_before: info.not_before,
-        not_after: info.not_after,
+        leaf_spki: spki.to_vec(),
+        not_before,
+        not_after,
         leaf_der: leaf_der.clone(),
         chain_pem,
         key_pem,

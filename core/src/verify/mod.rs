@@ -488,10 +488,7 @@ pub fn verify_issued_with(
     let mut cas: [&[u8]; MAX_CAS] = [&[]; MAX_CAS];
     let (chain, rest) = decode_all(cert_pem, scratch, &mut chain)?;
     let (cas, _) = decode_all(ca_pem, rest, &mut cas)?;
-    let (leaf, inter) = match chain {
-        [leaf, inter @ ..] => (*leaf, inter),
-        [] => return Err(malformed().into()),
-    };
+    let (leaf, inter) = chain.split_first().ok_or_else(malformed)?;
     if cas.is_empty() {
         return Err(malformed().into());
     }
@@ -516,10 +513,7 @@ pub fn verify_issued_anchored(
     }
     let mut chain: [&[u8]; MAX_INTERMEDIATES + 1] = [&[]; MAX_INTERMEDIATES + 1];
     let (chain, _) = decode_all(cert_pem, scratch, &mut chain)?;
-    let (leaf, inter) = match chain {
-        [leaf, inter @ ..] => (*leaf, inter),
-        [] => return Err(malformed().into()),
-    };
+    let (leaf, inter) = chain.split_first().ok_or_else(malformed)?;
     if cas.is_empty() {
         return Err(malformed().into());
     }

@@ -20,12 +20,6 @@ pub(super) struct Search<'s> {
     pub(super) constraint: Option<&'static str>,
 }
 
-pub(super) enum SigCheck {
-    Valid,
-    Invalid,
-    Unsupported,
-}
-
 impl Search<'_> {
     /// Find a CA for `child`, which sits `depth` intermediates above the leaf. Returns the CA
     /// index and the number of intermediates on the path.
@@ -125,14 +119,20 @@ impl Search<'_> {
             return false;
         }
         self.budget -= 1;
-        match check_signature(self.verifier, issuer.key, child.sig_alg, child.tbs, child.signature)
-        {
-            SigCheck::Valid => true,
-            SigCheck::Invalid => {
+        match signature_verdict(
+            self.verifier,
+            issuer.key,
+            child.sig_alg,
+            child.tbs,
+            child.signature,
+            CA_RSA_MIN_BITS,
+        ) {
+            Verdict::Valid => true,
+            Verdict::Invalid => {
                 self.bad_signature = true;
                 false
             }
-            SigCheck::Unsupported => {
+            Verdict::Unsupported => {
                 self.unsupported = true;
                 false
             }

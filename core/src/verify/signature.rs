@@ -60,21 +60,6 @@ impl<'a> Spki<'a> {
     }
 }
 
-#[inline]
-pub(super) fn check_signature(
-    verifier: &dyn SignatureVerifier,
-    issuer_key: IssuerKey<'_>,
-    alg: SignatureAlgorithm,
-    tbs: &[u8],
-    sig: &[u8],
-) -> SigCheck {
-    match signature_verdict(verifier, issuer_key, alg, tbs, sig, CA_RSA_MIN_BITS) {
-        Verdict::Valid => SigCheck::Valid,
-        Verdict::Invalid => SigCheck::Invalid,
-        Verdict::Unsupported => SigCheck::Unsupported,
-    }
-}
-
 /// The smallest RSA modulus accepted for a certificate's issuer (as the kubelet's signers and
 /// Go's `x509.Verify` effectively require; smaller keys are [`Reason::UnsupportedAlgorithm`]).
 pub(crate) const CA_RSA_MIN_BITS: usize = 2048;
