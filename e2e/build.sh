@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Build upstream kube-apiserver, kube-controller-manager and etcd from the Go
-# module proxy at a pinned release, and cache the binaries outside the repo.
-# Also kubelet-bootstrap (cp/cmd/kubelet-bootstrap: the upstream kubelet's
-# bootstrap.LoadClientCert, for e2e/kubelet-compare.sh); a cache built before
-# it existed gets just that binary added.
+# Build upstream Kubernetes components from the Go module proxy at a pinned release, and cache
+# the binaries outside the repo, keyed by release and Go version:
+#   - the upstream commands named by the `tool` directives of the module's go.mod
+#     (kube-apiserver, kube-controller-manager, kubelet);
+#   - every command of e2e/cp/cmd (etcd at the version the release requires; kubelet-bootstrap,
+#     the kubelet's LoadClientCert alone; whatever else is added there), built against the same
+#     release.
+# A cached directory that lacks a component (one added after it was built) gets just that one.
 #
 #   e2e/build.sh            build (or reuse cached) binaries, print the bin dir
-#   e2e/build.sh --print    print the bin dir only (exit 1 if not built yet)
-#   e2e/build.sh --regen    regenerate e2e/cp/go.mod for $K8S_VERSION, then build
+#   e2e/build.sh --print    print the bin dir only (exit 1 if not complete)
+#   e2e/build.sh --regen    regenerate e2e/cp/go.mod for $E2E_K8S, then build (changes the default)
 #
-# Env: K8S_VERSION (default: the version pinned in e2e/cp/go.mod),
-#      KUBEBOOT_CACHE (default ~/.cache/kubeboot), GO (default: go on PATH or
-#      /usr/local/go/bin/go), NICE (default "nice -n 15").
+# Env: E2E_K8S (default: the release pinned in e2e/cp/go.mod, the one CI runs). Another release
+#      is built from a module generated outside the clone, in $KUBEBOOT_CACHE/e2e-src/<release>/
+#      (its go.mod written from upstream's own go.mod, its go.sum by `go mod tidy`), so that
+#      `E2E_K8S=v1.36.3 e2e/run` changes nothing in the repository.
+#      K8S_VERSION is the older name of E2E_K8S. KUBEBOOT_CACHE (default ~/.cache/kubeboot),
+#      GO (default: go on PATH or /usr/local/go/bin/go), NICE (default "nice -n 15").
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,8 +28,9 @@ fi
 NICE=${NICE-nice -n 15}
 export GOFLAGS=-mod=mod
 export CGO_ENABLED=${CGO_ENABLED:-0}
+CACHE="${KUBEBOOT_CACHE:-$HOME/.cache/kubeboot}"
 
-pinned_version() { awk '$1=="k8s.io/kubernetes"{print $2; exit}' "$CP/go.mod" 2>/dev/null || true; }
+pinned_version() { awk '$1=="k8s.io/kubernetes"{print $2; exit}' "$1/go.mod" 2>/dev/null || true; }
 
 MODE=build
 case "${1:-}" in
@@ -33,26 +40,47 @@ case "${1:-}" in
   *) echo "usage: $0 [--print|--regen]" >&2; exit 2 ;;
 esac
 
-K8S_VERSION=${K8S_VERSION:-$(pinned_version)}
-K8S_VERSION=${K8S_VERSION:-v1.35.4}
+DEFAULT_VERSION=$(pinned_version "$CP")
+K8S_VERSION=${E2E_K8S:-${K8S_VERSION:-$DEFAULT_VERSION}}
+[[ $K8S_VERSION =~ ^v1\.[0-9]+\.[0-9]+$ ]] || { echo "E2E_K8S must look like v1.37.2, not '$K8S_VERSION'" >&2; exit 2; }
 GO_VERSION=$("$GO" env GOVERSION)
-BIN="${KUBEBOOT_CACHE:-$HOME/.cache/kubeboot}/e2e-bin/${K8S_VERSION}-${GO_VERSION}"
+BIN="$CACHE/e2e-bin/${K8S_VERSION}-${GO_VERSION}"
+
+# The module the binaries are built from: the repository's for the pinned release (or with
+# --regen), a generated one outside the clone for any other.
+if [[ $MODE == regen || $K8S_VERSION == "$DEFAULT_VERSION" ]]; then
+  MOD=$CP
+else
+  MOD="$CACHE/e2e-src/$K8S_VERSION"
+fi
+
+# The components: the upstream tools of go.mod, then e2e/cp/cmd/*.
+tools() { sed -n '/^tool (/,/^)/{/^\t/p}' "$CP/go.mod" | tr -d '\t'; }
+local_cmds() { (cd "$CP/cmd" && ls -d -- */ | tr -d /); }
+components() { tools | sed 's|.*/||'; local_cmds; }
+
+complete() { # every component is in $BIN and .complete says which release
+  [[ -f "$BIN/.complete" ]] || return 1
+  local c
+  for c in $(components); do [[ -x "$BIN/$c" ]] || return 1; done
+}
 
 if [[ $MODE == print ]]; then
-  [[ -f "$BIN/.complete" ]] || { echo "not built: $BIN" >&2; exit 1; }
+  complete || { echo "not built: $BIN" >&2; exit 1; }
   echo "$BIN"; exit 0
 fi
 
-# Write e2e/cp/go.mod: require k8s.io/kubernetes $K8S_VERSION and replace every
-# staging module (k8s.io/kubernetes replaces them with ./staging/src/..., which
-# does not apply to dependents) with the published v0.X.Y of the same release.
+# Write DIR/go.mod: require k8s.io/kubernetes $1 and replace every staging module
+# (k8s.io/kubernetes replaces them with ./staging/src/..., which does not apply to dependents)
+# with the published v0.X.Y of the same release; the tools as the repository's go.mod names them.
 regen_gomod() {
-  local v=$1 sv gomod mods
+  local v=$1 dir=$2 sv gomod mods t
   sv="v0.${v#v1.}"
-  gomod=$(cd "$CP" && GOFLAGS= "$GO" mod download -json "k8s.io/kubernetes@$v" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')
+  gomod=$(cd "$dir" && GOFLAGS= "$GO" mod download -json "k8s.io/kubernetes@$v" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')
   [[ -f "$gomod" ]] || { echo "cannot download k8s.io/kubernetes@$v go.mod" >&2; exit 1; }
   mods=$(awk '$2=="=>" && $3 ~ /^\.\/staging\// {print $1}' "$gomod")
   [[ -n "$mods" ]] || { echo "no staging replaces found in $gomod" >&2; exit 1; }
+  local tool_list; tool_list=$(tools)
   {
     echo "// Generated by e2e/build.sh --regen for k8s.io/kubernetes $v. Do not edit by hand."
     echo "module kubeboot.e2e/cp"
@@ -62,20 +90,33 @@ regen_gomod() {
     echo "require k8s.io/kubernetes $v"
     echo
     echo "tool ("
-    echo "	k8s.io/kubernetes/cmd/kube-apiserver"
-    echo "	k8s.io/kubernetes/cmd/kube-controller-manager"
+    for t in $tool_list; do printf '\t%s\n' "$t"; done
     echo ")"
     echo
     echo "replace ("
-    for m in $mods; do echo "	$m => $m $sv"; done
+    for m in $mods; do printf '\t%s => %s %s\n' "$m" "$m" "$sv"; done
     echo ")"
-  } > "$CP/go.mod"
-  rm -f "$CP/go.sum"
-  (cd "$CP" && $NICE "$GO" mod tidy)
+  } > "$dir/go.mod.new"
+  mv "$dir/go.mod.new" "$dir/go.mod"
+  rm -f "$dir/go.sum"
+  (cd "$dir" && $NICE "$GO" mod tidy)
 }
 
-if [[ $MODE == regen || ! -f "$CP/go.mod" || "$(pinned_version)" != "$K8S_VERSION" ]]; then
-  regen_gomod "$K8S_VERSION"
+if [[ $MOD == "$CP" ]]; then
+  if [[ $MODE == regen || ! -f "$CP/go.mod" ]]; then regen_gomod "$K8S_VERSION" "$CP"; fi
+elif [[ $(pinned_version "$MOD") != "$K8S_VERSION" || ! -f "$MOD/go.sum" ]]; then
+  mkdir -p "$MOD"
+  regen_gomod "$K8S_VERSION" "$MOD"
+fi
+if [[ $MOD != "$CP" ]]; then
+  # The commands' sources, as in the repository (they build against every supported release).
+  rm -rf "$MOD/cmd"
+  cp -r "$CP/cmd" "$MOD/cmd"
+fi
+
+if complete; then
+  echo "cached: $BIN" >&2
+  echo "$BIN"; exit 0
 fi
 
 # Version stamping the way upstream hack/lib/version.sh does it, so that
@@ -88,46 +129,37 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ld+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$bdate"
 done
 
-# kubelet-bootstrap DIR: build cp/cmd/kubelet-bootstrap into DIR (same stamping,
-# so client-go's User-Agent reads kubelet-bootstrap/$K8S_VERSION).
-build_kubelet_bootstrap() {
-  (cd "$CP" && $NICE "$GO" build -trimpath -ldflags "$ld" -o "$1/kubelet-bootstrap" ./cmd/kubelet-bootstrap)
-}
-
-if [[ -f "$BIN/.complete" ]]; then
-  if [[ ! -x "$BIN/kubelet-bootstrap" ]]; then
-    echo "cached: $BIN; adding kubelet-bootstrap" >&2
-    t0=$(date +%s)
-    tmp=$(mktemp -d "$BIN/.build.XXXXXX")
-    trap 'rm -rf "$tmp"' EXIT
-    build_kubelet_bootstrap "$tmp"
-    mv "$tmp/kubelet-bootstrap" "$BIN/"
-    echo "kubelet_bootstrap_build_seconds=$(($(date +%s) - t0))" >>"$BIN/.complete"
-  fi
-  echo "cached: $BIN" >&2
-  echo "$BIN"; exit 0
-fi
-
 start=$(date +%s)
 mkdir -p "$BIN"
 tmp=$(mktemp -d "$BIN/.build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-
-cd "$CP"
-echo "building kube-apiserver, kube-controller-manager, kubelet-bootstrap ($K8S_VERSION) and etcd with $GO_VERSION into $BIN" >&2
-$NICE "$GO" build -trimpath -ldflags "$ld" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-$NICE "$GO" build -trimpath -ldflags "$ld" -o "$tmp/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager
-$NICE "$GO" build -trimpath -ldflags "-s -w" -o "$tmp/etcd" ./cmd/etcd
-build_kubelet_bootstrap "$tmp"
-etcd_version=$("$GO" list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)
-mv "$tmp/kube-apiserver" "$tmp/kube-controller-manager" "$tmp/etcd" "$tmp/kubelet-bootstrap" "$BIN/"
+cd "$MOD"
+built=()
+for t in $(tools); do
+  c=${t##*/}
+  [[ -x "$BIN/$c" ]] && continue
+  echo "building $c ($K8S_VERSION) with $GO_VERSION into $BIN" >&2
+  $NICE "$GO" build -trimpath -ldflags "$ld" -o "$tmp/$c" "$t"
+  built+=("$c")
+done
+for c in $(local_cmds); do
+  [[ -x "$BIN/$c" ]] && continue
+  echo "building $c (against $K8S_VERSION) with $GO_VERSION into $BIN" >&2
+  $NICE "$GO" build -trimpath -ldflags "$ld" -o "$tmp/$c" "./cmd/$c"
+  built+=("$c")
+done
+for c in "${built[@]}"; do mv "$tmp/$c" "$BIN/"; done
 end=$(date +%s)
+etcd_version=$("$GO" list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)
 {
   echo "k8s=$K8S_VERSION"
   echo "etcd=$etcd_version"
   echo "go=$GO_VERSION"
-  echo "build_seconds=$((end - start))"
+  echo "components=$(components | tr '\n' ' ')"
+  grep '^build_seconds' "$BIN/.complete" 2>/dev/null || true
+  echo "build_seconds=$((end - start)) (${built[*]})"
   echo "built_at=$bdate"
-} > "$BIN/.complete"
-echo "built in $((end - start))s: $BIN" >&2
+} > "$BIN/.complete.new"
+mv "$BIN/.complete.new" "$BIN/.complete"
+echo "built in $((end - start))s: $BIN (${built[*]})" >&2
 echo "$BIN"
