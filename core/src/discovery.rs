@@ -19,7 +19,9 @@
 //! The ConfigMap may exist before the bootstrapsigner controller has added the signature for
 //! our token: a response without `jws-kubeconfig-<id>` is retried every
 //! [`RETRY_INTERVAL_SECS`] seconds (kubeadm's `DiscoveryRetryInterval`) until the timeout
-//! (default [`DEFAULT_TIMEOUT_SECS`]), and so are transport errors, 404, 408, 429 and 5xx.
+//! (default [`DEFAULT_TIMEOUT_SECS`]), and so are transport errors, 404, 408, 429 and 5xx; a 429
+//! or 5xx with `Retry-After` ([`Discovery::on_response_with`]) is retried when the server asked,
+//! with jitter from [`Config::jitter_seed`] ([`crate::pushback`], the engine's rule).
 //! 401 and 403 are failures ([`Error::Unauthorized`], [`Error::Forbidden`]); kubeadm retries
 //! those too, until its timeout.
 //!
@@ -70,6 +72,7 @@ use crate::json::{self, Object, Str, Value};
 use crate::kubeconfig::{self, BootstrapKubeconfig, Kubeconfig};
 use crate::out::Filled;
 use crate::pin::{self, CaPin};
+use crate::pushback::{self, Headers};
 use crate::token::{BootstrapToken, ID_LEN, TokenId};
 
 /// The ConfigMap's path (always fetched anonymously).
@@ -191,6 +194,9 @@ pub struct Config<'a> {
     pub timeout_secs: i64,
     /// Seconds between attempts (kubeadm: 5); values below 1 count as 1.
     pub retry_interval_secs: i64,
+    /// Seed of the jitter that spreads retries the server asked for with `Retry-After` (any
+    /// unpredictable value; not secret). Default 0.
+    pub jitter_seed: u64,
 }
 
 impl<'a> Config<'a> {
@@ -202,6 +208,7 @@ impl<'a> Config<'a> {
             allow_unpinned: false,
             timeout_secs: DEFAULT_TIMEOUT_SECS,
             retry_interval_secs: RETRY_INTERVAL_SECS,
+            jitter_seed: 0,
         }
     }
 }
@@ -369,6 +376,9 @@ pub struct Discovery<const N: usize = DEFAULT_BUFFER> {
     deadline: i64,
     attempts: u32,
     last_retry: Option<Retry>,
+    /// The `Retry-After` seconds the current wait honours (`None`: the retry interval).
+    asked: Option<u32>,
+    jitter: crate::engine::Jitter,
     error: Option<Error>,
     /// The explanation of `error` (an `Option` so that no reference is in the idle state).
     why: Option<&'static str>,
@@ -467,6 +477,8 @@ impl<const N: usize> Discovery<N> {
             deadline: 0,
             attempts: 0,
             last_retry: None,
+            asked: None,
+            jitter: crate::engine::Jitter(0),
             error: None,
             why: None,
         }
@@ -495,6 +507,7 @@ impl<const N: usize> Discovery<N> {
         }
         self.token = Some(config.token.clone());
         self.retry_interval_secs = config.retry_interval_secs;
+        self.jitter = crate::engine::Jitter(config.jitter_seed);
         self.phase = Phase::Fetch;
         self.resume = Phase::Fetch;
         self.until = now;
@@ -521,6 +534,8 @@ impl<const N: usize> Discovery<N> {
             deadline,
             attempts,
             last_retry,
+            asked,
+            jitter,
             error,
             why,
         } = self;
@@ -536,6 +551,8 @@ impl<const N: usize> Discovery<N> {
         *deadline = 0;
         *attempts = 0;
         *last_retry = None;
+        *asked = None;
+        *jitter = crate::engine::Jitter(0);
         *error = None;
         *why = None;
     }
@@ -678,6 +695,13 @@ impl<const N: usize> Discovery<N> {
         };
         self.until = now.saturating_add(self.retry_interval_secs.max(1));
         self.phase = Phase::Backoff;
+        self.asked = None;
+    }
+
+    /// The `Retry-After` seconds the server asked for, while discovery waits because of them
+    /// (after a 429 or 5xx that carried one); `None` otherwise.
+    pub fn retry_after(&self) -> Option<u32> {
+        if self.phase == Phase::Backoff { self.asked } else { None }
     }
 
     /// The request could not be sent or no response arrived (connection refused, TLS failure —
@@ -691,12 +715,25 @@ impl<const N: usize> Discovery<N> {
 
     /// The whole response to the outstanding request. A failure that ends discovery comes out of
     /// the next [`Discovery::poll`]; a response when no request is outstanding is ignored and
-    /// changes nothing.
+    /// changes nothing. The same as [`Discovery::on_response_with`] without headers.
     pub fn on_response(&mut self, now: i64, status: u16, body: &[u8]) {
+        self.on_response_with(now, status, &Headers::NONE, body);
+    }
+
+    /// [`Discovery::on_response`] with the response headers discovery reads: a 429 or 5xx with
+    /// `Retry-After` is retried when the server asked ([`crate::pushback`]) instead of after the
+    /// retry interval.
+    pub fn on_response_with(&mut self, now: i64, status: u16, headers: &Headers<'_>, body: &[u8]) {
         if !matches!(self.phase, Phase::Fetching | Phase::Confirming) {
             return;
         }
         let _ = self.response(now, status, body);
+        if let Some(secs) = pushback::asked(status, headers) {
+            if self.phase == Phase::Backoff {
+                self.until = now.saturating_add(pushback::delay_secs(secs, self.jitter.next_u32()));
+                self.asked = Some(secs);
+            }
+        }
     }
 
     fn response(&mut self, now: i64, status: u16, body: &[u8]) -> Result<()> {

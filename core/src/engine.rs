@@ -36,7 +36,9 @@
 //!   [`SignatureVerifier`]) against the CA bundle, our key, the node name and profile before it is
 //!   handed out;
 //! * 401 and 403 are failures naming the cause; 429, 5xx and transport errors are retried with the
-//!   kubelet's backoff (2, 4, 8, 16 s with jitter, then every 32 s) until the wait deadline.
+//!   kubelet's backoff (2, 4, 8, 16 s with jitter, then every 32 s) until the wait deadline;
+//!   a 429 or 5xx with `Retry-After` ([`Engine::on_response_with`]) waits as the server asked
+//!   instead, with jitter ([`crate::pushback`]; [`Engine::retry_after`] says so).
 //!   While waiting for the CSR created with this token, a 401 is retried
 //!   [`UNAUTHORIZED_RETRIES`] times first: an apiserver that has just restarted answers 401 until
 //!   its bootstrap-token cache has synced (the kubelet's reflector retries such errors until its
@@ -61,6 +63,7 @@ use crate::error::{Error, Result};
 use crate::json::{self, Object, Value};
 use crate::key::{P256_SPKI_LEN, P256Signer};
 use crate::out::Filled;
+use crate::pushback::{self, Headers};
 use crate::request::CertificateRequest;
 use crate::token::BootstrapToken;
 use crate::verify::{self, Expected, Verified};
@@ -319,6 +322,8 @@ pub struct Engine<const N: usize = DEFAULT_BUFFER> {
     poll_mode: bool,
     events_seen: bool,
     jitter: Jitter,
+    /// The `Retry-After` seconds the current backoff honours (`None`: our own backoff).
+    asked: Option<u32>,
     /// The caller wants control back by then: watches sent end by this time.
     watch_by: Option<i64>,
     error: Option<Error>,
@@ -378,6 +383,7 @@ impl<const N: usize> Engine<N> {
             poll_mode: false,
             events_seen: false,
             jitter: Jitter(0),
+            asked: None,
             watch_by: None,
             error: None,
             detail: FailureDetail::empty(),
@@ -434,6 +440,7 @@ impl<const N: usize> Engine<N> {
             poll_mode,
             events_seen,
             jitter,
+            asked,
             watch_by,
             error,
             detail,
@@ -460,6 +467,7 @@ impl<const N: usize> Engine<N> {
         *poll_mode = false;
         *events_seen = false;
         *jitter = Jitter(0);
+        *asked = None;
         *watch_by = None;
         *error = None;
         detail.clear();
@@ -785,5 +793,20 @@ impl<const N: usize> Engine<N> {
         self.until = now.saturating_add(secs);
         self.resume = phase;
         self.phase = Phase::Backoff;
+        self.asked = None;
+    }
+
+    /// After [`Engine::backoff`]: the server asked to retry after `secs` seconds, so the wait is
+    /// [`pushback::delay_secs`] instead of our own schedule (the deadline still cuts it).
+    fn wait_as_asked(&mut self, now: i64, secs: u32) {
+        self.until = now.saturating_add(pushback::delay_secs(secs, self.jitter.next_u32()));
+        self.asked = Some(secs);
+    }
+
+    /// The `Retry-After` seconds the server asked for, while the engine waits because of them
+    /// ([`Phase::Backoff`] after a 429 or 5xx that carried one); `None` during our own backoff
+    /// and in every other phase.
+    pub fn retry_after(&self) -> Option<u32> {
+        if self.phase == Phase::Backoff { self.asked } else { None }
     }
 }

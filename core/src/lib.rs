@@ -169,6 +169,7 @@ mod out;
 pub mod pem;
 pub mod pin;
 pub mod policy;
+pub mod pushback;
 pub mod request;
 pub mod rotation;
 #[cfg(all(feature = "std", unix))]

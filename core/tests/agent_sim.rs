@@ -20,6 +20,7 @@ use kubeboot::agent::{
 use kubeboot::engine::{Method, StreamControl};
 use kubeboot::error::{Reason, StoreErrorKind};
 use kubeboot::pin::CaPin;
+use kubeboot::pushback::Headers;
 use kubeboot::request::{CertificateRequest, SubjectAltName};
 use kubeboot::store::FileSteps;
 use kubeboot::token::{BootstrapToken, TokenId};
@@ -84,6 +85,11 @@ struct Apiserver {
     /// (kind, who, path)
     log: Vec<(RequestKind, Who, String)>,
     cluster_info: Option<Value>,
+    /// Answer the next requests of these kinds, in this order, with 429 and `Retry-After: 1`
+    /// (API Priority and Fairness rejecting them).
+    throttle: std::collections::VecDeque<RequestKind>,
+    /// The `Retry-After` value of the last answer.
+    retry_after: Option<&'static str>,
 }
 
 impl Apiserver {
@@ -116,6 +122,8 @@ impl Apiserver {
             deny_next: false,
             log: Vec::new(),
             cluster_info: None,
+            throttle: Default::default(),
+            retry_after: None,
         }
     }
 
@@ -225,6 +233,12 @@ impl Apiserver {
             return Some(Self::status(401, "Unauthorized"));
         };
         self.log.push((kind, who, path.to_owned()));
+        self.retry_after = None;
+        if self.throttle.front() == Some(&kind) {
+            self.throttle.pop_front();
+            self.retry_after = Some("1");
+            return Some((429, b"Too many requests, please try again later.\n".to_vec()));
+        }
         const BASE: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
         match (kind, method) {
             (RequestKind::Healthz, _) => Some((200, b"ok".to_vec())),
@@ -444,7 +458,15 @@ impl Node {
                                 agent.on_stream_end(self.clock);
                             }
                         }
-                        Some((status, body)) => agent.on_http_response(now, status, &body),
+                        Some((status, body)) => {
+                            let ra = api.retry_after.map(str::as_bytes);
+                            agent.on_http_response_with(
+                                now,
+                                status,
+                                &Headers::retry_after(ra),
+                                &body,
+                            );
+                        }
                     }
                 }
                 Action::Sleep { until } => {
@@ -928,10 +950,25 @@ fn serving_certificate_requested_with_the_client_certificate() {
     assert_eq!(api.csrs_for(serving), 4);
 }
 
-#[test]
-fn discovery_then_bootstrap() {
-    let mut api = Apiserver::new();
-    let token = BootstrapToken::parse(TOKEN).unwrap();
+/// The base configuration with discovery (unpinned when `pins` is empty).
+fn discovery_config<'a>(
+    k: &'a (String, String, String, String),
+    token: &'a BootstrapToken,
+    pins: &'a [CaPin],
+) -> Config<'a> {
+    let mut c = base_config(k);
+    c.discovery = Some(DiscoveryConfig {
+        server: "https://127.0.0.1:6443",
+        token,
+        pins,
+        allow_unpinned: pins.is_empty(),
+        timeout_secs: 60,
+    });
+    c
+}
+
+/// Publish kubeadm's `kube-public/cluster-info` for the token: the CA and the server, signed.
+fn serve_cluster_info(api: &mut Apiserver) {
     let kc = format!(
         "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {}\n    server: https://127.0.0.1:6443\n  name: \"\"\ncontexts: null\ncurrent-context: \"\"\nkind: Config\nusers: null\n",
         Base64::encode_string(api.ca_pem.as_bytes())
@@ -947,6 +984,13 @@ fn discovery_then_bootstrap() {
     api.cluster_info = Some(
         json!({"kind": "ConfigMap", "data": {"kubeconfig": kc, "jws-kubeconfig-abcdef": String::from_utf8(jws.to_vec()).unwrap()}}),
     );
+}
+
+#[test]
+fn discovery_then_bootstrap() {
+    let mut api = Apiserver::new();
+    let token = BootstrapToken::parse(TOKEN).unwrap();
+    serve_cluster_info(&mut api);
     let mut ca_der = vec![0u8; 4096];
     let der =
         kubeboot::pem::decode_first(api.ca_pem.as_bytes(), "CERTIFICATE", &mut ca_der).unwrap();
@@ -957,14 +1001,7 @@ fn discovery_then_bootstrap() {
     ] {
         let mut n = Node::new();
         let k = n.config();
-        let mut c = base_config(&k);
-        c.discovery = Some(DiscoveryConfig {
-            server: "https://127.0.0.1:6443",
-            token: &token,
-            pins: &pins,
-            allow_unpinned: false,
-            timeout_secs: 60,
-        });
+        let c = discovery_config(&k, &token, &pins);
         let end = n.run(&mut api, &c);
         if ok {
             assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
@@ -996,6 +1033,40 @@ fn unanswered_actions_count_as_failed() {
         other => panic!("{other:?}"),
     }
     let _ = n.run(&mut api, &base_config(&k));
+}
+
+/// API Priority and Fairness pushes back (429, `Retry-After: 1`) on cluster-info, the create and
+/// the watch: every wait is the server's ask (1 or 2 s, not the kubelet's 2, 4, 8 ... s), the
+/// retry lines say so, and the node still makes exactly one CSR.
+#[test]
+fn pushback_is_waited_out_as_the_server_asks() {
+    let mut api = Apiserver::new();
+    let token = BootstrapToken::parse(TOKEN).unwrap();
+    serve_cluster_info(&mut api);
+    let mut n = Node::new();
+    let k = n.config();
+    let c = discovery_config(&k, &token, &[]);
+    // Unpinned discovery is one GET: 2 pushed back, then the create twice, then the watch twice.
+    use RequestKind::{ClusterInfo, Create, Watch};
+    api.throttle = [ClusterInfo, ClusterInfo, Create, Create, Watch, Watch].into();
+    let end = n.run(&mut api, &c);
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert!(api.throttle.is_empty());
+    assert_eq!(api.csrs.len(), 1, "one CSR, whatever the pushback");
+    let asked: Vec<&String> =
+        n.events.iter().filter(|e| e.contains("reason=server-asked")).collect();
+    assert_eq!(asked.len(), 6, "{:#?}", n.events);
+    for (i, request) in
+        ["cluster-info", "cluster-info", "csr", "csr", "csr", "csr"].iter().enumerate()
+    {
+        let want = format!(
+            "step=retry kind=bootstrap request={request} reason=server-asked retry_after=1 at="
+        );
+        assert!(asked[i].contains(&want), "{}\n{:#?}", asked[i], n.events);
+    }
+    // 6 waits of 1 or 2 s each (the kubelet's backoff would have taken 2+4+2+4 s at least, and
+    // discovery's interval 2·5 s).
+    assert!(n.clock - T0 <= 12, "{}", n.clock - T0);
 }
 
 #[test]

@@ -14,6 +14,7 @@ use kubeboot::discovery::{
 };
 use kubeboot::engine::Method;
 use kubeboot::pin::CaPin;
+use kubeboot::pushback::Headers;
 use kubeboot::token::{BootstrapToken, TokenId};
 use serde_json::Value;
 
@@ -409,6 +410,45 @@ fn retries_and_http_errors() {
     let mut d = new(&token, &pins);
     assert_eq!(respond(&mut d, T0, 200, &body()), Err(Error::InvalidState));
     assert_eq!(d.phase(), Phase::Fetch);
+}
+
+/// A 429 or 5xx with `Retry-After`: retried when the server asked (with jitter from the seed),
+/// not after the 5 s interval; a 404 with the header, or a header that is no delta-seconds,
+/// keeps the interval.
+#[test]
+fn pushback_waits_as_the_server_asked() {
+    let token = token();
+    let pins = [pin()];
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..32 {
+        let mut cfg = Config::new(&token, &pins);
+        cfg.jitter_seed = seed;
+        let mut d: Box<D> = Box::new(Discovery::new(cfg, T0).unwrap());
+        let mut now = T0;
+        for (status, value, waits) in [
+            (429u16, Some(&b"1"[..]), 1..=2),
+            (503, Some(b"20"), 20..=30),
+            (404, Some(b"1"), 5..=5),
+            (429, Some(b"later"), 5..=5),
+            (500, None, 5..=5),
+        ] {
+            expect_get(&mut d, now);
+            d.on_response_with(now, status, &Headers::retry_after(value), b"{}");
+            assert_eq!(d.last_retry(), Some(Retry::Status(status)));
+            let honoured = waits.start() != &5;
+            assert_eq!(d.retry_after().is_some(), honoured);
+            let Action::Wait { until } = d.poll(now) else { panic!() };
+            assert!(waits.contains(&(until - now)), "{status} {value:?}: {}", until - now);
+            if status == 429 && honoured {
+                seen.insert(until - now);
+            }
+            now = until;
+        }
+        expect_get(&mut d, now);
+        respond(&mut d, now, 200, &body()).unwrap();
+        assert_eq!(d.retry_after(), None);
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), [1, 2], "the jitter spreads a fleet");
 }
 
 #[test]

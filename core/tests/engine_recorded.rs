@@ -8,6 +8,7 @@ use kubeboot::engine::{
 };
 use kubeboot::error::Reason;
 use kubeboot::key::NodeKey;
+use kubeboot::pushback::Headers;
 use kubeboot::token::BootstrapToken;
 
 fn rec(name: &str) -> Vec<u8> {
@@ -337,6 +338,78 @@ fn server_errors_back_off_like_the_kubelet() {
     expect_send(&mut e, until);
     respond(&mut e, until, 201, &rec("csr-create-201.json")).unwrap();
     expect_watch(&mut e, until, APPROVED);
+}
+
+/// `Retry-After` on a 429 or 5xx: the wait is what the server asked, spread by the seed's jitter
+/// (not the kubelet's 2, 4, 8 ... s), the engine says so, and its deadline still cuts it.
+#[test]
+fn pushback_waits_as_the_server_asked() {
+    let f = fixture("approved.key.pem");
+    let now = t0();
+    let apf = b"Too many requests, please try again later.\n";
+    let mut waits = Vec::new();
+    for seed in 0..64 {
+        let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, seed).unwrap();
+        let mut t = now;
+        for asked in [1u32, 1, 1, 1, 1, 1, 8] {
+            expect_send(&mut e, t);
+            let value = asked.to_string();
+            e.on_response_with(t, 429, &Headers::retry_after(Some(value.as_bytes())), apf);
+            assert_eq!(e.retry_after(), Some(asked));
+            let Action::Wait { until } = e.poll(t) else { panic!("{e:?}") };
+            waits.push((asked, until - t));
+            t = until;
+        }
+        // A 503 without the header: the kubelet's backoff (its 8th attempt: 32 s), said so.
+        expect_send(&mut e, t);
+        respond(&mut e, t, 503, b"{}").unwrap();
+        assert_eq!(e.retry_after(), None);
+        let Action::Wait { until } = e.poll(t) else { panic!() };
+        assert_eq!(until - t, 32);
+        // The create succeeds; the watch is pushed back too, and it stays a watch (no polling).
+        expect_send(&mut e, until);
+        respond(&mut e, until, 201, &rec("csr-create-201.json")).unwrap();
+        let mut t = until;
+        for _ in 0..4 {
+            expect_watch(&mut e, t, APPROVED);
+            e.on_response_with(t, 503, &Headers::retry_after(Some(b"2")), b"{}");
+            assert_eq!(e.retry_after(), Some(2));
+            let Action::Wait { until } = e.poll(t) else { panic!() };
+            assert!((2..=3).contains(&(until - t)), "{}", until - t);
+            t = until;
+        }
+        expect_watch(&mut e, t, APPROVED);
+        assert_eq!(e.retry_after(), None);
+        respond(&mut e, t, 200, &rec("watch-approved.json")).unwrap();
+        assert!(matches!(e.poll(t), Action::Done(_)));
+    }
+    // Told 1 s: 1 or 2 s, both seen; told 8 s: 8 to 12 s.
+    let ones: Vec<i64> = waits.iter().filter(|w| w.0 == 1).map(|w| w.1).collect();
+    assert!(ones.iter().all(|w| (1..=2).contains(w)), "{ones:?}");
+    assert!(ones.contains(&1) && ones.contains(&2), "{ones:?}");
+    assert!(waits.iter().filter(|w| w.0 == 8).all(|w| (8..=12).contains(&w.1)), "{waits:?}");
+    // A header that is no delta-seconds, and one on a status that is no pushback: our own
+    // schedule (the first backoff step, 2 s).
+    for (status, value) in [(429, &b"Wed, 21 Oct 2015 07:28:00 GMT"[..]), (408, b"1")] {
+        let mut e: Engine = Engine::new(&config(&f, "rec-1"), &f.key, now, 7).unwrap();
+        expect_send(&mut e, now);
+        e.on_response_with(now, status, &Headers::retry_after(Some(value)), b"{}");
+        assert_eq!(e.retry_after(), None);
+        let Action::Wait { until } = e.poll(now) else { panic!() };
+        assert!((2..=3).contains(&(until - now)));
+    }
+    // The wait's deadline cuts a long ask: at the deadline the engine times out.
+    let mut cfg = config(&f, "rec-1");
+    cfg.wait_secs = 60;
+    let mut e: Engine = Engine::new(&cfg, &f.key, now, 3).unwrap();
+    expect_send(&mut e, now);
+    e.on_response_with(now, 429, &Headers::retry_after(Some(b"120")), b"{}");
+    assert!(matches!(e.poll(now), Action::Wait { until } if until == now + 60));
+    assert_eq!(e.poll(now + 60).failed(), Some(Error::Timeout));
+    // A response when nothing is outstanding changes nothing, header or not.
+    let before = format!("{e:?}");
+    e.on_response_with(now, 429, &Headers::retry_after(Some(b"1")), b"{}");
+    assert_eq!(format!("{e:?}"), before);
 }
 
 #[test]

@@ -466,6 +466,8 @@ impl<const N: usize> Agent<N> {
                     let mut cfg = discovery::Config::new(t, &self.discovery_pins);
                     cfg.allow_unpinned = self.discovery_unpinned;
                     cfg.timeout_secs = self.discovery_timeout;
+                    cfg.jitter_seed =
+                        u64::from(self.jitter.next_u32()) << 32 | u64::from(self.jitter.next_u32());
                     self.discovery.start(cfg, now)
                 }
                 None => Err(Error::InvalidConfig),
@@ -642,7 +644,12 @@ impl<const N: usize> Agent<N> {
         };
         match next {
             Next::Send => self.pending = Pending::Discovery,
-            Next::Sleep(t) => self.sleep_until = Some(t.max(now)),
+            Next::Sleep(t) => {
+                if let Some(secs) = self.discovery.retry_after() {
+                    self.retry_line(t, secs, "cluster-info");
+                }
+                self.sleep_until = Some(t.max(now));
+            }
             Next::Done => {
                 let line = self
                     .ev("discovered")
@@ -718,8 +725,17 @@ impl<const N: usize> Agent<N> {
             }
             Next::Sleep(t) => {
                 if core::mem::take(&mut self.retrying) {
-                    let line = self.ev("retry").kv("kind", self.kind.as_str()).time("at", t).done();
-                    self.event(line);
+                    match self.engine.retry_after() {
+                        Some(secs) => self.retry_line(t, secs, "csr"),
+                        None => {
+                            let line = self
+                                .ev("retry")
+                                .kv("kind", self.kind.as_str())
+                                .time("at", t)
+                                .done();
+                            self.event(line);
+                        }
+                    }
                 }
                 self.sleep_until = Some(t.max(now));
             }
@@ -738,6 +754,19 @@ impl<const N: usize> Agent<N> {
                 self.attempt_failed(now, e, &d);
             }
         }
+    }
+
+    /// The wait until `at` is the server's: it answered `Retry-After: <secs>` to the `request`.
+    pub(super) fn retry_line(&mut self, at: i64, secs: u32, request: &str) {
+        let line = self
+            .ev("retry")
+            .kv("kind", self.kind.as_str())
+            .kv("request", request)
+            .kv("reason", "server-asked")
+            .num("retry_after", i64::from(secs))
+            .time("at", at)
+            .done();
+        self.event(line);
     }
 
     /// The certificate was issued and validated: plan the files.

@@ -388,8 +388,23 @@ impl<const N: usize> Agent<N> {
     }
 
     /// The whole response to [`Action::Http`] (for a watch that could not be streamed, the whole
-    /// stream). Ignored when no request is outstanding.
+    /// stream). Ignored when no request is outstanding. The same as
+    /// [`Agent::on_http_response_with`] without headers.
     pub fn on_http_response(&mut self, now: i64, status: u16, body: &[u8]) {
+        self.on_http_response_with(now, status, &Headers::NONE, body);
+    }
+
+    /// [`Agent::on_http_response`] with the response headers the agent reads (look them up by
+    /// name and pass their raw values): a 429 or 5xx with `Retry-After` is retried when the
+    /// server asked, with jitter, and the `step=retry` line says `reason=server-asked`
+    /// ([`crate::pushback`]).
+    pub fn on_http_response_with(
+        &mut self,
+        now: i64,
+        status: u16,
+        headers: &Headers<'_>,
+        body: &[u8],
+    ) {
         let pending = self.pending;
         match pending {
             Pending::Healthz => {
@@ -410,7 +425,7 @@ impl<const N: usize> Agent<N> {
                         .done();
                     self.event(line);
                 }
-                self.discovery.on_response(now, status, body);
+                self.discovery.on_response_with(now, status, headers, body);
             }
             Pending::Engine => {
                 let kind = self.engine.outstanding_request().map(|r| r.kind);
@@ -424,7 +439,7 @@ impl<const N: usize> Agent<N> {
                     self.retrying = true;
                 }
                 self.pending = Pending::None;
-                self.engine.on_response(now, status, body);
+                self.engine.on_response_with(now, status, headers, body);
                 if kind == Some(engine::RequestKind::Create) && self.engine.created() {
                     let line = self
                         .ev("created")

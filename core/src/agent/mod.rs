@@ -36,7 +36,8 @@
 //!         Action::Read(r)      => agent.on_read(now, read_file(r.path, r.max_len)),
 //!         Action::File(step)   => agent.on_file_done(now, execute(step)),
 //!         Action::Entropy{len} => agent.on_entropy(&random_bytes(len)),
-//!         Action::Http(req)    => send it; agent.on_http_response(now, status, body)
+//!         Action::Http(req)    => send it; agent.on_http_response_with(now, status,
+//!                                 &Headers::retry_after(its Retry-After), body)
 //!                                 (a 200 watch: on_stream_data per chunk until Close, then
 //!                                  on_stream_end), or agent.on_transport_error(now, why),
 //!         Action::Sleep{until} => sleep until `until`,
@@ -71,6 +72,7 @@ use crate::kubeconfig::{Kubeconfig, NodeKubeconfig, Scalar, Source, write_node_k
 use crate::metrics::Metrics;
 use crate::out::Filled;
 use crate::pin::CaPin;
+use crate::pushback::Headers;
 use crate::token::BootstrapToken;
 use crate::verify::{self, Expected};
 use crate::{pem, rfc3339, rotation};

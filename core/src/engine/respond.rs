@@ -32,8 +32,15 @@ impl<const N: usize> Engine<N> {
 
     /// The whole response to the outstanding request. For a watch this may be the complete stream
     /// (a transport that cannot stream delivers it this way). Ignored when no request is
-    /// outstanding; failures come out of the next [`Engine::poll`].
+    /// outstanding; failures come out of the next [`Engine::poll`]. The same as
+    /// [`Engine::on_response_with`] without headers.
     pub fn on_response(&mut self, now: i64, status: u16, body: &[u8]) {
+        self.on_response_with(now, status, &Headers::NONE, body);
+    }
+
+    /// [`Engine::on_response`] with the response headers the engine reads: a 429 or 5xx with
+    /// `Retry-After` is retried when the server asked ([`crate::pushback`]).
+    pub fn on_response_with(&mut self, now: i64, status: u16, headers: &Headers<'_>, body: &[u8]) {
         let phase = self.phase;
         match phase {
             Phase::Creating | Phase::Fetching | Phase::Watching => {}
@@ -45,7 +52,7 @@ impl<const N: usize> Engine<N> {
             }
             return;
         }
-        let _ = self.response(now, status, body, phase);
+        let _ = self.response(now, status, body, phase, pushback::asked(status, headers));
     }
 
     pub(super) fn response(
@@ -54,6 +61,7 @@ impl<const N: usize> Engine<N> {
         status: u16,
         body: &[u8],
         phase: Phase,
+        asked: Option<u32>,
     ) -> Result<()> {
         match status {
             200 | 201 => {
@@ -106,10 +114,14 @@ impl<const N: usize> Engine<N> {
                     Phase::Fetching => Phase::Fetch,
                     _ => Phase::Watch,
                 };
-                if phase == Phase::Watching {
+                // Pushback on a watch says nothing against watching: it is no watch failure.
+                if phase == Phase::Watching && asked.is_none() {
                     self.watch_broke(now);
                 } else {
                     self.backoff(now, retry);
+                }
+                if let Some(secs) = asked {
+                    self.wait_as_asked(now, secs);
                 }
                 Ok(())
             }
