@@ -957,6 +957,18 @@ kubeboot_result kubeboot_agent_on_http_response(struct kubeboot_agent *agent,
                                                 const uint8_t *body,
                                                 size_t body_len);
 
+// [`kubeboot_agent_on_http_response`] with the response's `Retry-After` header: its raw value
+// (`retry_after`, `retry_after_len` bytes, not NUL-terminated), or NULL with 0 when the response
+// has none. A 429 or 5xx with a `Retry-After` of delta-seconds is retried when the server asked,
+// with jitter (the agent decides; its `step=retry` line says `reason=server-asked`).
+kubeboot_result kubeboot_agent_on_http_response_with_retry_after(struct kubeboot_agent *agent,
+                                                                 int64_t now,
+                                                                 uint16_t status,
+                                                                 const char *retry_after,
+                                                                 size_t retry_after_len,
+                                                                 const uint8_t *body,
+                                                                 size_t body_len);
+
 // A chunk of a watch response with status 200. `*keep_reading` false: stop reading, drop the
 // connection, and do not call [`kubeboot_agent_on_stream_end`].
 kubeboot_result kubeboot_agent_on_stream_data(struct kubeboot_agent *agent,
@@ -1160,6 +1172,18 @@ kubeboot_result kubeboot_engine_on_response(struct kubeboot_engine *engine,
                                             uint16_t status,
                                             const uint8_t *body,
                                             size_t body_len);
+
+// [`kubeboot_engine_on_response`] with the response's `Retry-After` header: its raw value
+// (`retry_after`, `retry_after_len` bytes, not NUL-terminated), or NULL with 0 when the response
+// has none. A 429 or 5xx with a `Retry-After` of delta-seconds waits as the server asked, with
+// jitter, before the next attempt.
+kubeboot_result kubeboot_engine_on_response_with_retry_after(struct kubeboot_engine *engine,
+                                                             int64_t now,
+                                                             uint16_t status,
+                                                             const char *retry_after,
+                                                             size_t retry_after_len,
+                                                             const uint8_t *body,
+                                                             size_t body_len);
 
 // A chunk of the watch response body (a 200 watch stream), split anywhere. `*keep_reading`
 // says whether to go on reading the stream: false once the engine needs no more of it (the

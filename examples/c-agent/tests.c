@@ -827,6 +827,15 @@ static void test_engine(void) {
     CHECK_RC(kubeboot_engine_on_transport_error(e, REC_NOW + 3), OK);
     CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 3, &a), OK);
     CHECK(a.kind == KUBEBOOT_ACTION_WAIT && a.until > REC_NOW + 3);
+    /* Pushback: a 429 with Retry-After waits as asked (20 to 30 s), not the backoff's 8 s. */
+    CHECK_RC(kubeboot_engine_poll(e, a.until, &a), OK);
+    CHECK(a.kind == KUBEBOOT_ACTION_SEND);
+    CHECK_RC(kubeboot_engine_on_response_with_retry_after(e, REC_NOW + 10, 429, "20", 2, NULL, 0), OK);
+    CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 10, &a), OK);
+    CHECK(a.kind == KUBEBOOT_ACTION_WAIT && a.until >= REC_NOW + 30 && a.until <= REC_NOW + 40);
+    CHECK_RC(kubeboot_engine_on_response_with_retry_after(NULL, 0, 429, "1", 1, NULL, 0), NULLP);
+    CHECK_RC(kubeboot_engine_on_response_with_retry_after(e, 0, 429, NULL, 1, NULL, 0), NULLP);
+    CHECK_RC(kubeboot_engine_on_response_with_retry_after(e, 0, 429, NULL, 0, NULL, 1), NULLP);
     /* Garbage: a 201 that is not a CSR object. */
     CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 100, &a), OK);
     CHECK(a.kind == KUBEBOOT_ACTION_SEND);
@@ -1216,11 +1225,13 @@ static kubeboot_agent_config agent_config(const char *dir, const char *node, boo
     return c;
 }
 
-/* Drive `agent` at `now`, answering HTTP from the recording. Returns the final action. */
+/* Drive `agent` at `now`, answering HTTP from the recording (the first create is pushed back
+ * with 429 and Retry-After: 1, as API Priority and Fairness does). Returns the final action. */
 static kubeboot_agent_action agent_run(kubeboot_agent *agent, int64_t now, int *requests) {
     kubeboot_agent_action a;
     char msg[256];
     size_t n = 0;
+    bool pushed_back = false, said_so = false;
     for (int i = 0; i < 200; i++) {
         CHECK_RC(kubeboot_agent_poll(agent, now, &a), OK);
         switch (a.kind) {
@@ -1241,6 +1252,14 @@ static kubeboot_agent_action agent_run(kubeboot_agent *agent, int64_t now, int *
             } else if (a.request_kind == KUBEBOOT_AGENT_REQUEST_CREATE) {
                 CHECK(bytes_eq(a.authorization, a.authorization_len, "Bearer hi3rc6.cpoi3m254kzpt12t"));
                 CHECK(strcmp(a.method, "POST") == 0 && a.data_len > 100);
+                if (!pushed_back) {
+                    pushed_back = true;
+                    const char *apf = "Too many requests, please try again later.\n";
+                    CHECK_RC(kubeboot_agent_on_http_response_with_retry_after(agent, now, 429, "1", 1,
+                                                                              (const uint8_t *)apf, strlen(apf)),
+                             OK);
+                    break;
+                }
                 size_t bn = 0;
                 unsigned char *b = data("recorded/csr-create-201.json", &bn);
                 CHECK_RC(kubeboot_agent_on_http_response(agent, now, 201, b, bn), OK);
@@ -1261,15 +1280,22 @@ static kubeboot_agent_action agent_run(kubeboot_agent *agent, int64_t now, int *
             break;
         }
         case KUBEBOOT_AGENT_SLEEP:
+            CHECK(a.until >= now && a.until <= now + 2); /* the server's 1 s, not the backoff's 2+ */
             now = a.until;
             break;
         case KUBEBOOT_AGENT_EVENT:
             CHECK(a.line_len > 16 && memcmp(a.line, "agent=c step=", 13) == 0);
+            if (find_bytes(a.line, a.line_len, "step=retry", 10)) {
+                const char *want = "reason=server-asked retry_after=1";
+                CHECK(find_bytes(a.line, a.line_len, want, strlen(want)) != NULL);
+                said_so = true;
+            }
             CHECK(find_bytes(a.line, a.line_len, "cpoi3m254kzpt12t", 16) == NULL); /* no secret */
             break;
         default:
             if (a.kind == KUBEBOOT_AGENT_FAILED && getenv("KUBEBOOT_TEST_VERBOSE"))
                 fprintf(stderr, "%.*s\n", (int)a.line_len, a.line);
+            CHECK(said_so == pushed_back);
             return a;
         }
     }
@@ -1336,7 +1362,7 @@ static void test_agent(void) {
     a = agent_run(agent, REC_NOW, &requests);
     CHECK(a.kind == KUBEBOOT_AGENT_DONE);
     CHECK(a.client_not_after > REC_NOW && a.client_rotation_deadline > REC_NOW && !a.has_serving);
-    CHECK(requests == 3); /* healthz, create, watch */
+    CHECK(requests == 4); /* healthz, create (429, Retry-After: 1), create, watch */
     CHECK(exists(dir, "pki/kubelet-client-current.pem") && exists(dir, "kubelet.conf"));
     CHECK(!exists(dir, "pki/kubelet-client.key.tmp"));
     kubeboot_agent_free(agent);
@@ -1380,6 +1406,9 @@ static void test_agent(void) {
     CHECK_RC(kubeboot_metrics_check_textfile("node.txt", 8), KUBEBOOT_RESULT_INVALID_CONFIG);
     /* Answers out of turn are ignored; NULLs refused. */
     CHECK_RC(kubeboot_agent_on_http_response(agent, REC_NOW, 200, NULL, 0), OK);
+    CHECK_RC(kubeboot_agent_on_http_response_with_retry_after(agent, REC_NOW, 429, "1", 1, NULL, 0), OK);
+    CHECK_RC(kubeboot_agent_on_http_response_with_retry_after(NULL, REC_NOW, 429, "1", 1, NULL, 0), NULLP);
+    CHECK_RC(kubeboot_agent_on_http_response_with_retry_after(agent, REC_NOW, 429, NULL, 1, NULL, 0), NULLP);
     CHECK_RC(kubeboot_agent_on_read(agent, REC_NOW, 0, NULL, 0), OK);
     CHECK_RC(kubeboot_agent_perform_file_action(agent, REC_NOW, NULL, 0, &n), KUBEBOOT_RESULT_INVALID_STATE);
     CHECK_RC(kubeboot_agent_perform_entropy(agent), KUBEBOOT_RESULT_INVALID_STATE);

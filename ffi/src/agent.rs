@@ -8,7 +8,7 @@
 //! | `KUBEBOOT_AGENT_READ` | read the whole file `path` (≤ `max_len` bytes) | [`kubeboot_agent_on_read`] |
 //! | `KUBEBOOT_AGENT_FILE` | the file step `file_step` (crash-safe, see the header) | [`kubeboot_agent_on_file_done`] |
 //! | `KUBEBOOT_AGENT_ENTROPY` | `entropy_len` bytes from a CSPRNG | [`kubeboot_agent_on_entropy`] |
-//! | `KUBEBOOT_AGENT_HTTP` | the HTTPS request (connection fields, request fields) | [`kubeboot_agent_on_http_response`], the stream calls, or [`kubeboot_agent_on_transport_error`] |
+//! | `KUBEBOOT_AGENT_HTTP` | the HTTPS request (connection fields, request fields) | [`kubeboot_agent_on_http_response_with_retry_after`] (or [`kubeboot_agent_on_http_response`]), the stream calls, or [`kubeboot_agent_on_transport_error`] |
 //! | `KUBEBOOT_AGENT_SLEEP` | sleep until `until` | — |
 //! | `KUBEBOOT_AGENT_EVENT` | print `line` | — |
 //! | `KUBEBOOT_AGENT_DONE` | exit 0 | — |
@@ -29,6 +29,7 @@ use kb::agent::{
 use kb::engine::{Method, StreamControl};
 use kb::error::StoreErrorKind;
 use kb::pin::CaPin;
+use kb::pushback::Headers;
 
 use crate::csr::kubeboot_str;
 use crate::engine::verifier;
@@ -726,6 +727,29 @@ pub extern "C" fn kubeboot_agent_on_http_response(
         let a = try_mut!(agent);
         let body = try_slice!(body, body_len);
         a.agent.on_http_response(now, status, body);
+        kubeboot_result::Ok
+    }}
+}
+
+/// [`kubeboot_agent_on_http_response`] with the response's `Retry-After` header: its raw value
+/// (`retry_after`, `retry_after_len` bytes, not NUL-terminated), or NULL with 0 when the response
+/// has none. A 429 or 5xx with a `Retry-After` of delta-seconds is retried when the server asked,
+/// with jitter (the agent decides; its `step=retry` line says `reason=server-asked`).
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_agent_on_http_response_with_retry_after(
+    agent: *mut kubeboot_agent,
+    now: i64,
+    status: u16,
+    retry_after: *const c_char,
+    retry_after_len: usize,
+    body: *const u8,
+    body_len: usize,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let a = try_mut!(agent);
+        let headers = Headers::retry_after(try_opt_slice!(retry_after.cast::<u8>(), retry_after_len));
+        let body = try_slice!(body, body_len);
+        a.agent.on_http_response_with(now, status, &headers, body);
         kubeboot_result::Ok
     }}
 }

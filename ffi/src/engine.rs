@@ -18,6 +18,7 @@ use kb::engine::{
     Action, Auth, BOOTSTRAP_WAIT_SECS, Config, Engine, Method, Naming, ROTATION_WAIT_SECS,
     RequestKind, StreamControl,
 };
+use kb::pushback::Headers;
 
 use crate::error::kubeboot_result;
 use crate::expected::kubeboot_expected;
@@ -377,6 +378,29 @@ pub extern "C" fn kubeboot_engine_on_response(
         let e = try_mut!(engine);
         let body = try_slice!(body, body_len);
         e.engine.on_response(now, status, body);
+        kubeboot_result::Ok
+    }}
+}
+
+/// [`kubeboot_engine_on_response`] with the response's `Retry-After` header: its raw value
+/// (`retry_after`, `retry_after_len` bytes, not NUL-terminated), or NULL with 0 when the response
+/// has none. A 429 or 5xx with a `Retry-After` of delta-seconds waits as the server asked, with
+/// jitter, before the next attempt.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_engine_on_response_with_retry_after(
+    engine: *mut kubeboot_engine,
+    now: i64,
+    status: u16,
+    retry_after: *const c_char,
+    retry_after_len: usize,
+    body: *const u8,
+    body_len: usize,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let e = try_mut!(engine);
+        let headers = Headers::retry_after(try_opt_slice!(retry_after.cast::<u8>(), retry_after_len));
+        let body = try_slice!(body, body_len);
+        e.engine.on_response_with(now, status, &headers, body);
         kubeboot_result::Ok
     }}
 }

@@ -86,6 +86,12 @@ macro_rules! try_opt_str {
     ($ptr:expr, $len:expr) => {{ if ($ptr).is_null() && $len == 0 { None } else { Some(try_str!($ptr, $len)) } }};
 }
 
+/// An optional `&[u8]`: `None` for NULL with `len == 0` (an absent value), else as
+/// [`try_slice!`] (an empty value is a non-NULL pointer with 0).
+macro_rules! try_opt_slice {
+    ($ptr:expr, $len:expr) => {{ if ($ptr).is_null() && $len == 0 { None } else { Some(try_slice!($ptr, $len)) } }};
+}
+
 /// `&mut [u8]` output buffer from `(ptr, len)`; NULL with `len == 0` is the empty buffer (a size
 /// query).
 macro_rules! try_out_buf {

@@ -30,6 +30,12 @@ pub enum AgentAnswer {
     Wake,
     /// The metrics copied out and rendered at `now` + this into a buffer.
     Metrics(i32, Out),
+    /// A response with a `Retry-After` value (NULL: absent).
+    HttpRetryAfter {
+        status: u16,
+        retry_after: Bytes,
+        body: Bytes,
+    },
 }
 
 /// `kubeboot_metrics_text` of any metrics.
@@ -233,6 +239,19 @@ pub fn run(hs: &mut Handles, op: &Agent) {
                 let b = Arg::new(body);
                 let r = rc(fag::kubeboot_agent_on_http_response(ag, now, *status, b.ptr(), b.len));
                 assert_eq!(r == OK, !b.bad(), "one error channel: {r}");
+            }
+            AgentAnswer::HttpRetryAfter { status, retry_after, body } => {
+                let (ra, b) = (Arg::new(retry_after), Arg::new(body));
+                let r = rc(fag::kubeboot_agent_on_http_response_with_retry_after(
+                    ag,
+                    now,
+                    *status,
+                    ra.cptr(),
+                    ra.len,
+                    b.ptr(),
+                    b.len,
+                ));
+                assert_eq!(r == OK, !ra.bad() && !b.bad(), "one error channel: {r}");
             }
             AgentAnswer::Stream(chunk) => {
                 let c = Arg::new(chunk);

@@ -57,8 +57,23 @@ pub fn run(hs: &mut Handles, op: &Engine) {
         let r = rc(feng::kubeboot_engine_poll(e, 1_796_208_640 + step, &mut act));
         assert_eq!(r, OK);
         assert!(act.kind <= feng::KUBEBOOT_ACTION_FAILED);
-        let r =
-            rc(feng::kubeboot_engine_on_response(e, 1_796_208_640 + step, *status, b.ptr(), b.len));
+        let t = 1_796_208_640 + step;
+        // Odd steps: the answer carries `Retry-After: 1` (the same contract, pushback honoured).
+        let r = if step % 2 == 1 {
+            let ra = c"1";
+            let ra_ptr = ra.as_ptr();
+            rc(feng::kubeboot_engine_on_response_with_retry_after(
+                e,
+                t,
+                *status,
+                ra_ptr,
+                1,
+                b.ptr(),
+                b.len,
+            ))
+        } else {
+            rc(feng::kubeboot_engine_on_response(e, t, *status, b.ptr(), b.len))
+        };
         if b.bad() {
             assert_ne!(r, OK);
         } else {
