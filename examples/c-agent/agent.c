@@ -199,7 +199,12 @@ static void http(kubeboot_agent *agent, CURL *h, const kubeboot_agent_action *a)
         const char *why = curl_easy_strerror(rc);
         kubeboot_agent_on_transport_error(agent, now_unix(), why, strlen(why));
     } else {
-        kubeboot_agent_on_http_response(agent, now_unix(), (uint16_t)status, x.body, x.len);
+        /* Retry-After (the last response's, CURLH_HEADER: not a trailer), raw: the agent reads it. */
+        struct curl_header *ra = NULL;
+        const char *rav = NULL;
+        if (curl_easy_header(h, "Retry-After", 0, CURLH_HEADER, -1, &ra) == CURLHE_OK) rav = ra->value;
+        kubeboot_agent_on_http_response_with_retry_after(agent, now_unix(), (uint16_t)status, rav,
+                                                         rav ? strlen(rav) : 0, x.body, x.len);
     }
     free(x.body);
     curl_slist_free_all(hdrs);

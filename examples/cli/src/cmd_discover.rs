@@ -6,9 +6,10 @@ use std::time::Duration;
 use clap::Args;
 use kubeboot::discovery::{Action, Config, Discovery, Tls};
 use kubeboot::pin::CaPin;
+use kubeboot::pushback::Headers;
 use kubeboot::token::BootstrapToken;
 
-use crate::transport::{MAX_BODY, client};
+use crate::transport::{Answer, MAX_BODY, client, retry_after};
 use crate::{CmdResult, Rejected, files, unix_now};
 
 /// Arguments of `kubeboot discover`.
@@ -45,6 +46,9 @@ pub fn run(a: DiscoverArgs) -> CmdResult {
     let mut cfg = Config::new(&token, &pins);
     cfg.allow_unpinned = a.unsafe_skip_ca_verification && pins.is_empty();
     cfg.timeout_secs = crate::cmd_token::parse_duration(&a.timeout)?;
+    let mut seed = [0u8; 8];
+    files::os_entropy(&mut seed)?;
+    cfg.jitter_seed = u64::from_le_bytes(seed);
     let mut d: Box<Discovery> = Box::new(Discovery::new(cfg, unix_now())?);
     let insecure = Transport::new(&a.server, TlsSetup { ca_pem: None, insecure: true })?;
     let mut verified: Option<Transport> = None;
@@ -89,8 +93,9 @@ pub fn run(a: DiscoverArgs) -> CmdResult {
                     }
                 };
                 match t.get(path, Duration::from_secs(10)) {
-                    Ok((status, body)) => {
-                        d.on_response(unix_now(), status, &body);
+                    Ok((status, retry_after, body)) => {
+                        let headers = Headers::retry_after(retry_after.as_deref());
+                        d.on_response_with(unix_now(), status, &headers, &body);
                     }
                     Err(e) => {
                         println!("agent=rust step=transport-error error=\"{e}\"");
@@ -124,18 +129,19 @@ impl Transport {
         Ok(Transport { agent, server: server.trim_end_matches('/').to_owned() })
     }
 
-    /// A plain GET returning (status, body).
-    pub fn get(&self, path: &str, timeout: Duration) -> Result<(u16, Vec<u8>), String> {
+    /// A plain GET returning (status, its `Retry-After` value, body).
+    pub fn get(&self, path: &str, timeout: Duration) -> Result<Answer, String> {
         let url = format!("{}{}", self.server, path);
         let req = self.agent.get(&url).config().timeout_global(Some(timeout)).build();
         let mut resp = req.call().map_err(|e| e.to_string())?;
         let status = resp.status().as_u16();
+        let retry_after = retry_after(resp.headers());
         let body = resp
             .body_mut()
             .with_config()
             .limit(MAX_BODY)
             .read_to_vec()
             .map_err(|e| e.to_string())?;
-        Ok((status, body))
+        Ok((status, retry_after, body))
     }
 }

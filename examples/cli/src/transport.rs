@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use kubeboot::agent::{Agent, Connection, HttpRequest, RequestKind};
 use kubeboot::engine::{Method, StreamControl};
+use kubeboot::pushback::Headers;
 use ureq::tls::{ClientCert, PemItem, PrivateKey, RootCerts, TlsConfig};
 
 use crate::unix_now;
@@ -60,12 +61,20 @@ pub struct Http {
     current: Option<(u32, Result<ureq::Agent, String>)>,
 }
 
+/// A whole response: status, its `Retry-After` value, body.
+pub type Answer = (u16, Option<Vec<u8>>, Vec<u8>);
+
+/// The raw `Retry-After` value of a response (the first one), for the core to read.
+pub(crate) fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Vec<u8>> {
+    headers.get("Retry-After").map(|v| v.as_bytes().to_vec())
+}
+
 /// The outcome of one request, to feed to the agent.
 pub enum Exchange {
     /// No (complete) response.
     Failed(String),
     /// A whole response.
-    Response(u16, Vec<u8>),
+    Response(Answer),
     /// A 200 watch stream.
     Stream(ureq::BodyReader<'static>),
 }
@@ -125,8 +134,9 @@ impl Http {
         if req.kind == RequestKind::Watch && status == 200 {
             return Exchange::Stream(resp.into_body().into_reader());
         }
+        let ra = retry_after(resp.headers());
         match resp.into_body().with_config().limit(MAX_BODY).read_to_vec() {
-            Ok(b) => Exchange::Response(status, b),
+            Ok(b) => Exchange::Response((status, ra, b)),
             Err(e) => Exchange::Failed(e.to_string()),
         }
     }
@@ -137,7 +147,10 @@ impl Exchange {
     pub fn feed<const N: usize>(self, agent: &mut Agent<N>) {
         match self {
             Exchange::Failed(why) => agent.on_transport_error(unix_now(), &why),
-            Exchange::Response(status, body) => agent.on_http_response(unix_now(), status, &body),
+            Exchange::Response((status, ra, body)) => {
+                let headers = Headers::retry_after(ra.as_deref());
+                agent.on_http_response_with(unix_now(), status, &headers, &body)
+            }
             Exchange::Stream(mut reader) => {
                 let mut chunk = [0u8; 8192];
                 loop {

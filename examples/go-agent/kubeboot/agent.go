@@ -394,12 +394,24 @@ func (a *Agent) OnEntropy(b []byte) {
 	a.with(func(h *C.kubeboot_agent) { C.kubeboot_agent_on_entropy(h, p, n) })
 }
 
-// OnHTTPResponse answers an AgentHTTP with the whole response.
+// OnHTTPResponse answers an AgentHTTP with the whole response (OnHTTPResponseWithRetryAfter
+// without the header).
 func (a *Agent) OnHTTPResponse(now time.Time, status int, body []byte) {
+	a.OnHTTPResponseWithRetryAfter(now, status, "", body)
+}
+
+// OnHTTPResponseWithRetryAfter answers an AgentHTTP with the whole response and its Retry-After
+// header value (resp.Header.Get("Retry-After"); "" when absent): a 429 or 5xx that carries one
+// is retried when the server asked, with jitter (the agent decides; its retry line says
+// reason=server-asked).
+func (a *Agent) OnHTTPResponseWithRetryAfter(now time.Time, status int, retryAfter string, body []byte) {
 	p, n, free := cBytes(body)
 	defer free()
+	rp, rn, rfree := cBytes([]byte(retryAfter))
+	defer rfree()
 	a.with(func(h *C.kubeboot_agent) {
-		C.kubeboot_agent_on_http_response(h, unix(now), C.uint16_t(status), p, n)
+		C.kubeboot_agent_on_http_response_with_retry_after(h, unix(now), C.uint16_t(status),
+			(*C.char)(unsafe.Pointer(rp)), rn, p, n)
 	})
 }
 

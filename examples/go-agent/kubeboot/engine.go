@@ -316,10 +316,20 @@ func (e *Engine) feed(f func(h *C.kubeboot_engine) C.kubeboot_result) {
 // causes comes out of the next Poll as ActionFailed (one error channel); a response when no
 // request is outstanding is ignored.
 func (e *Engine) OnResponse(now time.Time, status int, body []byte) {
+	e.OnResponseWithRetryAfter(now, status, "", body)
+}
+
+// OnResponseWithRetryAfter is OnResponse with the response's Retry-After header value
+// (resp.Header.Get("Retry-After"); "" when absent): a 429 or 5xx that carries one waits as the
+// server asked, with jitter, before the next attempt.
+func (e *Engine) OnResponseWithRetryAfter(now time.Time, status int, retryAfter string, body []byte) {
 	bp, bn, free := cBytes(body)
 	defer free()
+	rp, rn, rfree := cBytes([]byte(retryAfter))
+	defer rfree()
 	e.feed(func(h *C.kubeboot_engine) C.kubeboot_result {
-		return C.kubeboot_engine_on_response(h, unix(now), C.uint16_t(status), bp, bn)
+		return C.kubeboot_engine_on_response_with_retry_after(h, unix(now), C.uint16_t(status),
+			(*C.char)(unsafe.Pointer(rp)), rn, bp, bn)
 	})
 }
 

@@ -437,5 +437,5 @@ func (t *transport) do(stop context.Context, agent *kubeboot.Agent, r *kubeboot.
 		agent.OnTransportError(time.Now(), err.Error())
 		return
 	}
-	agent.OnHTTPResponse(time.Now(), resp.StatusCode, b)
+	agent.OnHTTPResponseWithRetryAfter(time.Now(), resp.StatusCode, resp.Header.Get("Retry-After"), b)
 }

@@ -55,6 +55,9 @@ type fakeAPI struct {
 	csrs   map[string]*fakeCSR
 	n      int
 	events []string // what happened, for assertions
+	// pushback: answer this many more creates with 429 and Retry-After: 1 (API Priority and
+	// Fairness rejecting them).
+	pushback int
 }
 
 func newFakeAPI(t *testing.T, mode fakeMode) (*fakeAPI, *httptest.Server) {
@@ -128,6 +131,14 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.mu.Lock()
+		if f.pushback > 0 {
+			f.pushback--
+			f.events = append(f.events, "pushback")
+			f.mu.Unlock()
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "Too many requests, please try again later.", http.StatusTooManyRequests)
+			return
+		}
 		f.n++
 		name := obj.Metadata.Name
 		if name == "" {
@@ -285,8 +296,12 @@ users:
 
 func TestAgentBootstrapThenRotate(t *testing.T) {
 	e := setup(t, approve, testToken)
+	e.api.pushback = 1 // the first create is pushed back: the agent retries as asked
 	if err := run(e.o); err != nil {
 		t.Fatal(err)
+	}
+	if ev := strings.Join(e.api.events, "\n"); !strings.Contains(ev, "pushback") || e.api.n != 1 {
+		t.Fatalf("want one pushback then one CSR, got %d CSRs:\n%s", e.api.n, ev)
 	}
 	kc, err := kubeboot.ReadKubeconfig(e.o.Kubeconfig)
 	if err != nil {
