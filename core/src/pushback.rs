@@ -10,8 +10,9 @@
 //!
 //! The engine and discovery make the same decision here, once: an answer with status 429 or 5xx
 //! and a `Retry-After` of delta-seconds ([`asked`]) is retried after [`delay_secs`]: the seconds
-//! asked (at least 1, at most [`MAX_RETRY_AFTER_SECS`]) plus a jitter of 0 to half of them (at
-//! least 0 to 1 s: the engine's clock counts whole seconds), so that a fleet told the same
+//! asked (at least 1, at most [`MAX_RETRY_AFTER_SECS`]), plus one second because the core's clock
+//! counts whole seconds (a `now` of 10 may be 10.9 s: the real wait is never shorter than asked),
+//! plus a jitter of 0 to half the seconds asked (0 or 1 s at least), so that a fleet told the same
 //! number does not come back in the same second. Without the header the caller's own schedule
 //! applies (the kubelet's backoff, discovery's interval). The wait never outlasts the attempt's
 //! deadline: the engine and discovery cut every wait there.
@@ -75,15 +76,16 @@ pub fn asked(status: u16, headers: &Headers<'_>) -> Option<u32> {
     headers.retry_after.and_then(parse_retry_after)
 }
 
-/// The wait, in whole seconds, after the server asked for `asked` seconds: `asked` bounded to
-/// 1..=[`MAX_RETRY_AFTER_SECS`], plus `floor((spread + 1) · jitter / 2³²)` where
-/// `spread = max(1, asked / 2)`, so uniform in `asked ..= asked + spread` for a uniform `jitter`.
-/// Never shorter than asked (within the bound), never longer than 1.5 times it plus one second.
+/// The wait, in whole seconds of the core's clock, after the server asked for `asked` seconds:
+/// `asked` bounded to 1..=[`MAX_RETRY_AFTER_SECS`], plus 1 (the clock's resolution), plus
+/// `floor((spread + 1) · jitter / 2³²)` where `spread = max(1, asked / 2)`: uniform in
+/// `asked + 1 ..= asked + 1 + spread` for a uniform `jitter`. Counted from a whole-second `now`,
+/// the real wait is never shorter than asked (within the bound).
 pub fn delay_secs(asked: u32, jitter: u32) -> i64 {
     let asked = asked.clamp(1, MAX_RETRY_AFTER_SECS);
     let spread = (asked / 2).max(1);
     let extra = ((u64::from(spread) + 1) * u64::from(jitter)) >> 32;
-    i64::from(asked) + extra as i64
+    i64::from(asked) + 1 + extra as i64
 }
 
 #[cfg(test)]
@@ -128,34 +130,34 @@ mod tests {
 
     #[test]
     fn delay_schedule() {
-        // APF's first ask: 1 s, spread to 1 or 2 s.
-        assert_eq!(delay_secs(1, 0), 1);
-        assert_eq!(delay_secs(1, u32::MAX / 2), 1);
-        assert_eq!(delay_secs(1, u32::MAX / 2 + 1), 2);
-        assert_eq!(delay_secs(1, u32::MAX), 2);
+        // APF's first ask: 1 s; whole seconds after a whole-second now: 2 or 3.
+        assert_eq!(delay_secs(1, 0), 2);
+        assert_eq!(delay_secs(1, u32::MAX / 2), 2);
+        assert_eq!(delay_secs(1, u32::MAX / 2 + 1), 3);
+        assert_eq!(delay_secs(1, u32::MAX), 3);
         // Zero is one second (a zero wait would spin).
-        assert_eq!(delay_secs(0, 0), 1);
-        // APF's largest ask: 32 s, spread over 32..=48 s.
-        assert_eq!(delay_secs(32, 0), 32);
-        assert_eq!(delay_secs(32, u32::MAX), 48);
+        assert_eq!(delay_secs(0, 0), 2);
+        // APF's largest ask: 32 s, spread over 33..=49 s.
+        assert_eq!(delay_secs(32, 0), 33);
+        assert_eq!(delay_secs(32, u32::MAX), 49);
         // Past the bound: the bound.
-        assert_eq!(delay_secs(u32::MAX, 0), i64::from(MAX_RETRY_AFTER_SECS));
-        assert_eq!(delay_secs(3600, u32::MAX), 450);
+        assert_eq!(delay_secs(u32::MAX, 0), i64::from(MAX_RETRY_AFTER_SECS) + 1);
+        assert_eq!(delay_secs(3600, u32::MAX), 451);
     }
 
     #[test]
     fn jitter_spreads_a_fleet_evenly() {
-        // 1000 nodes told "1": about half come back after 1 s, half after 2 s.
+        // 1000 nodes told "1": about half come back after 2 s, half after 3 s.
         let mut j = crate::engine::Jitter(42);
-        let ones = (0..1000).filter(|_| delay_secs(1, j.next_u32()) == 1).count();
-        assert!((400..600).contains(&ones), "{ones}");
-        // Told "8": every second of 8..=12 gets its share.
-        let mut counts = [0u32; 13];
+        let twos = (0..1000).filter(|_| delay_secs(1, j.next_u32()) == 2).count();
+        assert!((400..600).contains(&twos), "{twos}");
+        // Told "8": every second of 9..=13 gets its share.
+        let mut counts = [0u32; 14];
         for _ in 0..5000 {
             counts[delay_secs(8, j.next_u32()) as usize] += 1;
         }
-        assert!(counts[..8].iter().all(|&c| c == 0));
-        assert!(counts[8..].iter().all(|&c| (800..1200).contains(&c)), "{counts:?}");
+        assert!(counts[..9].iter().all(|&c| c == 0));
+        assert!(counts[9..].iter().all(|&c| (800..1200).contains(&c)), "{counts:?}");
     }
 
     proptest! {
@@ -163,8 +165,8 @@ mod tests {
         fn delay_bounded(a in any::<u32>(), j in any::<u32>()) {
             let d = delay_secs(a, j);
             let lo = i64::from(a.clamp(1, MAX_RETRY_AFTER_SECS));
-            prop_assert!(d >= lo);
-            prop_assert!(d <= lo + (lo / 2).max(1));
+            prop_assert!(d > lo);
+            prop_assert!(d <= lo + 1 + (lo / 2).max(1));
         }
 
         #[test]

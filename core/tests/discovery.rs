@@ -426,8 +426,8 @@ fn pushback_waits_as_the_server_asked() {
         let mut d: Box<D> = Box::new(Discovery::new(cfg, T0).unwrap());
         let mut now = T0;
         for (status, value, waits) in [
-            (429u16, Some(&b"1"[..]), 1..=2),
-            (503, Some(b"20"), 20..=30),
+            (429u16, Some(&b"1"[..]), 2..=3),
+            (503, Some(b"20"), 21..=31),
             (404, Some(b"1"), 5..=5),
             (429, Some(b"later"), 5..=5),
             (500, None, 5..=5),
@@ -448,7 +448,7 @@ fn pushback_waits_as_the_server_asked() {
         respond(&mut d, now, 200, &body()).unwrap();
         assert_eq!(d.retry_after(), None);
     }
-    assert_eq!(seen.into_iter().collect::<Vec<_>>(), [1, 2], "the jitter spreads a fleet");
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), [2, 3], "the jitter spreads a fleet");
 }
 
 #[test]

@@ -37,7 +37,8 @@ const BOOTSTRAP_FILE: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: b
 const NODE: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: default-cluster\n  cluster:\n    server: https://127.0.0.1:6443\n    certificate-authority: /w/ca.crt\ncontexts:\n- name: default-context\n  context:\n    cluster: default-cluster\n    user: default-auth\ncurrent-context: default-context\nusers:\n- name: default-auth\n  user:\n    client-certificate: /w/pki/kubelet-client-current.pem\n    client-key: /w/pki/kubelet-client-current.pem\n";
 
 fn issued_cert() -> Vec<u8> {
-    let v: serde_json::Value = serde_json::from_slice(rec!("csr-get-approved-issued.json")).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(rec!("csr-get-approved-issued.json")).unwrap();
     Base64::decode_vec(v["status"]["certificate"].as_str().unwrap()).unwrap()
 }
 

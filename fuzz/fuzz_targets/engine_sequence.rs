@@ -127,12 +127,7 @@ fn terminal(p: Phase) -> bool {
 }
 
 /// Checks on `Done`; returns whether the engine is terminal.
-fn check_poll(
-    e: &mut Engine,
-    now: i64,
-    delivered: &[(Vec<u8>, i64)],
-    ca: &[u8],
-) -> bool {
+fn check_poll(e: &mut Engine, now: i64, delivered: &[(Vec<u8>, i64)], ca: &[u8]) -> bool {
     let deadline = e.deadline();
     let name = e.csr_name().to_owned();
     match e.poll(now) {
