@@ -827,12 +827,12 @@ static void test_engine(void) {
     CHECK_RC(kubeboot_engine_on_transport_error(e, REC_NOW + 3), OK);
     CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 3, &a), OK);
     CHECK(a.kind == KUBEBOOT_ACTION_WAIT && a.until > REC_NOW + 3);
-    /* Pushback: a 429 with Retry-After waits as asked (20 to 30 s), not the backoff's 8 s. */
+    /* Pushback: a 429 with Retry-After waits as asked (21 to 31 s), not the backoff's 8 s. */
     CHECK_RC(kubeboot_engine_poll(e, a.until, &a), OK);
     CHECK(a.kind == KUBEBOOT_ACTION_SEND);
     CHECK_RC(kubeboot_engine_on_response_with_retry_after(e, REC_NOW + 10, 429, "20", 2, NULL, 0), OK);
     CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 10, &a), OK);
-    CHECK(a.kind == KUBEBOOT_ACTION_WAIT && a.until >= REC_NOW + 30 && a.until <= REC_NOW + 40);
+    CHECK(a.kind == KUBEBOOT_ACTION_WAIT && a.until >= REC_NOW + 31 && a.until <= REC_NOW + 41);
     CHECK_RC(kubeboot_engine_on_response_with_retry_after(NULL, 0, 429, "1", 1, NULL, 0), NULLP);
     CHECK_RC(kubeboot_engine_on_response_with_retry_after(e, 0, 429, NULL, 1, NULL, 0), NULLP);
     CHECK_RC(kubeboot_engine_on_response_with_retry_after(e, 0, 429, NULL, 0, NULL, 1), NULLP);
@@ -1280,7 +1280,7 @@ static kubeboot_agent_action agent_run(kubeboot_agent *agent, int64_t now, int *
             break;
         }
         case KUBEBOOT_AGENT_SLEEP:
-            CHECK(a.until >= now && a.until <= now + 2); /* the server's 1 s, not the backoff's 2+ */
+            CHECK(a.until >= now && a.until <= now + 3); /* the server's 1 s (+1: whole seconds) */
             now = a.until;
             break;
         case KUBEBOOT_AGENT_EVENT:

@@ -248,11 +248,11 @@ func TestEngineRecordedAlreadyExistsAndBackoff(t *testing.T) {
 		t.Fatalf("%+v", a)
 	}
 
-	// Pushback: a 429 with Retry-After waits as the server asked (20 to 30 s), not 2 s.
+	// Pushback: a 429 with Retry-After waits as the server asked (21 to 31 s), not 2 s.
 	e, _ = kubeboot.NewEngine(kubeboot.BootstrapConfig("rec-1", f.token, f.ca), f.key, recNow, 1)
 	expectSend(t, e, recNow)
 	e.OnResponseWithRetryAfter(recNow, 429, "20", []byte("Too many requests, please try again later.\n"))
-	if a := e.Poll(recNow); a.Kind != kubeboot.ActionWait || a.Until.Sub(recNow) < 20*time.Second || a.Until.Sub(recNow) > 30*time.Second {
+	if a := e.Poll(recNow); a.Kind != kubeboot.ActionWait || a.Until.Sub(recNow) < 21*time.Second || a.Until.Sub(recNow) > 31*time.Second {
 		t.Fatalf("%+v", a)
 	}
 
