@@ -90,3 +90,77 @@ bootstrap_kubeconfig() {
   kc_as "$1" config set-context bootstrap --user=kubelet-bootstrap --cluster=bootstrap
   kc_as "$1" config use-context bootstrap
 }
+
+# apf_tighten reject | apf_tighten queue QUEUES HAND_SIZE QUEUE_LENGTH: API Priority and Fairness
+# for the bootstrap token's requests on CSRs (group system:bootstrappers) on a priority level of
+# their own, kubeboot-bootstrappers: no nominal concurrency share (so one seat, the least APF
+# gives; a share of 1 is 3 seats of this apiserver's 600), nothing borrowed or lent, and what cannot run at once rejected (429, Retry-After) or
+# queued in QUEUES queues of QUEUE_LENGTH (shuffle sharding over HAND_SIZE) before 429; a
+# FlowSchema of the same name at precedence 300 (before the suggested system-nodes, 500).
+apf_tighten() {
+  local limit="type: Reject"
+  if [[ $1 == queue ]]; then
+    limit="type: Queue
+      queuing: {queues: $2, handSize: $3, queueLengthLimit: $4}"
+  fi
+  kc apply -f - >/dev/null <<YAML
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: kubeboot-bootstrappers}
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 0
+    borrowingLimitPercent: 0
+    lendablePercent: 0
+    limitResponse:
+      $limit
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: {name: kubeboot-bootstrappers}
+spec:
+  priorityLevelConfiguration: {name: kubeboot-bootstrappers}
+  matchingPrecedence: 300
+  distinguisherMethod: {type: ByUser}
+  rules:
+  - subjects: [{kind: Group, group: {name: system:bootstrappers}}]
+    resourceRules:
+    - {verbs: ["*"], apiGroups: [certificates.k8s.io], resources: [certificatesigningrequests], clusterScope: true}
+YAML
+}
+
+# apf_relax: the FlowSchema and priority level of apf_tighten gone (the suggested ones apply)
+apf_relax() {
+  kc delete flowschema/kubeboot-bootstrappers prioritylevelconfiguration/kubeboot-bootstrappers \
+    --ignore-not-found >/dev/null
+}
+
+# apf_hold_seat SERVER CA TOKEN SECONDS: for SECONDS, keep the one seat of apf_tighten's level
+# taken by a CSR create whose body never comes (HTTP/1.1 over TLS with the token; a new one as
+# soon as the apiserver drops the last), so that every other bootstrap-token request on CSRs is
+# answered 429 with Retry-After. Prints "holding" once the first is sent.
+apf_hold_seat() {
+  /usr/bin/python3 - "$@" <<'PY'
+import socket, ssl, sys, time, urllib.parse
+server, ca, token, secs = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+u = urllib.parse.urlparse(server)
+ctx = ssl.create_default_context(cafile=ca)
+ctx.set_alpn_protocols(["http/1.1"])
+end, said = time.monotonic() + secs, False
+while time.monotonic() < end:
+    s = ctx.wrap_socket(socket.create_connection((u.hostname, u.port)), server_hostname=u.hostname)
+    s.sendall(("POST /apis/certificates.k8s.io/v1/certificatesigningrequests HTTP/1.1\r\n"
+               "Host: %s\r\nAuthorization: Bearer %s\r\nUser-Agent: kubeboot-e2e-seat-holder\r\n"
+               "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{" % (u.netloc, token)).encode())
+    if not said:
+        print("holding", flush=True)
+        said = True
+    s.settimeout(max(0.1, end - time.monotonic()))
+    try:
+        s.recv(1)  # returns when the apiserver gives up on the body (or at the end)
+    except (socket.timeout, OSError):
+        pass
+    s.close()
+PY
+}
