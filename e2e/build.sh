@@ -59,10 +59,17 @@ tools() { sed -n '/^tool (/,/^)/{/^\t/p}' "$CP/go.mod" | tr -d '\t'; }
 local_cmds() { (cd "$CP/cmd" && ls -d -- */ | tr -d /); }
 components() { tools | sed 's|.*/||'; local_cmds; }
 
-complete() { # every component is in $BIN and .complete says which release
+# A command of e2e/cp/cmd whose sources changed since its binary was built (their hash is kept
+# beside it as .<cmd>.src): built again, so that an edited command never runs stale.
+src_hash() { (cd "$CP/cmd/$1" && find . -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-16; }
+stale() { [[ ! -x "$BIN/$1" || $(cat "$BIN/.$1.src" 2>/dev/null) != "$(src_hash "$1")" ]]; }
+
+complete() { # every component is in $BIN, current, and .complete says which release
   [[ -f "$BIN/.complete" ]] || return 1
   local c
-  for c in $(components); do [[ -x "$BIN/$c" ]] || return 1; done
+  for c in $(tools | sed 's|.*/||'); do [[ -x "$BIN/$c" ]] || return 1; done
+  for c in $(local_cmds); do stale "$c" && return 1; done
+  return 0
 }
 
 if [[ $MODE == print ]]; then
@@ -143,12 +150,13 @@ for t in $(tools); do
   built+=("$c")
 done
 for c in $(local_cmds); do
-  [[ -x "$BIN/$c" ]] && continue
+  stale "$c" || continue
   echo "building $c (against $K8S_VERSION) with $GO_VERSION into $BIN" >&2
   $NICE "$GO" build -trimpath -ldflags "$ld" -o "$tmp/$c" "./cmd/$c"
+  src_hash "$c" >"$tmp/.$c.src"
   built+=("$c")
 done
-for c in "${built[@]}"; do mv "$tmp/$c" "$BIN/"; done
+for c in "${built[@]}"; do mv "$tmp/$c" "$BIN/"; [[ ! -f "$tmp/.$c.src" ]] || mv "$tmp/.$c.src" "$BIN/"; done
 end=$(date +%s)
 etcd_version=$("$GO" list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)
 {
