@@ -93,13 +93,16 @@ bootstrap_kubeconfig() {
 
 # apf_tighten reject | apf_tighten queue QUEUES HAND_SIZE QUEUE_LENGTH: API Priority and Fairness
 # for the bootstrap token's requests on CSRs (group system:bootstrappers) on a priority level of
-# their own, kubeboot-bootstrappers: no nominal concurrency share (so one seat, the least APF
-# gives; a share of 1 is 3 seats of this apiserver's 600), nothing borrowed or lent, and what cannot run at once rejected (429, Retry-After) or
-# queued in QUEUES queues of QUEUE_LENGTH (shuffle sharding over HAND_SIZE) before 429; a
-# FlowSchema of the same name at precedence 300 (before the suggested system-nodes, 500).
+# their own, kubeboot-bootstrappers, that borrows and lends nothing and
+#   reject: has no nominal share (a concurrency limit of 0: APF then runs one request only when
+#           none runs) and answers every other one 429 with Retry-After at once;
+#   queue:  has one share (3 seats of this apiserver's 600) and queues what cannot run in QUEUES
+#           queues of QUEUE_LENGTH (shuffle sharding, hands of HAND_SIZE) before answering 429;
+# with a FlowSchema of the same name at precedence 300 (before the suggested system-nodes, 500).
 apf_tighten() {
-  local limit="type: Reject"
+  local limit="type: Reject" shares=0
   if [[ $1 == queue ]]; then
+    shares=1
     limit="type: Queue
       queuing: {queues: $2, handSize: $3, queueLengthLimit: $4}"
   fi
@@ -110,7 +113,7 @@ metadata: {name: kubeboot-bootstrappers}
 spec:
   type: Limited
   limited:
-    nominalConcurrencyShares: 0
+    nominalConcurrencyShares: $shares
     borrowingLimitPercent: 0
     lendablePercent: 0
     limitResponse:
