@@ -101,4 +101,9 @@ if [ -n "$cp_pid" ]; then
 fi
 e2e/run
 
+step "fleet: 20 kubeboot nodes at once, the apiserver restarted mid-run: one CSR each, every node credentialed"
+cargo fmt --manifest-path bench/fleet/Cargo.toml -- --check
+cargo clippy -q --manifest-path bench/fleet/Cargo.toml -- -D warnings
+bench/fleet/run --check 20
+
 step "all passed"
