@@ -100,6 +100,11 @@ impl<const N: usize> Agent<N> {
         self.ca_done(now);
     }
 
+    /// The source the current request reads.
+    fn ca_source(&self) -> u8 {
+        if self.st == St::CaInfo { SOURCE_CLUSTER_INFO } else { SOURCE_TRUST_BUNDLES }
+    }
+
     pub(super) fn ca_request_name(&self) -> &'static str {
         match self.st {
             St::CaInfo => "cluster-info",
@@ -163,8 +168,9 @@ impl<const N: usize> Agent<N> {
                     if info { self.add_cluster_info(body) } else { self.add_trust_bundles(body) };
                 match r {
                     Ok(()) => {
-                        self.ca_sources |=
-                            if info { SOURCE_CLUSTER_INFO } else { SOURCE_TRUST_BUNDLES };
+                        let source = if info { SOURCE_CLUSTER_INFO } else { SOURCE_TRUST_BUNDLES };
+                        self.ca_sources |= source;
+                        self.ca_seen |= source;
                         self.st = if info { St::CaBundles } else { St::CaCompare };
                     }
                     Err(e) => {
@@ -173,9 +179,13 @@ impl<const N: usize> Agent<N> {
                     }
                 }
             }
-            // Not published here (no cluster-info, the API not served) or not readable: the
-            // other source may still be.
-            (St::CaInfo | St::CaBundles, 401 | 403 | 404) => {
+            // Not published here (no cluster-info, the API not served) or not readable, and never
+            // was: the other source may still be. (A source that answered before and does not
+            // now is skipped below: a bundle made from the other source alone could drop a CA
+            // the missing one still publishes.)
+            (St::CaInfo | St::CaBundles, 401 | 403 | 404)
+                if self.ca_seen & self.ca_source() == 0 =>
+            {
                 let line = self
                     .ev("ca")
                     .kv("state", "source-unavailable")
