@@ -107,6 +107,8 @@ struct Outcome {
     /// Requests sent sooner than the last `Retry-After` asked (must stay 0).
     early: u32,
     transport_errors: u32,
+    /// The last transport error (for the report).
+    last_error: String,
     failure: String,
 }
 
@@ -230,11 +232,13 @@ async fn exchange(
         Ok(Err(e)) => {
             *conn = None;
             out.transport_errors += 1;
+            out.last_error = e.clone();
             return agent.on_transport_error(unix_now(), &e);
         }
         Err(_) => {
             *conn = None;
             out.transport_errors += 1;
+            out.last_error = "timed out".into();
             return agent.on_transport_error(unix_now(), "timed out");
         }
     };
@@ -292,11 +296,13 @@ async fn exchange(
         Ok(Err(e)) => {
             *conn = None;
             out.transport_errors += 1;
+            out.last_error = e.clone();
             agent.on_transport_error(unix_now(), &e);
         }
         Err(_) => {
             *conn = None;
             out.transport_errors += 1;
+            out.last_error = "timed out reading the body".into();
             agent.on_transport_error(unix_now(), "timed out reading the body");
         }
     }
@@ -495,7 +501,7 @@ fn main() {
         early += u64::from(o.early);
         terr += u64::from(o.transport_errors);
         lines.push_str(&format!(
-            "node={name} ok={} ttc_ms={} requests={} pushback={} early={} transport_errors={} failure={}\n",
+            "node={name} ok={} ttc_ms={} requests={} pushback={} early={} transport_errors={} failure={} last_error={:?}\n",
             u8::from(o.ok),
             o.ttc.as_millis(),
             o.requests,
@@ -503,6 +509,7 @@ fn main() {
             o.early,
             o.transport_errors,
             if o.failure.is_empty() { "-" } else { &o.failure },
+            o.last_error,
         ));
     }
     if let Some(p) = &args.report
