@@ -23,7 +23,15 @@ pub(super) fn file_error(e: StoreErrorKind) -> Error {
     Error::Store(e)
 }
 
-impl<const N: usize> Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     /// One internal transition (states that need no I/O).
     pub(super) fn step(&mut self, now: i64) {
         match self.st {
@@ -91,7 +99,7 @@ impl<const N: usize> Agent<N> {
         match r.cluster.ca_source() {
             Source::Data(d) => data_into(d, &mut self.node_kc.ca)?,
             Source::File(f) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.node_kc_dir, &rel, &mut self.node_kc.ca_file)?;
                 self.need_node_ca = true;
@@ -109,7 +117,7 @@ impl<const N: usize> Agent<N> {
                 split_pair(&self.out, &mut self.client_chain, None::<&mut heapless::Vec<u8, 1>>)?;
             }
             Source::File(f) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.node_kc_dir, &rel, &mut self.cert_path)?;
                 self.need_cert = true;
@@ -126,14 +134,14 @@ impl<const N: usize> Agent<N> {
                 self.out.clear();
             }
             Source::File(f) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.node_kc_dir, &rel, &mut self.key_path)?;
                 self.need_key = self.key_path != self.cert_path || !self.need_cert;
             }
             Source::None => return Err(Error::Store(StoreErrorKind::NoCertKeyFiles)),
         }
-        let mut current = PathBuf::new();
+        let mut current = PathBuf::<PATH>::new();
         path::child_into(&self.cert_dir, &[PREFIX_CLIENT, "-current.pem"], &mut current)?;
         self.kc_points_at_current = self.cert_path == current && self.key_path == current;
         Ok(())
@@ -154,7 +162,7 @@ impl<const N: usize> Agent<N> {
         match r.cluster.ca_source() {
             Source::Data(d) => data_into(d, &mut self.boot.ca)?,
             Source::File(f) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.boot_dir, &rel, &mut self.boot.ca_file)?;
             }
@@ -173,7 +181,7 @@ impl<const N: usize> Agent<N> {
                 self.token = Some(token?);
             }
             (None, Some(f)) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.boot_dir, &rel, &mut self.token_path)?;
             }
@@ -621,7 +629,7 @@ impl<const N: usize> Agent<N> {
             discovery::Action::Send(_) | discovery::Action::AwaitResponse { .. } => Next::Send,
             discovery::Action::Wait { until } => Next::Sleep(until),
             discovery::Action::Done(found) => {
-                let _ = self.out.resize_default(OUT_CAP);
+                let _ = self.out.resize_default(OUT);
                 match found.write_bootstrap_kubeconfig(&mut self.out) {
                     Ok(n) => {
                         self.out.truncate(n);
@@ -806,7 +814,7 @@ impl<const N: usize> Agent<N> {
             insecure_skip_tls_verify: c.insecure,
             cert_dir: &self.cert_dir,
         };
-        let _ = self.out.resize_default(OUT_CAP);
+        let _ = self.out.resize_default(OUT);
         match write_node_kubeconfig(&cfg, &mut self.out) {
             Ok(n) => {
                 self.out.truncate(n);

@@ -4,7 +4,15 @@
 use super::flow::*;
 use super::*;
 
-impl<const N: usize> Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     /// The outcome of [`Action::Read`]: the whole file, or why not. Ignored when no read is
     /// outstanding.
     pub fn on_read(&mut self, now: i64, result: core::result::Result<&[u8], StoreErrorKind>) {

@@ -96,9 +96,9 @@ pub const PREFIX_CLIENT: &str = "kubelet-client";
 pub const PREFIX_SERVER: &str = "kubelet-server";
 /// Longest server URL kept.
 pub const MAX_URL: usize = 512;
-/// Largest CA bundle (PEM) kept, per source.
+/// Largest CA bundle (PEM) kept, per source (the default `PEM` of [`Agent`]).
 pub const MAX_CA_PEM: usize = engine::MAX_CA_PEM;
-/// Largest certificate chain (PEM) kept for the current client credentials.
+/// Largest certificate chain (PEM) kept for the current client credentials (the default `PEM`).
 pub const MAX_CHAIN_PEM: usize = engine::MAX_CERT_PEM;
 /// Largest private-key PEM block kept.
 pub const MAX_KEY_PEM: usize = 4096;
@@ -110,8 +110,10 @@ pub const HEALTHZ_WAIT_SECS: i64 = 60;
 pub const HEALTHZ_INTERVAL_SECS: i64 = 2;
 /// Attempts at turning entropy into a key before giving up ([`Error::BadEntropy`]).
 const KEY_ATTEMPTS: u32 = 8;
-/// Room for what a file step writes: a pair (chain + key) or a kubeconfig with inline CA data.
-const OUT_CAP: usize = MAX_CHAIN_PEM + SEC1_PEM_LEN + MAX_CA_PEM / 3 * 4 + 8 * 1024;
+/// Room for what a file step writes: a pair (chain + key) or a kubeconfig with inline CA data
+/// (the default `OUT` of [`Agent`]; with another `PEM`, `OUT` must hold `PEM + 227` and
+/// `PEM / 3 * 4` plus the kubeconfig's other fields).
+pub const MAX_OUT: usize = MAX_CHAIN_PEM + SEC1_PEM_LEN + MAX_CA_PEM / 3 * 4 + 8 * 1024;
 const MAX_DETAIL: usize = 512;
 const MAX_FRONT_END: usize = 16;
 const MAX_UA: usize = 64;
@@ -126,19 +128,19 @@ const MAX_UA: usize = 64;
 // State
 
 /// A kubeconfig's cluster, as loaded.
-struct ClusterInfo {
+struct ClusterInfo<const PEM: usize, const PATH: usize> {
     server: heapless::String<MAX_URL>,
     insecure: bool,
     server_name: heapless::String<MAX_NODE_NAME>,
     /// The CA (PEM), from data or the file.
-    ca: heapless::Vec<u8, MAX_CA_PEM>,
+    ca: heapless::Vec<u8, PEM>,
     /// The CA file (absolute), when the CA came from a file.
-    ca_file: PathBuf,
+    ca_file: PathBuf<PATH>,
     /// Whether `ca_file` was read.
     ca_file_read: bool,
 }
 
-impl ClusterInfo {
+impl<const PEM: usize, const PATH: usize> ClusterInfo<PEM, PATH> {
     const fn empty() -> Self {
         ClusterInfo {
             server: heapless::String::new(),
@@ -269,22 +271,39 @@ enum Conn {
     Node,
 }
 
-/// The node agent. `N` is the engine's work-buffer size (largest response or watch event).
+/// The node agent. Its capacities, all fixed at compile time (the defaults are the hosts'; a
+/// microcontroller picks what it can prove enough, and anything larger is a typed error, never
+/// a truncation):
+///
+/// * `N`: the engine's work buffer (largest response or watch event; [`engine::Engine`]);
+/// * `PEM`: each CA bundle and certificate chain kept ([`MAX_CA_PEM`]);
+/// * `OUT`: what a file step writes, a pair or a kubeconfig ([`MAX_OUT`]);
+/// * `PATH`: each path ([`MAX_PATH`]);
+/// * `SANS`: the serving certificate's DNS names ([`MAX_SANS`]);
+/// * `DISC`: discovery's buffer for the cluster-info answer
+///   ([`discovery::DEFAULT_BUFFER`]).
 ///
 /// All-zero bytes are a valid (not a started) agent, as for [`Engine`]: the C ABI builds agents
 /// in place in zeroed memory and [`Agent::start`] resets every field.
-pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
+pub struct Agent<
+    const N: usize = { engine::DEFAULT_BUFFER },
+    const PEM: usize = MAX_CA_PEM,
+    const OUT: usize = MAX_OUT,
+    const PATH: usize = MAX_PATH,
+    const SANS: usize = MAX_SANS,
+    const DISC: usize = { discovery::DEFAULT_BUFFER },
+> {
     // Configuration.
     front_end: heapless::String<MAX_FRONT_END>,
     log_format: LogFormat,
     user_agent: heapless::String<MAX_UA>,
     node: heapless::String<MAX_NODE_NAME>,
     node_configured: bool,
-    kubeconfig_path: PathBuf,
-    bootstrap_path: PathBuf,
-    cert_dir: PathBuf,
-    key_cache_path: PathBuf,
-    bundle_path: PathBuf,
+    kubeconfig_path: PathBuf<PATH>,
+    bootstrap_path: PathBuf<PATH>,
+    cert_dir: PathBuf<PATH>,
+    key_cache_path: PathBuf<PATH>,
+    bundle_path: PathBuf<PATH>,
     discovery_on: bool,
     discovery_server: heapless::String<MAX_URL>,
     discovery_token: Option<BootstrapToken>,
@@ -292,7 +311,7 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     discovery_unpinned: bool,
     discovery_timeout: i64,
     serving_on: bool,
-    serving_dns: heapless::Vec<heapless::String<{ engine::MAX_DNS_NAME }>, MAX_SANS>,
+    serving_dns: heapless::Vec<heapless::String<{ engine::MAX_DNS_NAME }>, SANS>,
     serving_ips: heapless::Vec<IpAddr, MAX_SANS>,
     bootstrap_wait: i64,
     rotation_wait: i64,
@@ -306,24 +325,24 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     verifier: Option<&'static (dyn SignatureVerifier + Sync)>,
 
     // What was read.
-    node_kc: ClusterInfo,
-    node_kc_dir: PathBuf,
-    cert_path: PathBuf,
-    key_path: PathBuf,
+    node_kc: ClusterInfo<PEM, PATH>,
+    node_kc_dir: PathBuf<PATH>,
+    cert_path: PathBuf<PATH>,
+    key_path: PathBuf<PATH>,
     need_node_ca: bool,
     need_cert: bool,
     need_key: bool,
     kc_points_at_current: bool,
-    client_chain: heapless::Vec<u8, MAX_CHAIN_PEM>,
+    client_chain: heapless::Vec<u8, PEM>,
     client_key: heapless::Vec<u8, MAX_KEY_PEM>,
-    bundle: heapless::Vec<u8, MAX_CA_PEM>,
+    bundle: heapless::Vec<u8, PEM>,
     bundle_loaded: bool,
     client: Verdict,
     serving: Verdict,
     client_dir_exists: bool,
-    boot: ClusterInfo,
-    boot_dir: PathBuf,
-    token_path: PathBuf,
+    boot: ClusterInfo<PEM, PATH>,
+    boot_dir: PathBuf<PATH>,
+    token_path: PathBuf<PATH>,
     token: Option<BootstrapToken>,
 
     // The attempt.
@@ -353,15 +372,15 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     jitter: engine::Jitter,
 
     // Machinery.
-    engine: Engine<N>,
-    discovery: Discovery,
+    engine: Engine<N, PEM, SANS>,
+    discovery: Discovery<DISC>,
     st: St,
     pending: Pending,
     /// Whether the pending action was handed out (an unanswered one is abandoned at `poll`).
     handed_out: bool,
     read_role: FileRole,
-    step_paths: [PathBuf; 3],
-    out: heapless::Vec<u8, OUT_CAP>,
+    step_paths: [PathBuf<PATH>; 3],
+    out: heapless::Vec<u8, OUT>,
     events: heapless::Deque<(Line, bool), 4>,
     shown: Line,
     failure: Option<Error>,
@@ -369,13 +388,29 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     outcome: Outcome,
 }
 
-impl<const N: usize> Drop for Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Drop for Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     fn drop(&mut self) {
         self.wipe();
     }
 }
 
-impl<const N: usize> core::fmt::Debug for Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> core::fmt::Debug for Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Agent")
             .field("state", &self.st)
@@ -388,13 +423,29 @@ impl<const N: usize> core::fmt::Debug for Agent<N> {
     }
 }
 
-impl<const N: usize> Default for Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Default for Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     fn default() -> Self {
         Self::idle()
     }
 }
 
-impl<const N: usize> Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     /// An agent that has not started: `const`, so it can initialise a static.
     pub const fn idle() -> Self {
         Agent {
@@ -499,7 +550,7 @@ impl<const N: usize> Agent<N> {
                 }),
             }
         }
-        fn file_or(path: &PathBuf, inline: bool) -> Origin<'_> {
+        fn file_or(path: &str, inline: bool) -> Origin<'_> {
             if !path.is_empty() {
                 Origin::File(path)
             } else if inline {
@@ -544,7 +595,7 @@ impl<const N: usize> Agent<N> {
     fn wipe(&mut self) {
         self.client_key.as_mut_slice().zeroize();
         self.client_key.clear();
-        let _ = self.out.resize_default(OUT_CAP);
+        let _ = self.out.resize_default(OUT);
         self.out.as_mut_slice().zeroize();
         self.out.clear();
         self.key = None;
