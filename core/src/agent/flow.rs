@@ -84,6 +84,7 @@ impl<
         };
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn load_node_kubeconfig(&mut self, bytes: &[u8]) -> Result<()> {
         let kc = Kubeconfig::parse(bytes)?;
         let r = kc.resolve()?;
@@ -147,6 +148,7 @@ impl<
         Ok(())
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn load_bootstrap_kubeconfig(&mut self, bytes: &[u8]) -> Result<()> {
         let kc = Kubeconfig::parse(bytes)?;
         let r = kc.resolve()?;
@@ -191,6 +193,7 @@ impl<
     }
 
     /// Validate a pair of the node (`chain` PEM, `key` PEM) for `profile`.
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn validate(
         &mut self,
         chain_and_key: Option<&[u8]>,
@@ -254,6 +257,7 @@ impl<
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn report(&mut self, kind: &str, v: Verdict) {
         let not_after = match v {
             Verdict::Valid(c) => Some(c.not_after),
@@ -286,6 +290,7 @@ impl<
         self.event(line);
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn check_client(&mut self, now: i64) {
         if self.client == Verdict::Unknown {
             self.client = self.validate(None, false, now);
@@ -345,6 +350,7 @@ impl<
     // -----------------------------------------------------------------------------------------
     // Deciding
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn decide(&mut self, now: i64) {
         if self.mode == Mode::Check {
             let valid = |v| if let Verdict::Valid(c) = v { Some(c) } else { None };
@@ -461,6 +467,7 @@ impl<
         self.st = St::KeyEntropy;
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn begin_bootstrap(&mut self, now: i64) {
         self.key = None;
         self.key_generated = false;
@@ -491,6 +498,7 @@ impl<
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn prepare_bootstrap(&mut self, now: i64) {
         if self.token.is_none() {
             return self.attempt_failed(
@@ -536,6 +544,7 @@ impl<
     // -----------------------------------------------------------------------------------------
     // Running an attempt
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn start_engine(&mut self, now: i64) {
         let Some(key) = self.key.as_ref() else {
             return self.attempt_failed(now, Error::InvalidState, "no key");
@@ -597,6 +606,7 @@ impl<
     }
 
     /// `step=wait`: what the CSR waits for, what unblocks it, and for how long it has waited.
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn wait_line(&self, now: i64) -> Line {
         let name = self.engine.csr_name();
         let signer = self.engine.signer_name();
@@ -618,6 +628,7 @@ impl<
             .done()
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn drive_discovery(&mut self, now: i64) {
         enum Next {
             Send,
@@ -669,6 +680,7 @@ impl<
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn drive_engine(&mut self, now: i64) {
         enum Next {
             Send(engine::RequestKind),
@@ -749,6 +761,7 @@ impl<
     }
 
     /// The certificate was issued and validated: plan the files.
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn issued(&mut self, now: i64) {
         self.issued = true;
         let prefix = if self.kind == Kind::Serving { PREFIX_SERVER } else { PREFIX_CLIENT };
@@ -799,6 +812,7 @@ impl<
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn write_node_kubeconfig(&mut self) -> Result<()> {
         // After bootstrap: the bootstrap kubeconfig's server and CA (as the kubelet does); after
         // a rotation (a kubeconfig that did not name -current.pem): its own.
@@ -853,6 +867,7 @@ impl<
     }
 
     /// The attempt failed with `e`: undo what it made that is of no use, then stop or retry.
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn attempt_failed(&mut self, now: i64, e: Error, why: &str) {
         self.failure = Some(e);
         self.detail = detail(format_args!("{}: {why}", self.kind.as_str()));
@@ -901,6 +916,7 @@ impl<
         *c = c.saturating_add(1);
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn finish_failure(&mut self, now: i64) {
         if self.mode != Mode::Check {
             self.count_failure();

@@ -321,6 +321,7 @@ impl<
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn after_store(&mut self, now: i64) {
         if self.kind == Kind::Bootstrap {
             self.st = St::StoreRemoveCache;
@@ -378,6 +379,7 @@ impl<
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn healthz_failed(&mut self, now: i64, status: Option<u16>) {
         if now.saturating_add(HEALTHZ_INTERVAL_SECS) < self.healthz_until {
             let mut b = self.ev("healthz").kv("state", "not-ready");
