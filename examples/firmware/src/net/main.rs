@@ -86,12 +86,12 @@ fn main() -> ! {
     let _program = words.next();
     // SAFETY: `main` runs once: this is the only reference to the modem.
     let modem = unsafe { (*addr_of_mut!(MODEM)).write(Modem::new(uart::Uart::open())) };
-    let ok = match (words.next(), words.next()) {
-        (Some("echo"), target) => echo(modem, target.unwrap_or("echo:0")),
+    let (ok, stack) = match (words.next(), words.next()) {
+        (Some("echo"), target) => (echo(modem, target.unwrap_or("echo:0")), stack_peak() as u32),
         (Some("join"), Some(dir)) => join(modem, dir),
         _ => {
             line(&["usage: kubeboot-net join DIR | echo echo:PORT"], None);
-            false
+            (false, 0)
         }
     };
     let (flash, ram) = image_sizes();
@@ -99,7 +99,7 @@ fn main() -> ! {
     put_u32(flash as u32);
     put(b" ram=");
     put_u32(ram as u32);
-    line(&[" stack="], Some(stack_peak() as u32));
+    line(&[" stack="], Some(stack));
     exit(ok)
 }
 
@@ -119,9 +119,16 @@ fn provision(flash: &mut Flash, dir: &str, name: &str, to: &str) -> bool {
     }
 }
 
-/// Bootstrap, prove the identity over mutual TLS, rotate once.
+/// Bootstrap, prove the identity over mutual TLS, rotate once. Returns whether all of it
+/// succeeded, and the peak stack.
 #[inline(never)] // its locals stay out of the caller's frame
-fn join(modem: &'static mut Modem, dir: &str) -> bool {
+fn join(modem: &'static mut Modem, dir: &str) -> (bool, u32) {
+    let mut phases = Phases::start();
+    let ok = join_with(modem, dir, &mut phases);
+    (ok, phases.peak_stack())
+}
+
+fn join_with(modem: &'static mut Modem, dir: &str, phases: &mut Phases) -> bool {
     // SAFETY: `main` runs once and no interrupt handler runs: these are the only references.
     let (agent, flash) =
         unsafe { ((*addr_of_mut!(AGENT)).assume_init_mut(), &mut *addr_of_mut!(FLASH)) };
@@ -149,15 +156,20 @@ fn join(modem: &'static mut Modem, dir: &str) -> bool {
     let mut rng = ChaCha20Rng::from_seed(seed);
     seed.fill(0);
     let mut net = Net::new(modem);
-    let mut phases = Phases::start();
 
     let mut config = Config::new("firmware", "/", KUBECONFIG, CERT_DIR);
     config.node_name = Some(node);
     config.bootstrap_kubeconfig = Some(BOOTSTRAP_KUBECONFIG);
     config.ca_bundle = Some(CA_BUNDLE);
     config.seed = rng.next_u64();
+    let mut wait = [0u8; 16];
+    path.clear();
+    let _ = path.push_str(dir).and_then(|()| path.push_str("/bootstrap-wait"));
+    if let Ok(Ok(secs)) = host::read_file(&path, &mut wait).map(core::str::from_utf8) {
+        config.bootstrap_wait_secs = secs.trim().parse().unwrap_or(config.bootstrap_wait_secs);
+    }
     line(&["join: node ", node, " bootstrap"], None);
-    if !run_agent(agent, &config, flash, &mut net, &mut rng, &mut phases) {
+    if !run_agent(agent, &config, flash, &mut net, &mut rng, phases) {
         phases.report();
         return false;
     }
@@ -165,7 +177,7 @@ fn join(modem: &'static mut Modem, dir: &str) -> bool {
     net.review_next = true;
     config.rotate_now = RotateNow { client: true, serving: false };
     line(&["join: rotate"], None);
-    let rotated = run_agent(agent, &config, flash, &mut net, &mut rng, &mut phases);
+    let rotated = run_agent(agent, &config, flash, &mut net, &mut rng, phases);
     net.close();
     phases.report();
     let (bytes, entries) = flash.peak();
@@ -236,12 +248,7 @@ fn run_agent(
                 let sent = net.send(&request, now, rng, phases);
                 net.finish(agent, sent, now, phases);
             }
-            Action::Sleep { until } => {
-                net.close();
-                while host::now() < until {
-                    cortex_m::asm::delay(1_000_000);
-                }
-            }
+            Action::Sleep { until } => net.sleep_until(until),
             Action::Event(e) => line(&[e.line], None),
             Action::Done(_) => return true,
             Action::Failed(f) => {

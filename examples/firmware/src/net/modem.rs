@@ -87,6 +87,9 @@ pub struct Modem {
     open: bool,
     /// Bytes of the current DATA frame of our session not read yet.
     remaining: usize,
+    /// Bytes of a frame left unread when its connection was given up: skipped before the next
+    /// header.
+    discard: usize,
     /// Bytes received and sent on the pipe (frames included).
     pub bytes_in: u32,
     /// Bytes sent.
@@ -96,7 +99,7 @@ pub struct Modem {
 impl Modem {
     /// The pipe over UART1.
     pub fn new(uart: Uart) -> Self {
-        Modem { uart, session: 0, open: false, remaining: 0, bytes_in: 0, bytes_out: 0 }
+        Modem { uart, session: 0, open: false, remaining: 0, discard: 0, bytes_in: 0, bytes_out: 0 }
     }
 
     fn frame(&mut self, kind: u8, payload: &[u8]) {
@@ -123,6 +126,10 @@ impl Modem {
 
     /// The next frame header (type, session, length).
     fn header(&mut self) -> Result<(u8, u8, usize), PipeError> {
+        while self.discard > 0 {
+            self.byte()?;
+            self.discard -= 1;
+        }
         let (kind, session) = (self.byte()?, self.byte()?);
         let len = usize::from(u16::from_be_bytes([self.byte()?, self.byte()?]));
         Ok((kind, session, len))
@@ -164,7 +171,14 @@ impl Modem {
             self.frame(CLOSE, &[]);
             self.open = false;
         }
+        self.discard += self.remaining;
         self.remaining = 0;
+    }
+
+    /// Sleep until `t` (unix seconds), the connection closed.
+    pub fn sleep_until(&mut self, t: i64) {
+        self.close();
+        self.uart.sleep_until(t);
     }
 }
 

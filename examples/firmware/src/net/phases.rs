@@ -74,6 +74,11 @@ impl Phases {
         }
     }
 
+    /// The peak stack of every phase so far.
+    pub fn peak_stack(&self) -> u32 {
+        self.stack.iter().copied().max().unwrap_or(0)
+    }
+
     /// The phase being counted.
     pub fn current(&self) -> Phase {
         self.current

@@ -10,6 +10,7 @@ use embedded_tls::blocking::{TlsConfig, TlsConnection, TlsContext, TlsError};
 use kubeboot::agent::{Connection, HttpRequest, RequestKind};
 use kubeboot::backend::cortex_m4::M4Key;
 use kubeboot::engine::StreamControl;
+use kubeboot::error::VerifyError;
 use kubeboot::verify::{ServerName, TrustedCas};
 use kubeboot_firmware::line;
 use rand_chacha::ChaCha20Rng;
@@ -47,6 +48,20 @@ enum Link {
 /// Where the request went (for [`Net::finish`]).
 pub struct Sent {
     watch: bool,
+}
+
+/// Why a request could not be sent.
+pub enum NotSent {
+    /// The pipe, TLS or HTTP failed.
+    Io(&'static str),
+    /// The server's certificate or handshake signature was refused, and why.
+    Refused(VerifyError),
+}
+
+impl From<&'static str> for NotSent {
+    fn from(why: &'static str) -> Self {
+        NotSent::Io(why)
+    }
 }
 
 /// The network side of the device.
@@ -100,6 +115,14 @@ impl Net {
         self.id = None;
     }
 
+    /// Sleep until `t` (unix seconds), with no session open.
+    pub fn sleep_until(&mut self, t: i64) {
+        self.close();
+        if let Link::Idle(m) = &mut self.link {
+            m.sleep_until(t);
+        }
+    }
+
     fn tls(&mut self) -> Option<&mut Tls> {
         match &mut self.link {
             Link::Tls(t) => Some(t),
@@ -116,7 +139,7 @@ impl Net {
         now: i64,
         rng: &mut ChaCha20Rng,
         phases: &mut Phases,
-    ) -> Result<(), &'static str> {
+    ) -> Result<(), NotSent> {
         self.close();
         let (host, target) = authority(conn.server).ok_or("the server is not an https URL")?;
         let name = ServerName::parse(host).map_err(|_| "the server's host is not a name")?;
@@ -134,12 +157,12 @@ impl Net {
                 Some(M4Key::from_pem(c.key_pem).map_err(|_| "the client key does not read")?);
         }
         let Link::Idle(m) = core::mem::replace(&mut self.link, Link::Gone) else {
-            return Err("the pipe is gone");
+            return Err(NotSent::Io("the pipe is gone"));
         };
         if let Err(e) = m.connect(target, now + 30) {
             self.link = Link::Idle(m);
             line(&["pipe: open ", target, " failed: ", e.name()], None);
-            return Err("the relay could not open the connection");
+            return Err(NotSent::Io("the relay could not open the connection"));
         }
         modem::set_deadline(now + 30);
         // SAFETY: the record buffers are only ever lent to the one session in `self.link`, which
@@ -194,7 +217,10 @@ impl Net {
                 };
                 m.close();
                 self.link = Link::Idle(m);
-                Err("the TLS handshake failed")
+                Err(match provider.verifier.refused {
+                    Some(v) => NotSent::Refused(v),
+                    None => NotSent::Io("the TLS handshake failed"),
+                })
             }
         }
     }
@@ -207,13 +233,13 @@ impl Net {
         now: i64,
         rng: &mut ChaCha20Rng,
         phases: &mut Phases,
-    ) -> Result<Sent, &'static str> {
+    ) -> Result<Sent, NotSent> {
         let conn = &req.connection;
         if self.broken || self.id != Some(conn.id) || self.tls().is_none() {
             self.open(conn, now, rng, phases)?;
             if self.review_next && conn.client_certificate.is_some() {
                 self.review_next = false;
-                self.review(conn, req.user_agent)?;
+                self.review(conn, req.user_agent).map_err(NotSent::Io)?;
             }
         }
         let (_, hostport) = authority(conn.server).ok_or("the server is not an https URL")?;
@@ -232,7 +258,7 @@ impl Net {
         if let Err(e) = http::write_request(tls, req.method.as_str(), req.path, &headers, req.body)
         {
             self.broken = true;
-            return Err(e.name());
+            return Err(NotSent::Io(e.name()));
         }
         Ok(Sent { watch: req.kind == RequestKind::Watch })
     }
@@ -242,15 +268,22 @@ impl Net {
     pub fn finish(
         &mut self,
         agent: &mut DeviceAgent,
-        sent: Result<Sent, &'static str>,
+        sent: Result<Sent, NotSent>,
         now: i64,
         phases: &mut Phases,
     ) {
         let sent = match sent {
             Ok(s) => s,
-            Err(why) => {
+            Err(NotSent::Io(why)) => {
                 self.broken = true;
                 agent.on_transport_error(now, why);
+                return;
+            }
+            Err(NotSent::Refused(v)) => {
+                self.broken = true;
+                let mut why = heapless::String::<128>::new();
+                let _ = core::fmt::write(&mut why, format_args!("server refused: {v}"));
+                agent.on_transport_error(now, &why);
                 return;
             }
         };

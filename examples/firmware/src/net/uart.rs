@@ -75,8 +75,19 @@ impl Uart {
         u
     }
 
-    /// Sleep until the UART has received a byte or timer 1 ticks (whichever comes first).
-    fn sleep(&mut self) {
+    /// Sleep until the host clock reaches `t` (unix seconds); bytes that arrive meanwhile stay in
+    /// the receive register.
+    pub fn sleep_until(&mut self, t: i64) {
+        while host::now() < t {
+            for _ in 0..WAKES_PER_CLOCK {
+                self.sleep(false);
+            }
+        }
+    }
+
+    /// Sleep until the UART has received a byte (`for_byte`) or timer 1 ticks, whichever comes
+    /// first.
+    fn sleep(&mut self, for_byte: bool) {
         // SAFETY: clears the UART's and timer 1's interrupt flags (write 1 to clear) and both
         // pending bits in the NVIC, so that only a new event ends the `WFI`.
         unsafe {
@@ -84,7 +95,7 @@ impl Uart {
             write_volatile((TIMER1 + 0xc) as *mut u32, 1);
             write_volatile(NVIC_ICPR0 as *mut u32, (1 << IRQ_UART1_RX) | (1 << IRQ_TIMER1));
         }
-        if self.state() & RX_FULL != 0 {
+        if for_byte && self.state() & RX_FULL != 0 {
             return; // arrived in the meantime
         }
         let t0 = ticks();
@@ -128,7 +139,7 @@ impl Uart {
                 if let Some(b) = self.try_read() {
                     return Ok(b);
                 }
-                self.sleep();
+                self.sleep(true);
             }
             if host::now() >= deadline {
                 return Err(TimedOut);
