@@ -301,7 +301,8 @@ cmd_up() {
     --unsafe-no-fsync --log-level warn
   wait_for 60 "etcd /health" curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
 
-  # Audit: one Metadata line per CSR / cluster-info request (e2e/run counts requests per agent).
+  # Audit: one Metadata line per CSR / cluster-info request (e2e/run counts requests per agent),
+  # and per SelfSubjectReview (e2e/firmware-join: who the apiserver took the device for).
   cat >"$W/audit-policy.yaml" <<'EOF2'
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -311,6 +312,10 @@ rules:
   resources:
   - group: certificates.k8s.io
     resources: ["certificatesigningrequests"]
+- level: Metadata
+  resources:
+  - group: authentication.k8s.io
+    resources: ["selfsubjectreviews"]
 - level: None
 EOF2
   APISERVER_CMD=("$BIN/kube-apiserver"
