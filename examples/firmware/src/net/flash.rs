@@ -247,6 +247,7 @@ impl Flash {
                 self.rename(updated, current)
             }
             FileStep::WriteKubeconfig { path, content }
+            | FileStep::WriteCa { path, content }
             | FileStep::WriteBootstrapKubeconfig { path, content } => self.write(path, content),
             FileStep::RemoveKeyCache { path } => {
                 self.remove(path);
