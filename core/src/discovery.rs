@@ -697,6 +697,7 @@ impl<const N: usize> Discovery<N> {
     /// The whole response to the outstanding request. A failure that ends discovery comes out of
     /// the next [`Discovery::poll`]; a response when no request is outstanding is ignored and
     /// changes nothing.
+    #[inline(never)] // its locals stay out of the agent's on_http_response frame (firmware stacks)
     pub fn on_response(&mut self, now: i64, status: u16, body: &[u8]) {
         if !matches!(self.phase, Phase::Fetching | Phase::Confirming) {
             return;

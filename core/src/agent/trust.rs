@@ -159,6 +159,7 @@ impl<
     }
 
     /// The answer to a refresh request.
+    #[inline(never)] // its locals stay out of on_http_response's frame (firmware stacks)
     pub(super) fn on_ca_response(&mut self, now: i64, status: u16, body: &[u8]) {
         match (self.st, status) {
             (St::CaProbe, _) => {
