@@ -144,10 +144,10 @@ impl Net {
         let (host, target) = authority(conn.server).ok_or("the server is not an https URL")?;
         let name = ServerName::parse(host).map_err(|_| "the server's host is not a name")?;
         let ca_pem = conn.ca_pem.ok_or("no CA to verify the server with (insecure is refused)")?;
-        let mut ca_der = [0u8; 2048];
+        let mut ca_der = [0u8; crate::PEM / 4 * 3 + 8];
         let cas = TrustedCas::<{ tls::MAX_CAS }>::from_pem(ca_pem, &mut ca_der)
             .map_err(|_| "the CA bundle does not read")?;
-        let mut client_der = [0u8; 1536];
+        let mut client_der = [0u8; crate::PEM / 4 * 3 + 8];
         let mut client_key = None;
         let mut client_cert: &[u8] = &[];
         if let Some(c) = conn.client_certificate {
@@ -274,51 +274,56 @@ impl Net {
     ) {
         let sent = match sent {
             Ok(s) => s,
-            Err(NotSent::Io(why)) => {
-                self.broken = true;
-                agent.on_transport_error(now, why);
-                return;
-            }
-            Err(NotSent::Refused(v)) => {
-                self.broken = true;
-                let mut why = heapless::String::<128>::new();
-                let _ = core::fmt::write(&mut why, format_args!("server refused: {v}"));
-                agent.on_transport_error(now, &why);
-                return;
-            }
+            Err(e) => return self.not_sent(agent, e, now),
         };
-        let Some(tls) = self.tls() else {
-            agent.on_transport_error(now, "no session");
-            return;
-        };
-        let head = match http::read_head(tls) {
-            Ok(h) => h,
-            Err(e) => {
-                self.broken = true;
-                agent.on_transport_error(now, e.name());
-                return;
-            }
+        let head = match self.tls().map(http::read_head) {
+            Some(Ok(h)) => h,
+            Some(Err(e)) => return self.failed(agent, now, e.name()),
+            None => return self.failed(agent, now, "no session"),
         };
         if sent.watch && head.status == 200 {
             if phases.current() == Phase::Csr {
                 phases.enter(Phase::Watch);
             }
             self.stream(agent, &head, phases);
-            return;
+        } else {
+            self.respond(agent, &head);
         }
+    }
+
+    /// The request failed: the session is of no more use, the agent is told why.
+    #[inline(never)] // its locals stay out of the caller's frame
+    fn failed(&mut self, agent: &mut DeviceAgent, now: i64, why: &str) {
+        self.broken = true;
+        agent.on_transport_error(now, why);
+    }
+
+    #[inline(never)] // its locals stay out of the caller's frame
+    fn not_sent(&mut self, agent: &mut DeviceAgent, e: NotSent, now: i64) {
+        match e {
+            NotSent::Io(why) => self.failed(agent, now, why),
+            NotSent::Refused(v) => {
+                let mut why = heapless::String::<128>::new();
+                let _ = core::fmt::write(&mut why, format_args!("server refused: {v}"));
+                self.failed(agent, now, &why);
+            }
+        }
+    }
+
+    /// A whole response: its body to the agent.
+    #[inline(never)] // its locals stay out of the caller's frame
+    fn respond(&mut self, agent: &mut DeviceAgent, head: &Head) {
+        let Some(tls) = self.tls() else { return };
         // SAFETY: the body buffer is used only here and in `review`, never at the same time.
         let buf = unsafe { &mut *addr_of_mut!(BODY_BUF) };
-        match http::read_body(tls, &head, buf) {
+        match http::read_body(tls, head, buf) {
             Ok(body) => {
                 agent.on_http_response(host::now(), head.status, body);
                 if head.close {
                     self.broken = true;
                 }
             }
-            Err(e) => {
-                self.broken = true;
-                agent.on_transport_error(host::now(), e.name());
-            }
+            Err(e) => self.failed(agent, host::now(), e.name()),
         }
     }
 
