@@ -51,8 +51,6 @@ pub fn write_request<W: Write>(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Result<(), HttpError> {
-    let mut len = [0u8; 10];
-    let len = decimal(body.len(), &mut len);
     let mut put = |b: &[u8]| w.write_all(b).map_err(|_| HttpError::Transport);
     put(method.as_bytes())?;
     put(b" ")?;
@@ -65,28 +63,11 @@ pub fn write_request<W: Write>(
         put(b"\r\n")?;
     }
     if !body.is_empty() || method == "POST" {
-        put(b"Content-Length: ")?;
-        put(len)?;
-        put(b"\r\n")?;
+        write!(w, "Content-Length: {}\r\n", body.len()).map_err(|_| HttpError::Transport)?;
     }
-    put(b"\r\n")?;
-    put(body)?;
+    w.write_all(b"\r\n").map_err(|_| HttpError::Transport)?;
+    w.write_all(body).map_err(|_| HttpError::Transport)?;
     w.flush().map_err(|_| HttpError::Transport)
-}
-
-fn decimal(mut n: usize, buf: &mut [u8; 10]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        if let Some(slot) = buf.get_mut(i) {
-            *slot = b'0' + (n % 10) as u8;
-        }
-        n /= 10;
-        if n == 0 || i == 0 {
-            break;
-        }
-    }
-    buf.get(i..).unwrap_or(b"0")
 }
 
 /// Take one byte.
