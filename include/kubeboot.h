@@ -340,6 +340,10 @@ enum kubeboot_result
   KUBEBOOT_RESULT_UNSUPPORTED_KEY = 201,
   // entropy produced an invalid key; supply fresh entropy (`bad-entropy`).
   KUBEBOOT_RESULT_BAD_ENTROPY = 202,
+  // not a usable key reference (a PEM key, tpm:, or an RFC 7512 pkcs11: URI without unknown attributes or a PIN in it) (`invalid-key-reference`).
+  KUBEBOOT_RESULT_INVALID_KEY_REFERENCE = 203,
+  // the device holding the node key failed (unreachable, wrong PIN, no such object, or a key of another device) (`key-device`).
+  KUBEBOOT_RESULT_KEY_DEVICE = 204,
   // node name is not a lower-case DNS-1123 subdomain (`invalid-node-name`).
   KUBEBOOT_RESULT_INVALID_NODE_NAME = 300,
   // invalid DNS name (`invalid-dns-name`).

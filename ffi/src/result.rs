@@ -87,6 +87,10 @@ pub enum kubeboot_result {
     UnsupportedKey = 201,
     /// entropy produced an invalid key; supply fresh entropy (`bad-entropy`).
     BadEntropy = 202,
+    /// not a usable key reference (a PEM key, tpm:, or an RFC 7512 pkcs11: URI without unknown attributes or a PIN in it) (`invalid-key-reference`).
+    InvalidKeyReference = 203,
+    /// the device holding the node key failed (unreachable, wrong PIN, no such object, or a key of another device) (`key-device`).
+    KeyDevice = 204,
     /// node name is not a lower-case DNS-1123 subdomain (`invalid-node-name`).
     InvalidNodeName = 300,
     /// invalid DNS name (`invalid-dns-name`).
@@ -232,6 +236,8 @@ pub(crate) const ALL: &[kubeboot_result] = &[
     kubeboot_result::MalformedKey,
     kubeboot_result::UnsupportedKey,
     kubeboot_result::BadEntropy,
+    kubeboot_result::InvalidKeyReference,
+    kubeboot_result::KeyDevice,
     kubeboot_result::InvalidNodeName,
     kubeboot_result::InvalidDnsName,
     kubeboot_result::InvalidIpAddress,

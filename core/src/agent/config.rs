@@ -109,6 +109,14 @@ pub struct Config<'a> {
     pub verifier: &'static (dyn SignatureVerifier + Sync),
     /// How event lines are written (text or JSON).
     pub log_format: LogFormat,
+    /// Where new client keys are made ([`crate::keyref::Device`]: `tpm`, or a `pkcs11:` URI of
+    /// the token with its `module-path` and `pin-source`); `None`: in software, from
+    /// [`Action::Entropy`]. With a device every new key is made there ([`KeyOp::Generate`]), the
+    /// CSR is signed there ([`KeyOp::Sign`]), the cert dir and the node kubeconfig hold its
+    /// reference instead of the key, and a rotation destroys the replaced key once the new pair
+    /// is current ([`KeyOp::Destroy`]). Not with [`Config::serving`] (the serving key stays in
+    /// software: [`Error::InvalidConfig`]).
+    pub key_device: Option<&'a str>,
 }
 
 impl<'a> Config<'a> {
@@ -140,6 +148,7 @@ impl<'a> Config<'a> {
             seed: 0,
             verifier: engine::SOFTWARE,
             log_format: LogFormat::Text,
+            key_device: None,
         }
     }
 }

@@ -72,6 +72,18 @@ impl<const N: usize> Agent<N> {
                 self.pending = Pending::Entropy;
                 Action::Entropy { len: crate::key::ENTROPY_LEN }
             }
+            St::KeyPublic
+            | St::CachePublic
+            | St::KeyGenerate
+            | St::KeySign
+            | St::DestroyOld
+            | St::DestroyNew => {
+                self.pending = Pending::Key;
+                match self.key_op() {
+                    Some(op) => Action::Key(op),
+                    None => Action::Sleep { until: now },
+                }
+            }
             St::Healthz => {
                 self.pending = Pending::Healthz;
                 Action::Http(HttpRequest {

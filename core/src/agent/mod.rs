@@ -67,6 +67,7 @@ use crate::discovery::{self, Discovery};
 use crate::engine::{self, Engine, Method, Naming, StreamControl};
 use crate::error::{Error, Reason, Result, StoreErrorKind, VerifyError};
 use crate::key::{NodeKey, SEC1_PEM_LEN};
+use crate::keyref::{self, Holder, MAX_DEVICE, MAX_KEY_REF};
 use crate::kubeconfig::{Kubeconfig, NodeKubeconfig, Scalar, Source, write_node_kubeconfig};
 use crate::metrics::Metrics;
 use crate::out::Filled;
@@ -77,6 +78,7 @@ use crate::{pem, rfc3339, rotation};
 
 mod action;
 mod config;
+mod device;
 mod emit;
 mod event;
 mod helpers;
@@ -235,6 +237,16 @@ enum St {
     PrepareBootstrap,
     ReadKeyCache,
     KeyEntropy,
+    /// The device: the current client key's public point.
+    KeyPublic,
+    /// The device: the key cache's public point.
+    CachePublic,
+    KeyGenerate,
+    KeySign,
+    /// The device: destroy the replaced key (its pair is no longer current).
+    DestroyOld,
+    /// The device: destroy the key this failed attempt made.
+    DestroyNew,
     MakeDir,
     WriteKeyCache,
     Healthz,
@@ -257,6 +269,7 @@ enum Pending {
     Read,
     File,
     Entropy,
+    Key,
     Healthz,
     Discovery,
     Engine,
@@ -304,6 +317,8 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     seed: u64,
     /// `None` is the software verifier (no reference in the idle state).
     verifier: Option<&'static (dyn SignatureVerifier + Sync)>,
+    /// Where new client keys are made (empty: in software).
+    device: heapless::String<MAX_DEVICE>,
 
     // What was read.
     node_kc: ClusterInfo,
@@ -316,6 +331,8 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     kc_points_at_current: bool,
     client_chain: heapless::Vec<u8, MAX_CHAIN_PEM>,
     client_key: heapless::Vec<u8, MAX_KEY_PEM>,
+    /// The public point of the current client key when a device holds it (from the device).
+    client_point: Option<[u8; 65]>,
     bundle: heapless::Vec<u8, MAX_CA_PEM>,
     bundle_loaded: bool,
     client: Verdict,
@@ -330,6 +347,14 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     kind: Kind,
     metrics: Metrics,
     key: Option<NodeKey>,
+    /// The reference of this attempt's key when a device holds it (empty: `key` is the key).
+    new_ref: heapless::Vec<u8, MAX_KEY_REF>,
+    /// Its public point.
+    new_point: [u8; 65],
+    /// The name of the key being made in the device.
+    key_label: heapless::String<48>,
+    /// The device's signature of the CSR's `CertificationRequestInfo`.
+    signature: Option<[u8; 64]>,
     key_generated: bool,
     key_tries: u32,
     dir_created: bool,
@@ -426,6 +451,7 @@ impl<const N: usize> Agent<N> {
             utc_offset: 0,
             seed: 0,
             verifier: None,
+            device: heapless::String::new(),
             node_kc: ClusterInfo::empty(),
             node_kc_dir: PathBuf::new(),
             cert_path: PathBuf::new(),
@@ -436,6 +462,7 @@ impl<const N: usize> Agent<N> {
             kc_points_at_current: false,
             client_chain: heapless::Vec::new(),
             client_key: heapless::Vec::new(),
+            client_point: None,
             bundle: heapless::Vec::new(),
             bundle_loaded: false,
             client: Verdict::Unknown,
@@ -448,6 +475,10 @@ impl<const N: usize> Agent<N> {
             kind: Kind::Bootstrap,
             metrics: Metrics::new(),
             key: None,
+            new_ref: heapless::Vec::new(),
+            new_point: [0u8; 65],
+            key_label: heapless::String::new(),
+            signature: None,
             key_generated: false,
             key_tries: 0,
             dir_created: false,
@@ -548,6 +579,7 @@ impl<const N: usize> Agent<N> {
         self.out.as_mut_slice().zeroize();
         self.out.clear();
         self.key = None;
+        self.new_ref.clear();
         self.token = None;
         self.discovery_token = None;
     }
@@ -606,6 +638,7 @@ impl<const N: usize> Agent<N> {
             utc_offset,
             seed,
             verifier,
+            device,
             node_kc: _,
             node_kc_dir: _,
             cert_path: _,
@@ -616,6 +649,7 @@ impl<const N: usize> Agent<N> {
             kc_points_at_current: _,
             client_chain: _,
             client_key: _,
+            client_point: _,
             bundle: _,
             bundle_loaded: _,
             client: _,
@@ -628,6 +662,10 @@ impl<const N: usize> Agent<N> {
             kind,
             metrics,
             key: _,
+            new_ref: _,
+            new_point,
+            key_label,
+            signature,
             key_generated,
             key_tries,
             dir_created,
@@ -690,9 +728,13 @@ impl<const N: usize> Agent<N> {
         *utc_offset = 0;
         *seed = 0;
         *verifier = None;
+        device.clear();
         // The attempt.
         *kind = Kind::Bootstrap;
         *metrics = Metrics::new();
+        *new_point = [0u8; 65];
+        key_label.clear();
+        *signature = None;
         *key_generated = false;
         *key_tries = 0;
         *dir_created = false;
@@ -743,6 +785,7 @@ impl<const N: usize> Agent<N> {
         self.client_chain.clear();
         self.client_key.as_mut_slice().zeroize();
         self.client_key.clear();
+        self.client_point = None;
         self.bundle.clear();
         self.bundle_loaded = false;
         self.client = Verdict::Unknown;
@@ -800,6 +843,13 @@ impl<const N: usize> Agent<N> {
             self.discovery_unpinned = d.allow_unpinned;
             self.discovery_timeout = d.timeout_secs;
             self.discovery_on = true;
+        }
+        if let Some(d) = c.key_device {
+            keyref::Device::parse(d)?;
+            if c.serving.is_some() {
+                return Err(Error::InvalidConfig);
+            }
+            put(&mut self.device, d)?;
         }
         if let Some(s) = c.serving {
             // The same checks as the CSR builder's (a CSR is built only later).
@@ -869,6 +919,14 @@ impl<const N: usize> Agent<N> {
             return None;
         }
         Some(self.file_step())
+    }
+
+    /// The key operation handed out by the last [`Agent::poll`] and not answered yet, again.
+    pub fn outstanding_key_op(&self) -> Option<KeyOp<'_>> {
+        if self.pending != Pending::Key || !self.handed_out {
+            return None;
+        }
+        self.key_op()
     }
 
     /// Whether an [`Action::Entropy`] was handed out and not answered yet.
@@ -943,6 +1001,7 @@ impl<const N: usize> Agent<N> {
             Pending::Healthz | Pending::Discovery | Pending::Engine => {
                 self.on_transport_error(now, "no answer before the next poll")
             }
+            Pending::Key => self.key_abandoned(now),
             Pending::Entropy | Pending::None => self.pending = Pending::None,
         }
     }

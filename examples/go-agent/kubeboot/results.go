@@ -48,6 +48,8 @@ const (
 	CodeMalformedKey                uint32 = C.KUBEBOOT_RESULT_MALFORMED_KEY                  // 200
 	CodeUnsupportedKey              uint32 = C.KUBEBOOT_RESULT_UNSUPPORTED_KEY                // 201
 	CodeBadEntropy                  uint32 = C.KUBEBOOT_RESULT_BAD_ENTROPY                    // 202
+	CodeInvalidKeyReference         uint32 = C.KUBEBOOT_RESULT_INVALID_KEY_REFERENCE          // 203
+	CodeKeyDevice                   uint32 = C.KUBEBOOT_RESULT_KEY_DEVICE                     // 204
 	CodeInvalidNodeName             uint32 = C.KUBEBOOT_RESULT_INVALID_NODE_NAME              // 300
 	CodeInvalidDNSName              uint32 = C.KUBEBOOT_RESULT_INVALID_DNS_NAME               // 301
 	CodeInvalidIPAddress            uint32 = C.KUBEBOOT_RESULT_INVALID_IP_ADDRESS             // 302
