@@ -117,11 +117,16 @@ pub struct Config<'a> {
     /// is current ([`KeyOp::Destroy`]). Not with [`Config::serving`] (the serving key stays in
     /// software: [`Error::InvalidConfig`]).
     pub key_device: Option<&'a str>,
+    /// [`Mode::Run`]: how often (seconds) to re-read the cluster's CA for the apiserver and keep
+    /// the node's CA file (`<cert_dir>/ca.crt`, which the node kubeconfig names) current; `0`:
+    /// never. Also at start and at [`Agent::wake`]. See [the CA refresh](super#the-ca-refresh).
+    pub ca_refresh_secs: i64,
 }
 
 impl<'a> Config<'a> {
     /// A configuration with the kubelet's defaults: no bootstrap kubeconfig, watch, one-hour
-    /// bootstrap wait, fifteen-minute rotation wait, [`Mode::Once`], UTC, software verifier.
+    /// bootstrap wait, fifteen-minute rotation wait, [`Mode::Once`], UTC, software verifier; the
+    /// CA refreshed every [`DEFAULT_CA_REFRESH_SECS`] in [`Mode::Run`].
     pub fn new(
         front_end: &'a str,
         working_dir: &'a str,
@@ -149,6 +154,7 @@ impl<'a> Config<'a> {
             verifier: engine::SOFTWARE,
             log_format: LogFormat::Text,
             key_device: None,
+            ca_refresh_secs: DEFAULT_CA_REFRESH_SECS,
         }
     }
 }
