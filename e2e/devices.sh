@@ -99,7 +99,7 @@ swtpm_down() { kill "$SWTPM_PID" 2>/dev/null; wait "$SWTPM_PID" 2>/dev/null; tru
 # devices_down -> stop every server these functions started
 devices_down() {
   local p
-  for p in "${DEVICE_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  for p in "${DEVICE_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
   DEVICE_PIDS=()
 }
 
