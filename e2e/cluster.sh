@@ -321,6 +321,7 @@ EOF2
     --tls-cert-file="$W/pki/apiserver.crt" --tls-private-key-file="$W/pki/apiserver.key"
     --client-ca-file="$W/pki/client-ca.crt"
     --enable-bootstrap-token-auth=true --anonymous-auth=true
+    --enable-admission-plugins=NodeRestriction
     --token-auth-file="$W/pki/tokens.csv"
     --authorization-mode=Node,RBAC
     --service-account-issuer=https://kubernetes.default.svc.cluster.local

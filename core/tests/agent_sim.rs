@@ -1675,3 +1675,17 @@ fn ca_refresh_is_an_interval_after_start_jittered_and_wake_refreshes_at_once() {
     }
     assert!(firsts.len() > 1, "jittered: {firsts:?}");
 }
+
+#[test]
+fn a_serving_certificate_needs_an_ip_as_the_kubelets_does() {
+    let n = Node::new();
+    let k = n.config();
+    let mut c = base_config(&k);
+    c.serving = Some(Serving { dns: &["node-1.example"], ips: &[] });
+    let mut agent: Box<Agent> = Box::default();
+    assert_eq!(agent.start(&c), Err(Error::ServingNeedsIp));
+    assert_eq!(Error::ServingNeedsIp.name(), "serving-needs-ip");
+    let ip = ["10.0.0.7".parse().unwrap()];
+    c.serving = Some(Serving { dns: &[], ips: &ip });
+    assert_eq!(agent.start(&c), Ok(()));
+}

@@ -223,7 +223,8 @@ pub fn run(a: &AgentArgs, how: Run) -> CmdResult {
     c.verifier = &kubeboot::backend::ring::Ring;
     let mut out = MetricsOut::start(a.metrics_bind_address.as_deref(), a.metrics_textfile.clone())?;
     let mut agent: Box<Agent> = Box::default();
-    agent.start(&c)?;
+    // (the typed reason first, as the C and Go agents print it)
+    agent.start(&c).map_err(|e| Rejected(format!("{}: {e}", e.name())))?;
     let r = drive(&mut agent, &mut out);
     out.update(agent.metrics(), unix_now());
     r
