@@ -87,6 +87,9 @@ step "Miri over the core's unit tests"
 # --report-time: each test's time on Miri's clock, for the shard weights in .ci/miri.sh.
 .ci/miri.sh -Z unstable-options --report-time
 
+step "an early 401 (answered before the request body, HTTP/2 stream reset / HTTP/1.1) is a typed refusal for every agent"
+e2e/early-answer
+
 step "end to end against a real control plane (upstream kube-apiserver, etcd, kube-controller-manager)"
 if [ -n "$cp_pid" ]; then
   echo "waiting for the background control-plane build ($cp_log)"

@@ -94,6 +94,10 @@
 // File step: remove the directory `path` if it is empty.
 #define KUBEBOOT_FILE_REMOVE_DIR 8
 
+// File step: write the node's CA file for the apiserver `path` (`data`: PEM certificates, not
+// secret) atomically (after bootstrap, and when the CA refresh proved a new bundle).
+#define KUBEBOOT_FILE_WRITE_CA 9
+
 // Request: `GET /healthz` before bootstrapping.
 #define KUBEBOOT_AGENT_REQUEST_HEALTHZ 0
 
@@ -109,6 +113,13 @@
 // Request: watch the CSR; with status 200 stream the body into
 // [`kubeboot_agent_on_stream_data`].
 #define KUBEBOOT_AGENT_REQUEST_WATCH 4
+
+// Request: list the ClusterTrustBundles of the apiserver's serving signer (the CA refresh).
+#define KUBEBOOT_AGENT_REQUEST_TRUST_BUNDLES 5
+
+// Request: `GET /healthz` trusting only a new CA bundle (the CA refresh): any HTTP answer
+// proves it, a failed handshake is `kubeboot_agent_on_transport_error`.
+#define KUBEBOOT_AGENT_REQUEST_CA_PROBE 6
 
 // Output format: PEM (`CERTIFICATE REQUEST`, LF line endings).
 #define KUBEBOOT_FORMAT_PEM 0
@@ -444,6 +455,8 @@ enum kubeboot_result
   KUBEBOOT_RESULT_NO_CA = 801,
   // unusable agent configuration (`invalid-config`).
   KUBEBOOT_RESULT_INVALID_CONFIG = 802,
+  // the apiserver did not prove a CA of the new bundle (a TLS handshake trusting only the new bundle failed): the CA file is unchanged (`ca-bundle-unproven`).
+  KUBEBOOT_RESULT_CA_BUNDLE_UNPROVEN = 803,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -566,6 +579,9 @@ typedef struct kubeboot_agent_config {
   // `KUBEBOOT_LOG_TEXT` (0: `agent=c step=... key=value`) or `KUBEBOOT_LOG_JSON` (one JSON
   // object per line).
   uint32_t log_format;
+  // `KUBEBOOT_MODE_RUN`: how often to re-read the cluster's CA and keep `<cert_dir>/ca.crt`
+  // current (seconds; 0: the default, 600; negative: never).
+  int64_t ca_refresh_seconds;
 } kubeboot_agent_config;
 
 // What to do next, from [`kubeboot_agent_poll`]. Pointers point into the agent and stay valid

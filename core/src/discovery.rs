@@ -395,7 +395,7 @@ fn too_large(e: Error) -> Error {
 }
 
 /// The `data` object of a ConfigMap body; `None` when it has no data.
-fn configmap_data(body: &[u8]) -> Result<Option<Object<'_>>> {
+pub(crate) fn configmap_data(body: &[u8]) -> Result<Option<Object<'_>>> {
     let doc = json::parse(body).map_err(|_| Error::MalformedResponse)?;
     let obj = doc.as_object().ok_or(Error::MalformedResponse)?;
     match obj.get("data").map_err(|_| Error::MalformedResponse)? {
@@ -406,12 +406,26 @@ fn configmap_data(body: &[u8]) -> Result<Option<Object<'_>>> {
 }
 
 /// A string member of `data` (`None` when absent; a non-string is malformed).
-fn data_str<'b>(data: &Object<'b>, key: &str) -> Result<Option<Str<'b>>> {
+pub(crate) fn data_str<'b>(data: &Object<'b>, key: &str) -> Result<Option<Str<'b>>> {
     match data.get(key).map_err(|_| Error::MalformedResponse)? {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
         Some(_) => Err(Error::MalformedResponse),
     }
+}
+
+/// The cluster of the `cluster-info` kubeconfig: kubeadm writes one cluster named "", preferred
+/// (kubeadm's `GetClusterFromKubeConfig`), else the last one (the CA loop in
+/// `retrieveValidatedConfigInfo` keeps the last cluster).
+pub(crate) fn cluster_info_cluster<'k>(parsed: &Kubeconfig<'k>) -> Result<kubeconfig::Cluster<'k>> {
+    let clusters = parsed.clusters();
+    Ok(clusters
+        .iter()
+        .rev()
+        .find(|c| c.name.is_empty())
+        .or_else(|| clusters.last())
+        .ok_or(Error::MalformedResponse)?
+        .value)
 }
 
 /// Server URL and CA PEM (empty if there is none) from the signed kubeconfig.
@@ -421,16 +435,7 @@ fn extract<const S: usize, const N: usize>(
     ca: &mut Filled<N>,
 ) -> Result<()> {
     let parsed = Kubeconfig::parse(kc).map_err(|_| Error::MalformedResponse)?;
-    let clusters = parsed.clusters();
-    // kubeadm writes one cluster named "": prefer it (kubeadm's GetClusterFromKubeConfig), else
-    // the last one (the CA loop in `retrieveValidatedConfigInfo` keeps the last cluster).
-    let cluster = clusters
-        .iter()
-        .rev()
-        .find(|c| c.name.is_empty())
-        .or_else(|| clusters.last())
-        .ok_or(Error::MalformedResponse)?
-        .value;
+    let cluster = cluster_info_cluster(&parsed)?;
     let url = cluster.server.filter(|s| !s.is_empty()).ok_or(Error::MalformedResponse)?;
     server.fill(|b| Ok(url.decode_into(b).map_err(too_large)?.len()))?;
     match cluster.certificate_authority_data.filter(|d| !d.is_empty()) {

@@ -119,6 +119,10 @@ pub enum Error {
     /// The agent's configuration is unusable (a missing node name, a path that is not absolute
     /// or too long, an unknown option value).
     InvalidConfig,
+    /// A new CA bundle for the apiserver (from `cluster-info` or a ClusterTrustBundle) was not
+    /// proven by the apiserver: a TLS handshake that trusts only the new bundle failed, so the
+    /// bundle does not contain the CA the connection is trusted with. The CA file is unchanged.
+    CaBundleUnproven,
 }
 
 impl Error {
@@ -168,6 +172,7 @@ impl Error {
             Error::NoBootstrapCredentials => Code::NoBootstrapCredentials,
             Error::NoCa => Code::NoCa,
             Error::InvalidConfig => Code::InvalidConfig,
+            Error::CaBundleUnproven => Code::CaBundleUnproven,
         }
     }
 
@@ -661,6 +666,7 @@ catalogue! {
     800 NoBootstrapCredentials "no-bootstrap-credentials" "the node's credentials are unusable and no bootstrap kubeconfig (or discovery) is configured";
     801 NoCa "no-ca" "no CA to trust (the kubeconfig has none and no CA bundle was given); system roots are never used for a cluster";
     802 InvalidConfig "invalid-config" "unusable agent configuration";
+    803 CaBundleUnproven "ca-bundle-unproven" "the apiserver did not prove a CA of the new bundle (a TLS handshake trusting only the new bundle failed): the CA file is unchanged";
 }
 
 #[cfg(test)]
@@ -735,6 +741,7 @@ mod tests {
             Error::NoBootstrapCredentials,
             Error::NoCa,
             Error::InvalidConfig,
+            Error::CaBundleUnproven,
         ];
         for (i, a) in samples.iter().enumerate() {
             for b in &samples[i + 1..] {

@@ -84,6 +84,12 @@ struct Apiserver {
     /// (kind, who, path)
     log: Vec<(RequestKind, Who, String)>,
     cluster_info: Option<Value>,
+    /// The CA the serving certificate chains to (PEM): a connection that does not trust it fails
+    /// the handshake, as a real TLS client would.
+    presents: String,
+    /// The ClusterTrustBundles of kubernetes.io/kube-apiserver-serving (PEM each); `None`: the API
+    /// is not served (404).
+    trust_bundles: Option<Vec<String>>,
 }
 
 impl Apiserver {
@@ -116,7 +122,37 @@ impl Apiserver {
             deny_next: false,
             log: Vec::new(),
             cluster_info: None,
+            presents: String::new(),
+            trust_bundles: None,
         }
+        .presenting_own_ca()
+    }
+
+    fn presenting_own_ca(mut self) -> Self {
+        self.presents = self.ca_pem.clone();
+        self
+    }
+
+    /// The `cluster-info` ConfigMap as kubeadm writes it, with `ca` as certificate-authority-data.
+    fn publish_cluster_info(&mut self, ca: &str) {
+        let kc = format!(
+            "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {}\n    server: https://127.0.0.1:6443\n  name: \"\"\ncontexts: null\ncurrent-context: \"\"\nkind: Config\nusers: null\n",
+            Base64::encode_string(ca.as_bytes())
+        );
+        self.cluster_info =
+            Some(json!({"kind": "ConfigMap", "apiVersion": "v1", "data": {"kubeconfig": kc}}));
+    }
+
+    /// Whether a client trusting `bundle` (PEM) accepts the certificate the server presents.
+    fn trusted_by(&self, bundle: &[u8]) -> bool {
+        let ders = |pem: &[u8]| -> Vec<Vec<u8>> {
+            kubeboot::pem::blocks(pem)
+                .filter_map(|b| b.ok())
+                .map(|b| b.decode(&mut vec![0u8; 8192]).unwrap().to_vec())
+                .collect()
+        };
+        let anchor = ders(self.presents.as_bytes());
+        ders(bundle).iter().any(|d| anchor.contains(d))
     }
 
     fn issue(&self, csr_pem: &[u8], serving: bool, now: i64) -> String {
@@ -220,6 +256,12 @@ impl Apiserver {
         if self.down {
             return None;
         }
+        if let Some(ca) = req.connection.ca_pem {
+            if !self.trusted_by(ca) {
+                // x509: certificate signed by unknown authority (no request reaches the server).
+                return None;
+            }
+        }
         let Some(who) = self.who(auth, client) else {
             self.log.push((kind, Who::Anonymous, path.to_owned()));
             return Some(Self::status(401, "Unauthorized"));
@@ -232,6 +274,34 @@ impl Apiserver {
                 Some(v) => Some((200, v.to_string().into_bytes())),
                 None => Some(Self::status(404, "NotFound")),
             },
+            (RequestKind::CaProbe, Method::Get) => {
+                assert_eq!(path, "/healthz");
+                Some((200, b"ok".to_vec()))
+            }
+            (RequestKind::TrustBundles, Method::Get) => {
+                assert!(
+                    path.contains(
+                        "fieldSelector=spec.signerName%3Dkubernetes.io%2Fkube-apiserver-serving"
+                    ),
+                    "{path}"
+                );
+                assert_eq!(who, Who::Node, "the bundles are listed with the node's certificate");
+                match &self.trust_bundles {
+                    None => Some(Self::status(404, "NotFound")),
+                    Some(list) => {
+                        let items: Vec<Value> = list
+                            .iter()
+                            .enumerate()
+                            .map(|(i, pem)| json!({
+                                "metadata": {"name": format!("kubernetes.io:kube-apiserver-serving:{i}")},
+                                "spec": {"signerName": "kubernetes.io/kube-apiserver-serving", "trustBundle": pem},
+                            }))
+                            .collect();
+                        let list = json!({"kind": "ClusterTrustBundleList", "apiVersion": "certificates.k8s.io/v1", "items": items});
+                        Some((200, list.to_string().into_bytes()))
+                    }
+                }
+            }
             (RequestKind::Create, Method::Post) => {
                 assert_eq!(path, BASE);
                 if !self.rbac_create || who == Who::Anonymous {
@@ -546,7 +616,14 @@ fn bootstrap_from_nothing_writes_the_kubelet_layout() {
     assert!(!n.path("pki/kubelet-client.key.tmp").exists());
     let kc = std::fs::read_to_string(n.path("kubelet.conf")).unwrap();
     assert!(kc.contains(&format!("client-certificate: {}", current.display())), "{kc}");
-    assert!(kc.contains(&format!("certificate-authority: {}", n.path("ca.crt").display())), "{kc}");
+    // The CA is the cert dir's own copy of the bootstrap kubeconfig's (kept current by the CA
+    // refresh), named as a file.
+    assert!(
+        kc.contains(&format!("certificate-authority: {}", n.path("pki/ca.crt").display())),
+        "{kc}"
+    );
+    assert!(!kc.contains("certificate-authority-data"), "{kc}");
+    assert_eq!(std::fs::read_to_string(n.path("pki/ca.crt")).unwrap(), api.ca_pem);
     // The events, in order.
     let steps: Vec<&str> = n
         .events
@@ -622,9 +699,10 @@ fn forced_rotation_and_run_mode() {
     assert!(matches!(n.run(&mut api, &c), End::Done(_)));
     assert!(n.has("step=rotate kind=client reason=forced"));
     assert_eq!(api.csrs.len(), 2);
-    // Run mode: sleeps until each deadline, rotates, three times.
+    // Run mode: sleeps until each deadline, rotates, three times (no CA refresh in between).
     let mut c = base_config(&k);
     c.mode = Mode::Run { max_rotations: Some(3) };
+    c.ca_refresh_secs = 0;
     let start = n.clock;
     n.events.clear();
     assert!(matches!(n.run(&mut api, &c), End::Done(_)), "{:#?}", n.events);
@@ -849,6 +927,7 @@ fn bad_files_are_typed_reasons() {
         let target = n.path("pki/kubelet-client-2027-01-15-08-00-00.pem");
         std::fs::write(&target, &pem).unwrap();
         std::os::unix::fs::symlink(&target, n.path("pki/kubelet-client-current.pem")).unwrap();
+        std::fs::write(n.path("pki/ca.crt"), &api.ca_pem).unwrap();
         let kc_text = kubeconfig.unwrap_or_else(|| {
             kc.replace(&*n0.dir.0.to_string_lossy(), &n.dir.0.to_string_lossy())
         });
@@ -1281,6 +1360,7 @@ fn wake_ends_a_sleep_and_reads_everything_again() {
     let k = n.config();
     let mut c = base_config(&k);
     c.mode = Mode::Run { max_rotations: None };
+    c.ca_refresh_secs = 0;
     let mut agent: Box<Agent> = Box::default();
     agent.start(&c).unwrap();
     assert!(!agent.wake(), "not sleeping yet");
@@ -1324,4 +1404,253 @@ fn wake_ends_a_sleep_and_reads_everything_again() {
     assert_eq!(steps[0], "wake", "{steps:?}");
     assert!(steps.contains(&"credentials") && steps.contains(&"bootstrap"), "{steps:?}");
     assert_eq!(reads.first(), Some(&"kubeconfig"), "{reads:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CA refresh
+
+/// Another cluster CA: its key, parameters and certificate.
+fn new_ca(cn: &str) -> (KeyPair, CertificateParams, String) {
+    let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).unwrap();
+    let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+    p.distinguished_name.push(DnType::CommonName, cn);
+    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    p.not_before = time::OffsetDateTime::from_unix_timestamp(T0 - 86_400).unwrap();
+    p.not_after = time::OffsetDateTime::from_unix_timestamp(T0 + 86_400 * 3650).unwrap();
+    let pem = p.self_signed(&key).unwrap().pem();
+    (key, p, pem)
+}
+
+fn other_ca(cn: &str) -> String {
+    new_ca(cn).2
+}
+
+/// Run mode with a refresh every 600 s, until the next sleep (the agent's `Sleep`).
+fn refresh_once(n: &mut Node, api: &mut Apiserver, agent: &mut Agent) {
+    let before = n.events.len();
+    let until = loop {
+        let now = n.clock;
+        match agent.poll(now) {
+            Action::Read(_) | Action::File(_) => {
+                FileSteps::new().perform(agent, now);
+            }
+            Action::Event(e) => n.events.push(e.line.to_owned()),
+            Action::Entropy { len } => {
+                let bytes: Vec<u8> =
+                    (0..len).map(|i| (i as u8).wrapping_mul(29).wrapping_add(n.entropy)).collect();
+                n.entropy = n.entropy.wrapping_add(1);
+                agent.on_entropy(&bytes);
+            }
+            Action::Http(req) if req.kind == RequestKind::Watch => match api.handle(&req, now) {
+                Some((200, body)) => {
+                    for chunk in body.chunks(7) {
+                        if agent.on_stream_data(now, chunk) == StreamControl::Close {
+                            break;
+                        }
+                    }
+                }
+                Some((status, body)) => agent.on_http_response(now, status, &body),
+                None => agent.on_transport_error(now, "connection refused"),
+            },
+            Action::Http(req) => match api.handle(&req, now) {
+                None => {
+                    agent.on_transport_error(now, "x509: certificate signed by unknown authority")
+                }
+                Some((status, body)) => agent.on_http_response(now, status, &body),
+            },
+            Action::Sleep { until } => {
+                let refreshed = n.events[before..].iter().any(|e| e.contains("step=ca "));
+                if refreshed && until > now + 1 {
+                    break until;
+                }
+                assert!(until < now + 3600, "a refresh every 600 s ± 10 %: {until} {now}");
+                n.clock = until.max(now + 1);
+            }
+            other => panic!("{other:?} {:#?}", n.events),
+        }
+    };
+    n.clock = until;
+}
+
+#[test]
+fn ca_rotation_is_followed_and_a_bundle_without_the_connected_ca_is_refused() {
+    let mut api = Apiserver::new();
+    api.lifetime = 30 * 86_400;
+    let mut n = bootstrapped(&mut api);
+    let k = n.config();
+    let mut c = base_config(&k);
+    c.mode = Mode::Run { max_rotations: None };
+    c.ca_refresh_secs = 600;
+    let mut agent: Box<Agent> = Box::default();
+    agent.start(&c).unwrap();
+    let ca1 = api.ca_pem.clone();
+    let (ca2_key, ca2_params, ca2) = new_ca("sim-cluster-ca-2");
+    let ca_path = n.path("pki/ca.crt");
+    let file = || std::fs::read_to_string(&ca_path).unwrap();
+    let kc_before = std::fs::read(n.path("kubelet.conf")).unwrap();
+
+    // 0. Nothing published: the first refresh (an interval after start) changes nothing.
+    refresh_once(&mut n, &mut api, &mut agent);
+    assert!(n.has("step=ca state=unchanged sources=none"), "{:#?}", n.events);
+    assert_eq!(std::fs::read_to_string(n.path("pki/ca.crt")).unwrap(), ca1);
+
+    // 1. CA1 in cluster-info, the API not served: the same set, unchanged.
+    api.publish_cluster_info(&ca1);
+    refresh_once(&mut n, &mut api, &mut agent);
+    assert!(n.has("step=ca state=unchanged sources=cluster-info cas=1"), "{:#?}", n.events);
+
+    // 2. CA1+CA2 in both sources: proven (the server still presents CA1), written.
+    let both = format!("{ca1}{ca2}");
+    api.publish_cluster_info(&both);
+    api.trust_bundles = Some(vec![both.clone()]);
+    let probes = api.log.iter().filter(|l| l.0 == RequestKind::CaProbe).count();
+    refresh_once(&mut n, &mut api, &mut agent);
+    assert!(
+        n.has("step=ca state=updated sources=cluster-info,trust-bundles path="),
+        "{:#?}",
+        n.events
+    );
+    assert!(n.has("cas=2 added=1 removed=0"), "{:#?}", n.events);
+    assert_eq!(api.log.iter().filter(|l| l.0 == RequestKind::CaProbe).count(), probes + 1);
+    assert!(api.trusted_by(file().as_bytes()));
+    let (_, who, _) = api.log.iter().rev().find(|l| l.0 == RequestKind::ClusterInfo).unwrap();
+    assert_eq!(*who, Who::Anonymous, "cluster-info is read anonymously (kubeadm's RBAC)");
+
+    // 3. CA2 only, while the server still presents CA1: refused, nothing changes.
+    api.publish_cluster_info(&ca2);
+    api.trust_bundles = Some(vec![ca2.clone()]);
+    let written = file();
+    refresh_once(&mut n, &mut api, &mut agent);
+    assert!(
+        n.has("step=ca state=refused sources=cluster-info,trust-bundles reason=ca-bundle-unproven"),
+        "{:#?}",
+        n.events
+    );
+    assert_eq!(file(), written);
+
+    // 4. The server now presents a certificate from CA2 (the file, CA1+CA2, trusts it), and the
+    //    signer signs with CA2, as after a kubeadm CA rotation (one CA for both).
+    api.presents = ca2.clone();
+    (api.ca_key, api.ca_params) = (ca2_key, ca2_params);
+    // 5. CA2 only: the client certificate (from CA1) does not chain to it, so it is rotated
+    //    first (over the connection that trusts CA1+CA2), then CA2 only is proven: CA1 dropped.
+    let csrs = api.csrs.len();
+    refresh_once(&mut n, &mut api, &mut agent);
+    assert!(
+        n.has("step=ca state=deferred sources=cluster-info,trust-bundles reason=untrusted"),
+        "{:#?}",
+        n.events
+    );
+    assert!(n.has("step=rotate kind=client reason=forced"), "{:#?}", n.events);
+    assert_eq!(api.csrs.len(), csrs + 1, "one rotation");
+    assert!(n.has("cas=1 added=0 removed=1"), "{:#?}", n.events);
+    assert_eq!(file(), ca2);
+    assert!(!n.has("step=bootstrap"), "never stranded: {:#?}", n.events);
+    // The kubeconfig already named the file: untouched all along.
+    assert_eq!(std::fs::read(n.path("kubelet.conf")).unwrap(), kc_before);
+
+    // 6. A bundle with a certificate that is not a CA is refused as malformed.
+    api.publish_cluster_info(&format!("{ca2}{}", other_leaf()));
+    api.trust_bundles = None;
+    refresh_once(&mut n, &mut api, &mut agent);
+    assert!(n.has("step=ca state=refused sources=none reason=malformed-input"), "{:#?}", n.events);
+    assert_eq!(file(), ca2);
+}
+
+/// A self-signed end-entity certificate (not a CA).
+fn other_leaf() -> String {
+    let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).unwrap();
+    let mut p = CertificateParams::new(vec!["leaf.example".to_owned()]).unwrap();
+    p.is_ca = IsCa::ExplicitNoCa;
+    p.self_signed(&key).unwrap().pem()
+}
+
+#[test]
+fn ca_refresh_names_the_file_in_a_kubeconfig_with_inline_data() {
+    let mut api = Apiserver::new();
+    let mut n = bootstrapped(&mut api);
+    // A kubeconfig as the kubelet writes it from a bootstrap kubeconfig with inline CA data.
+    let kc = std::fs::read_to_string(n.path("kubelet.conf")).unwrap();
+    let inline = kc.replace(
+        &format!("certificate-authority: {}", n.path("pki/ca.crt").display()),
+        &format!("certificate-authority-data: {}", Base64::encode_string(api.ca_pem.as_bytes())),
+    );
+    assert_ne!(inline, kc);
+    std::fs::write(n.path("kubelet.conf"), &inline).unwrap();
+    std::fs::remove_file(n.path("pki/ca.crt")).unwrap();
+    let ca2 = other_ca("sim-serving-ca-2");
+    api.publish_cluster_info(&format!("{}{ca2}", api.ca_pem));
+    let k = n.config();
+    let mut c = base_config(&k);
+    c.mode = Mode::Run { max_rotations: None };
+    let mut agent: Box<Agent> = Box::default();
+    agent.start(&c).unwrap();
+    refresh_once(&mut n, &mut api, &mut agent);
+    assert!(n.has("step=ca state=updated"), "{:#?}", n.events);
+    assert!(n.has("step=kubeconfig path="), "{:#?}", n.events);
+    let kc = std::fs::read_to_string(n.path("kubelet.conf")).unwrap();
+    assert!(
+        kc.contains(&format!("certificate-authority: {}", n.path("pki/ca.crt").display())),
+        "{kc}"
+    );
+    assert!(kc.contains("client-certificate: "), "{kc}");
+}
+
+#[test]
+fn once_mode_never_refreshes_the_ca() {
+    let mut api = Apiserver::new();
+    let mut n = bootstrapped(&mut api);
+    api.publish_cluster_info(&other_ca("elsewhere"));
+    let log = api.log.len();
+    let k = n.config();
+    assert!(matches!(n.run(&mut api, &base_config(&k)), End::Done(_)));
+    assert_eq!(api.log.len(), log, "no request");
+}
+
+#[test]
+fn ca_refresh_is_an_interval_after_start_jittered_and_wake_refreshes_at_once() {
+    let mut api = Apiserver::new();
+    api.lifetime = 30 * 86_400;
+    let mut n = bootstrapped(&mut api);
+    api.publish_cluster_info(&api.ca_pem.clone());
+    let k = n.config();
+    let mut firsts = std::collections::BTreeSet::new();
+    for seed in 0..8 {
+        let mut c = base_config(&k);
+        c.mode = Mode::Run { max_rotations: None };
+        c.seed = seed;
+        let mut agent: Box<Agent> = Box::default();
+        agent.start(&c).unwrap();
+        let start = n.clock;
+        let log = api.log.len();
+        // Up to the first sleep: no request at start.
+        let until = loop {
+            match agent.poll(n.clock) {
+                Action::Read(_) | Action::File(_) => {
+                    FileSteps::new().perform(&mut agent, n.clock);
+                }
+                Action::Event(_) => {}
+                Action::Sleep { until } => break until,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(api.log.len(), log, "no request at start");
+        let gap = until - start;
+        assert!((540..=660).contains(&gap), "the first refresh 600 s ± 10 % after start: {gap}");
+        firsts.insert(gap);
+        if seed == 0 {
+            // SIGHUP: the refresh happens now, not at `until`.
+            n.clock += 5;
+            assert!(agent.wake());
+            let woke = n.clock;
+            n.events.clear();
+            refresh_once(&mut n, &mut api, &mut agent);
+            assert!(n.has("step=ca state=unchanged sources=cluster-info cas=1"), "{:#?}", n.events);
+            let (_, _, path) =
+                api.log.iter().rev().find(|l| l.0 == RequestKind::ClusterInfo).unwrap();
+            assert_eq!(path, "/api/v1/namespaces/kube-public/configmaps/cluster-info");
+            assert!(woke < until);
+        }
+    }
+    assert!(firsts.len() > 1, "jittered: {firsts:?}");
 }

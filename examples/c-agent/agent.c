@@ -10,6 +10,7 @@
  *                  [--serving --dns D... --ip IP...]
  *                  [--discovery-endpoint URL --discovery-token T --discovery-token-ca-cert-hash H...]
  *                  [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom] [--log-format text|json]
+ *                  [--ca-refresh-interval 10m]
  *
  * Without --once it runs as a daemon (rotating at every deadline). Output: the agent's
  * `agent=c step=...` lines on stdout; exit 1 on failure with the typed reason. The kubelet's
@@ -186,6 +187,12 @@ static void http(kubeboot_agent *agent, CURL *h, const kubeboot_agent_action *a)
         curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
     }
     if (strcmp(a->method, "POST") == 0) {
+        /* A request with a body goes over HTTP/1.1: an HTTP/2 server may answer it before reading
+         * the body and then reset the stream with NO_ERROR (RFC 9113 section 8.1; Go's server does
+         * this for an early 401), and libcurl 7.88 then reports CURLE_HTTP2_STREAM and drops the
+         * complete answer, so a refused token would look like a broken connection
+         * (e2e/early-answer). Over HTTP/1.1 the early answer arrives whole. */
+        curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
         curl_easy_setopt(h, CURLOPT_POST, 1L);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, (const char *)a->data);
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)a->data_len);
@@ -407,7 +414,8 @@ static void usage(void) {
                     "  [--rotation-wait D] [--expiration-seconds N] [--poll] [--serving --dns D.. --ip IP..]\n"
                     "  [--discovery-endpoint URL --discovery-token T --discovery-token-ca-cert-hash H..\n"
                     "   | --discovery-token-unsafe-skip-ca-verification]\n"
-                    "  [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom] [--log-format text|json]\n");
+                    "  [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom] [--log-format text|json]\n"
+                    "  [--ca-refresh-interval D (0: never)]\n");
 }
 
 int main(int argc, char **argv) {
@@ -445,6 +453,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(f, "--expiration-seconds")) c.expiration_seconds = (uint32_t)strtoul(v, NULL, 10);
         else if (!strcmp(f, "--wait") && duration(v) > 0) c.bootstrap_wait_seconds = duration(v);
         else if (!strcmp(f, "--rotation-wait") && duration(v) > 0) c.rotation_wait_seconds = duration(v);
+        else if (!strcmp(f, "--ca-refresh-interval") && duration(v) >= 0)
+            c.ca_refresh_seconds = duration(v) > 0 ? duration(v) : -1; /* 0 in the ABI: the default */
         else if (!strcmp(f, "--dns") && ndns < MAX_LIST) dns[ndns++] = str_of(v);
         else if (!strcmp(f, "--ip") && nips < MAX_LIST) ips[nips++] = str_of(v);
         else if (!strcmp(f, "--discovery-token-ca-cert-hash") && npins < MAX_LIST) pins[npins++] = str_of(v);

@@ -96,6 +96,9 @@ pub const KUBEBOOT_FILE_WRITE_BOOTSTRAP_KUBECONFIG: u32 = 6;
 pub const KUBEBOOT_FILE_REMOVE_KEY_CACHE: u32 = 7;
 /// File step: remove the directory `path` if it is empty.
 pub const KUBEBOOT_FILE_REMOVE_DIR: u32 = 8;
+/// File step: write the node's CA file for the apiserver `path` (`data`: PEM certificates, not
+/// secret) atomically (after bootstrap, and when the CA refresh proved a new bundle).
+pub const KUBEBOOT_FILE_WRITE_CA: u32 = 9;
 
 /// Request: `GET /healthz` before bootstrapping.
 pub const KUBEBOOT_AGENT_REQUEST_HEALTHZ: u32 = 0;
@@ -108,6 +111,11 @@ pub const KUBEBOOT_AGENT_REQUEST_GET: u32 = 3;
 /// Request: watch the CSR; with status 200 stream the body into
 /// [`kubeboot_agent_on_stream_data`].
 pub const KUBEBOOT_AGENT_REQUEST_WATCH: u32 = 4;
+/// Request: list the ClusterTrustBundles of the apiserver's serving signer (the CA refresh).
+pub const KUBEBOOT_AGENT_REQUEST_TRUST_BUNDLES: u32 = 5;
+/// Request: `GET /healthz` trusting only a new CA bundle (the CA refresh): any HTTP answer
+/// proves it, a failed handshake is `kubeboot_agent_on_transport_error`.
+pub const KUBEBOOT_AGENT_REQUEST_CA_PROBE: u32 = 6;
 
 /// What the agent manages (see `kubeboot::agent::Config`). Strings are UTF-8, not
 /// NUL-terminated; an optional one is NULL with length 0. Only read by [`kubeboot_agent_new`].
@@ -189,6 +197,9 @@ pub struct kubeboot_agent_config {
     /// `KUBEBOOT_LOG_TEXT` (0: `agent=c step=... key=value`) or `KUBEBOOT_LOG_JSON` (one JSON
     /// object per line).
     pub log_format: u32,
+    /// `KUBEBOOT_MODE_RUN`: how often to re-read the cluster's CA and keep `<cert_dir>/ca.crt`
+    /// current (seconds; 0: the default, 600; negative: never).
+    pub ca_refresh_seconds: i64,
 }
 
 /// What to do next, from [`kubeboot_agent_poll`]. Pointers point into the agent and stay valid
@@ -416,6 +427,7 @@ fn file_step(a: &mut kubeboot_agent_action, step: &FileStep<'_>) {
             (KUBEBOOT_FILE_REMOVE_KEY_CACHE, cstr!("remove-key-cache"))
         }
         FileStep::RemoveDir { .. } => (KUBEBOOT_FILE_REMOVE_DIR, cstr!("remove-dir")),
+        FileStep::WriteCa { .. } => (KUBEBOOT_FILE_WRITE_CA, cstr!("write-ca")),
         _ => (u32::MAX, cstr!("unknown")),
     };
     a.file_step = code;
@@ -430,6 +442,7 @@ fn file_step(a: &mut kubeboot_agent_action, step: &FileStep<'_>) {
         FileStep::WriteKeyCache { pem: data, .. }
         | FileStep::WritePair { content: data, .. }
         | FileStep::WriteKubeconfig { content: data, .. }
+        | FileStep::WriteCa { content: data, .. }
         | FileStep::WriteBootstrapKubeconfig { content: data, .. } => {
             (a.data, a.data_len) = bytes_ptr(data);
         }
@@ -521,6 +534,10 @@ pub extern "C" fn kubeboot_agent_new(
             KUBEBOOT_LOG_JSON => kb::agent::LogFormat::Json,
             _ => return kubeboot_result::InvalidConfig,
         };
+        config.ca_refresh_secs = match c.ca_refresh_seconds {
+            0 => kb::agent::DEFAULT_CA_REFRESH_SECS,
+            n => n.max(0),
+        };
         config.verifier = verifier();
         new_in_place(out, |a| {
             match a.agent.start(&config) {
@@ -591,7 +608,10 @@ pub extern "C" fn kubeboot_agent_poll(
                     RequestKind::ClusterInfo => KUBEBOOT_AGENT_REQUEST_CLUSTER_INFO,
                     RequestKind::Create => KUBEBOOT_AGENT_REQUEST_CREATE,
                     RequestKind::Get => KUBEBOOT_AGENT_REQUEST_GET,
-                    _ => KUBEBOOT_AGENT_REQUEST_WATCH,
+                    RequestKind::TrustBundles => KUBEBOOT_AGENT_REQUEST_TRUST_BUNDLES,
+                    RequestKind::CaProbe => KUBEBOOT_AGENT_REQUEST_CA_PROBE,
+                    RequestKind::Watch => KUBEBOOT_AGENT_REQUEST_WATCH,
+                    _ => u32::MAX,
                 };
                 x.method = match r.method {
                     Method::Get => cstr!("GET"),

@@ -191,6 +191,8 @@ pub enum kubeboot_result {
     NoCa = 801,
     /// unusable agent configuration (`invalid-config`).
     InvalidConfig = 802,
+    /// the apiserver did not prove a CA of the new bundle (a TLS handshake trusting only the new bundle failed): the CA file is unchanged (`ca-bundle-unproven`).
+    CaBundleUnproven = 803,
 }
 
 /// Every result, in code order.
@@ -284,4 +286,5 @@ pub(crate) const ALL: &[kubeboot_result] = &[
     kubeboot_result::NoBootstrapCredentials,
     kubeboot_result::NoCa,
     kubeboot_result::InvalidConfig,
+    kubeboot_result::CaBundleUnproven,
 ];

@@ -117,6 +117,15 @@ pub enum FileStep<'a> {
         /// The YAML.
         content: &'a [u8],
     },
+    /// Write the node's CA file for the apiserver (`<cert_dir>/ca.crt`: PEM `CERTIFICATE`
+    /// blocks, not secret) atomically: after bootstrap, and when the CA refresh proved a new
+    /// bundle (see [the CA refresh](super#the-ca-refresh)).
+    WriteCa {
+        /// `<cert_dir>/ca.crt`.
+        path: &'a str,
+        /// The PEM bundle.
+        content: &'a [u8],
+    },
     /// Write the discovered bootstrap kubeconfig atomically, mode `0600` (it holds the token:
     /// secret).
     WriteBootstrapKubeconfig {
@@ -147,6 +156,7 @@ impl FileStep<'_> {
             FileStep::WritePair { .. } => "write-pair",
             FileStep::SwapCurrent { .. } => "swap-current",
             FileStep::WriteKubeconfig { .. } => "write-kubeconfig",
+            FileStep::WriteCa { .. } => "write-ca",
             FileStep::WriteBootstrapKubeconfig { .. } => "write-bootstrap-kubeconfig",
             FileStep::RemoveKeyCache { .. } => "remove-key-cache",
             FileStep::RemoveDir { .. } => "remove-dir",
@@ -161,6 +171,7 @@ impl FileStep<'_> {
             | FileStep::WriteKeyCache { path, .. }
             | FileStep::WritePair { path, .. }
             | FileStep::WriteKubeconfig { path, .. }
+            | FileStep::WriteCa { path, .. }
             | FileStep::WriteBootstrapKubeconfig { path, .. }
             | FileStep::RemoveKeyCache { path }
             | FileStep::RemoveDir { path } => path,
@@ -181,8 +192,13 @@ impl core::fmt::Debug for FileStep<'_> {
 pub enum RequestKind {
     /// `GET /healthz` before bootstrapping (the kubelet's `waitForServer`).
     Healthz,
-    /// `GET` of `kube-public/cluster-info` (discovery; anonymous).
+    /// `GET` of `kube-public/cluster-info` (discovery, and the CA refresh; anonymous).
     ClusterInfo,
+    /// `GET` of the ClusterTrustBundles of the apiserver's serving signer (the CA refresh).
+    TrustBundles,
+    /// `GET /healthz` over TLS that trusts only a new CA bundle: any HTTP answer proves the
+    /// bundle; a failed handshake refuses it (the CA refresh).
+    CaProbe,
     /// Create the CSR.
     Create,
     /// GET the CSR.
@@ -192,11 +208,13 @@ pub enum RequestKind {
 }
 
 impl RequestKind {
-    /// `healthz`, `cluster-info`, `create`, `get`, `watch`.
+    /// `healthz`, `cluster-info`, `trust-bundles`, `ca-probe`, `create`, `get`, `watch`.
     pub fn as_str(self) -> &'static str {
         match self {
             RequestKind::Healthz => "healthz",
             RequestKind::ClusterInfo => "cluster-info",
+            RequestKind::TrustBundles => "trust-bundles",
+            RequestKind::CaProbe => "ca-probe",
             RequestKind::Create => "create",
             RequestKind::Get => "get",
             RequestKind::Watch => "watch",

@@ -109,11 +109,16 @@ pub struct Config<'a> {
     pub verifier: &'static (dyn SignatureVerifier + Sync),
     /// How event lines are written (text or JSON).
     pub log_format: LogFormat,
+    /// [`Mode::Run`]: how often (seconds) to re-read the cluster's CA for the apiserver and keep
+    /// the node's CA file (`<cert_dir>/ca.crt`, which the node kubeconfig names) current; `0`:
+    /// never. Also at start and at [`Agent::wake`]. See [the CA refresh](super#the-ca-refresh).
+    pub ca_refresh_secs: i64,
 }
 
 impl<'a> Config<'a> {
     /// A configuration with the kubelet's defaults: no bootstrap kubeconfig, watch, one-hour
-    /// bootstrap wait, fifteen-minute rotation wait, [`Mode::Once`], UTC, software verifier.
+    /// bootstrap wait, fifteen-minute rotation wait, [`Mode::Once`], UTC, software verifier; the
+    /// CA refreshed every [`DEFAULT_CA_REFRESH_SECS`] in [`Mode::Run`].
     pub fn new(
         front_end: &'a str,
         working_dir: &'a str,
@@ -140,6 +145,7 @@ impl<'a> Config<'a> {
             seed: 0,
             verifier: engine::SOFTWARE,
             log_format: LogFormat::Text,
+            ca_refresh_secs: DEFAULT_CA_REFRESH_SECS,
         }
     }
 }

@@ -13,9 +13,12 @@ impl<const N: usize> Agent<N> {
             self.sleep_until = None;
         }
         match self.st {
-            St::Start | St::CheckClient | St::Decide | St::PrepareBootstrap | St::StartEngine => {
-                false
-            }
+            St::Start
+            | St::CheckClient
+            | St::Decide
+            | St::PrepareBootstrap
+            | St::StartEngine
+            | St::CaCompare => false,
             St::DiscoverRun => self.pending == Pending::Discovery,
             St::EngineRun => self.pending == Pending::Engine,
             _ => true,
@@ -115,6 +118,10 @@ impl<const N: usize> Agent<N> {
                 }
                 None => Action::Sleep { until: now },
             },
+            St::CaInfo | St::CaBundles | St::CaProbe => {
+                self.pending = Pending::Trust;
+                Action::Http(self.ca_request(now))
+            }
             St::EngineRun => match self.engine.outstanding_request() {
                 Some(r) => {
                     let kind = match r.kind {
@@ -162,8 +169,11 @@ impl<const N: usize> Agent<N> {
                 updated: &self.step_paths[2],
                 target: &self.step_paths[0],
             },
-            St::StoreKubeconfig => {
+            St::StoreKubeconfig | St::CaKubeconfig => {
                 FileStep::WriteKubeconfig { path: &self.kubeconfig_path, content: &self.out }
+            }
+            St::StoreCa | St::CaWrite => {
+                FileStep::WriteCa { path: &self.ca_file_path, content: &self.out }
             }
             St::StoreRemoveCache | St::CleanupCache | St::SweepCache => {
                 FileStep::RemoveKeyCache { path: &self.key_cache_path }
@@ -221,6 +231,7 @@ pub(super) fn step_of(line: &str) -> &'static str {
         "done",
         "warning",
         "wake",
+        "ca",
     ];
     let s = if line.starts_with('{') {
         line.split("\"step\":\"").nth(1).and_then(|r| r.split('"').next())

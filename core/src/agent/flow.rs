@@ -34,6 +34,7 @@ impl<const N: usize> Agent<N> {
             St::StartEngine => self.start_engine(now),
             St::DiscoverRun => self.drive_discovery(now),
             St::EngineRun => self.drive_engine(now),
+            St::CaCompare => self.ca_compare(now),
             _ => {}
         }
     }
@@ -95,6 +96,7 @@ impl<const N: usize> Agent<N> {
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.node_kc_dir, &rel, &mut self.node_kc.ca_file)?;
                 self.need_node_ca = true;
+                self.kc_names_ca_file = self.node_kc.ca_file == self.ca_file_path;
             }
             Source::None => {}
         }
@@ -422,10 +424,17 @@ impl<const N: usize> Agent<N> {
             self.st = St::SweepCache;
             return;
         }
+        if self.ca_refresh_due(now) {
+            self.begin_ca_refresh();
+            return;
+        }
         self.outcome = Outcome { client: Some(client), serving };
-        let next = serving.map_or(client.rotation_deadline, |s| {
+        let mut next = serving.map_or(client.rotation_deadline, |s| {
             s.rotation_deadline.min(client.rotation_deadline)
         });
+        if let Some(at) = self.ca_next.filter(|_| self.ca_refresh_on()) {
+            next = next.min(at);
+        }
         match self.mode {
             Mode::Run { max_rotations } if max_rotations.is_none_or(|m| self.rotations < m) => {
                 let line = self.ev("sleep").time("until", next).done();
@@ -794,15 +803,13 @@ impl<const N: usize> Agent<N> {
     pub(super) fn write_node_kubeconfig(&mut self) -> Result<()> {
         // After bootstrap: the bootstrap kubeconfig's server and CA (as the kubelet does); after
         // a rotation (a kubeconfig that did not name -current.pem): its own.
+        // The CA is always the cert dir's file (`StoreCa` wrote it), so that a CA rotation can
+        // be followed (see the module docs).
         let c = if self.kind == Kind::Bootstrap { &self.boot } else { &self.node_kc };
         let cfg = NodeKubeconfig {
             server: &c.server,
-            certificate_authority: if c.ca_file.is_empty() { None } else { Some(&c.ca_file) },
-            certificate_authority_data: if c.ca_file.is_empty() && !c.ca.is_empty() {
-                Some(&c.ca)
-            } else {
-                None
-            },
+            certificate_authority: if c.ca.is_empty() { None } else { Some(&self.ca_file_path) },
+            certificate_authority_data: None,
             insecure_skip_tls_verify: c.insecure,
             cert_dir: &self.cert_dir,
         };

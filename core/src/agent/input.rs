@@ -260,15 +260,22 @@ impl<const N: usize> Agent<N> {
                 self.out.clear();
                 let client = self.kind != Kind::Serving;
                 if client && (self.kind == Kind::Bootstrap || !self.kc_points_at_current) {
-                    match self.write_node_kubeconfig() {
-                        Ok(()) => self.st = St::StoreKubeconfig,
-                        Err(e) => self.attempt_failed(now, e, "writing the node kubeconfig"),
-                    }
+                    // The CA file first: the kubeconfig names it.
+                    self.store_ca(now);
                 } else {
                     self.after_store(now);
                 }
             }
             (St::StoreSwap, Err(e)) => failed(self, e, "swapping -current.pem"),
+            (St::StoreCa, Ok(())) => {
+                self.out.clear();
+                match self.write_node_kubeconfig() {
+                    Ok(()) => self.st = St::StoreKubeconfig,
+                    Err(e) => self.attempt_failed(now, e, "writing the node kubeconfig"),
+                }
+            }
+            (St::StoreCa, Err(e)) => failed(self, e, "writing the CA file"),
+            (St::CaWrite | St::CaKubeconfig, r) => self.on_ca_file_done(now, r),
             (St::StoreKubeconfig, Ok(())) => {
                 let line = self.ev("kubeconfig").kv("path", &self.kubeconfig_path).done();
                 self.event(line);
@@ -366,6 +373,7 @@ impl<const N: usize> Agent<N> {
         match self.pending {
             Pending::Healthz => "healthz",
             Pending::Discovery => "cluster-info",
+            Pending::Trust => self.ca_request_name(),
             _ => self.engine.outstanding_request().map_or("request", |r| r.kind.as_str()),
         }
     }
@@ -434,6 +442,10 @@ impl<const N: usize> Agent<N> {
                     self.event(line);
                 }
             }
+            Pending::Trust => {
+                self.pending = Pending::None;
+                self.on_ca_response(now, status, body);
+            }
             _ => {}
         }
     }
@@ -463,7 +475,10 @@ impl<const N: usize> Agent<N> {
     /// (never put a secret in it).
     pub fn on_transport_error(&mut self, now: i64, why: &str) {
         let pending = self.pending;
-        if !matches!(pending, Pending::Healthz | Pending::Discovery | Pending::Engine) {
+        if !matches!(
+            pending,
+            Pending::Healthz | Pending::Discovery | Pending::Engine | Pending::Trust
+        ) {
             return;
         }
         let line =
@@ -474,6 +489,7 @@ impl<const N: usize> Agent<N> {
         match pending {
             Pending::Healthz => self.healthz_failed(now, None),
             Pending::Discovery => self.discovery.on_transport_error(now),
+            Pending::Trust => self.on_ca_transport_error(now, why),
             _ => self.engine.on_transport_error(now),
         }
     }

@@ -52,6 +52,40 @@
 //! lives in the agent; nothing borrows from the caller past a call. [`Agent::idle`] is a
 //! `const fn`, so an agent can live in a static and be started in place.
 //!
+//! # The CA refresh
+//!
+//! The node kubeconfig the agent writes names the CA for the apiserver as a file,
+//! `<cert_dir>/ca.crt` ([`CA_FILE`]), never inline data, so that clients that re-read it (client-go
+//! since v1.36 with `ClientsAllowCARotation`, the kubelet among them) follow a CA rotation. After
+//! bootstrap the file holds the bootstrap kubeconfig's CA. In [`Mode::Run`], every
+//! [`Config::ca_refresh_secs`] (±10 % jitter, so that a fleet started together does not ask
+//! together; the first one an interval after start) and at [`Agent::wake`], the agent keeps it
+//! current:
+//!
+//! 1. it reads `kube-public/cluster-info` over TLS that trusts the current CA file (anonymously:
+//!    kubeadm grants that ConfigMap to `system:anonymous` only, so a node's identity would get
+//!    403), and lists the ClusterTrustBundles of signer `kubernetes.io/kube-apiserver-serving`
+//!    with its client certificate (`certificates.k8s.io/v1`, served from v1.37; a 404 means the
+//!    API is not served and the source is skipped);
+//! 2. the new bundle is the union of the CAs both sources publish (every one a CA certificate);
+//!    if it is the set the file holds, nothing happens;
+//! 3. otherwise the apiserver must prove it: a request over TLS that trusts **only the new
+//!    bundle** must complete. A bundle without the CA the apiserver's certificate chains to
+//!    fails that handshake and is refused ([`Error::CaBundleUnproven`]), and nothing changes — so
+//!    the CA the node is connected with is never dropped before the server presents a
+//!    certificate from the new one;
+//! 4. where the CA file is also what the client certificate is checked against (no
+//!    [`Config::ca_bundle`], as in kubeadm clusters, where one CA signs both) and the client
+//!    certificate does not chain to the proven bundle, the client certificate is rotated first
+//!    (once per bundle; `step=ca state=deferred`), so that dropping the old CA never strands the
+//!    node; if the new certificate does not chain to the bundle either, the bundle is refused;
+//! 5. the proven bundle is written atomically ([`FileStep::WriteCa`]), and the node kubeconfig is
+//!    rewritten to name the file if it did not.
+//!
+//! A CA rotation then goes CA1 → CA1+CA2 (accepted: the server still proves CA1) → a serving
+//! certificate from CA2 (the file already trusts it) → CA2 only (accepted once the server
+//! proves CA2). Every refresh says what it did: `step=ca state=unchanged|updated|refused|skipped`.
+//!
 //! Bad input (a corrupt kubeconfig, a certificate that does not match its key, a truncated cert
 //! dir file, a key cache that is not a key) is a typed reason in the agent's decision
 //! ([`Event`] `step=credentials state=unusable reason=<name>`, or [`Failure`]), never a panic,
@@ -81,6 +115,8 @@ mod emit;
 mod event;
 mod helpers;
 pub mod path;
+mod state;
+mod trust;
 
 pub use action::*;
 pub use config::*;
@@ -89,11 +125,17 @@ use event::LineBuilder;
 pub use event::{EVENT_LEN, Line, LogFormat};
 use helpers::*;
 pub use path::{MAX_PATH, PathBuf};
+use state::*;
 
 /// The client certificate store's prefix (`kubelet-client-*.pem`).
 pub const PREFIX_CLIENT: &str = "kubelet-client";
 /// The serving certificate store's prefix (`kubelet-server-*.pem`).
 pub const PREFIX_SERVER: &str = "kubelet-server";
+/// The node's CA file for the apiserver, in the cert dir: written after bootstrap, named by the
+/// node kubeconfig, kept current by the CA refresh.
+pub const CA_FILE: &str = "ca.crt";
+/// How often [`Mode::Run`] re-reads the cluster's CA by default (seconds).
+pub const DEFAULT_CA_REFRESH_SECS: i64 = 600;
 /// Longest server URL kept.
 pub const MAX_URL: usize = 512;
 /// Largest CA bundle (PEM) kept, per source.
@@ -124,94 +166,6 @@ const MAX_UA: usize = 64;
 
 // ---------------------------------------------------------------------------------------------
 // State
-
-/// A kubeconfig's cluster, as loaded.
-struct ClusterInfo {
-    server: heapless::String<MAX_URL>,
-    insecure: bool,
-    server_name: heapless::String<MAX_NODE_NAME>,
-    /// The CA (PEM), from data or the file.
-    ca: heapless::Vec<u8, MAX_CA_PEM>,
-    /// The CA file (absolute), when the CA came from a file.
-    ca_file: PathBuf,
-    /// Whether `ca_file` was read.
-    ca_file_read: bool,
-}
-
-impl ClusterInfo {
-    const fn empty() -> Self {
-        ClusterInfo {
-            server: heapless::String::new(),
-            insecure: false,
-            server_name: heapless::String::new(),
-            ca: heapless::Vec::new(),
-            ca_file: PathBuf::new(),
-            ca_file_read: false,
-        }
-    }
-
-    fn clear(&mut self) {
-        self.server.clear();
-        self.insecure = false;
-        self.server_name.clear();
-        self.ca.clear();
-        self.ca_file.clear();
-        self.ca_file_read = false;
-    }
-}
-
-/// The verdict on one certificate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Verdict {
-    Unknown,
-    Valid(CertStatus),
-    Unusable(Error, Part),
-}
-
-/// Which file made a verdict unusable (named as in the events).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Part {
-    Kubeconfig,
-    CertificateAuthority,
-    ClientCertificate,
-    ClientKey,
-    ServingCertificate,
-}
-
-impl Part {
-    fn as_str(self) -> &'static str {
-        match self {
-            Part::Kubeconfig => "kubeconfig",
-            Part::CertificateAuthority => "certificate-authority",
-            Part::ClientCertificate => "client-certificate",
-            Part::ClientKey => "client-key",
-            Part::ServingCertificate => "serving-certificate",
-        }
-    }
-}
-
-impl core::fmt::Display for Part {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Bootstrap,
-    Rotate,
-    Serving,
-}
-
-impl Kind {
-    fn as_str(self) -> &'static str {
-        match self {
-            Kind::Bootstrap => "bootstrap",
-            Kind::Rotate => "rotate",
-            Kind::Serving => "serving",
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum St {
@@ -247,6 +201,13 @@ enum St {
     CleanupCache,
     CleanupDir,
     SweepCache,
+    StoreCa,
+    CaInfo,
+    CaBundles,
+    CaCompare,
+    CaProbe,
+    CaWrite,
+    CaKubeconfig,
     Done,
     Failed,
 }
@@ -260,6 +221,7 @@ enum Pending {
     Healthz,
     Discovery,
     Engine,
+    Trust,
 }
 
 /// Which connection a request goes over.
@@ -284,6 +246,7 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     bootstrap_path: PathBuf,
     cert_dir: PathBuf,
     key_cache_path: PathBuf,
+    ca_file_path: PathBuf,
     bundle_path: PathBuf,
     discovery_on: bool,
     discovery_server: heapless::String<MAX_URL>,
@@ -304,6 +267,7 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     seed: u64,
     /// `None` is the software verifier (no reference in the idle state).
     verifier: Option<&'static (dyn SignatureVerifier + Sync)>,
+    ca_refresh_secs: i64,
 
     // What was read.
     node_kc: ClusterInfo,
@@ -314,6 +278,7 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     need_cert: bool,
     need_key: bool,
     kc_points_at_current: bool,
+    kc_names_ca_file: bool,
     client_chain: heapless::Vec<u8, MAX_CHAIN_PEM>,
     client_key: heapless::Vec<u8, MAX_KEY_PEM>,
     bundle: heapless::Vec<u8, MAX_CA_PEM>,
@@ -351,6 +316,12 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     conn_id: u32,
     sleep_until: Option<i64>,
     jitter: engine::Jitter,
+    /// When the next CA refresh is due (`None`: not scheduled yet).
+    ca_next: Option<i64>,
+    /// Which sources the refresh under way found (`trust::SOURCE_*`).
+    ca_sources: u8,
+    /// The candidate bundle (a hash) a client rotation was forced for, so that it is forced once.
+    ca_rotated_for: u64,
 
     // Machinery.
     engine: Engine<N>,
@@ -407,6 +378,7 @@ impl<const N: usize> Agent<N> {
             bootstrap_path: PathBuf::new(),
             cert_dir: PathBuf::new(),
             key_cache_path: PathBuf::new(),
+            ca_file_path: PathBuf::new(),
             bundle_path: PathBuf::new(),
             discovery_on: false,
             discovery_server: heapless::String::new(),
@@ -426,6 +398,7 @@ impl<const N: usize> Agent<N> {
             utc_offset: 0,
             seed: 0,
             verifier: None,
+            ca_refresh_secs: 0,
             node_kc: ClusterInfo::empty(),
             node_kc_dir: PathBuf::new(),
             cert_path: PathBuf::new(),
@@ -434,6 +407,7 @@ impl<const N: usize> Agent<N> {
             need_cert: false,
             need_key: false,
             kc_points_at_current: false,
+            kc_names_ca_file: false,
             client_chain: heapless::Vec::new(),
             client_key: heapless::Vec::new(),
             bundle: heapless::Vec::new(),
@@ -467,6 +441,9 @@ impl<const N: usize> Agent<N> {
             conn_id: 0,
             sleep_until: None,
             jitter: engine::Jitter(0),
+            ca_next: None,
+            ca_sources: 0,
+            ca_rotated_for: 0,
             engine: Engine::idle(),
             discovery: Discovery::idle(),
             st: St::Idle,
@@ -587,6 +564,7 @@ impl<const N: usize> Agent<N> {
             bootstrap_path,
             cert_dir,
             key_cache_path,
+            ca_file_path,
             bundle_path,
             discovery_on,
             discovery_server,
@@ -606,6 +584,7 @@ impl<const N: usize> Agent<N> {
             utc_offset,
             seed,
             verifier,
+            ca_refresh_secs,
             node_kc: _,
             node_kc_dir: _,
             cert_path: _,
@@ -614,6 +593,7 @@ impl<const N: usize> Agent<N> {
             need_cert: _,
             need_key: _,
             kc_points_at_current: _,
+            kc_names_ca_file: _,
             client_chain: _,
             client_key: _,
             bundle: _,
@@ -647,6 +627,9 @@ impl<const N: usize> Agent<N> {
             conn_id,
             sleep_until,
             jitter,
+            ca_next,
+            ca_sources,
+            ca_rotated_for,
             engine,
             discovery,
             st,
@@ -671,6 +654,7 @@ impl<const N: usize> Agent<N> {
         bootstrap_path.clear();
         cert_dir.clear();
         key_cache_path.clear();
+        ca_file_path.clear();
         bundle_path.clear();
         *discovery_on = false;
         discovery_server.clear();
@@ -690,6 +674,7 @@ impl<const N: usize> Agent<N> {
         *utc_offset = 0;
         *seed = 0;
         *verifier = None;
+        *ca_refresh_secs = 0;
         // The attempt.
         *kind = Kind::Bootstrap;
         *metrics = Metrics::new();
@@ -712,6 +697,9 @@ impl<const N: usize> Agent<N> {
         *conn_id = 0;
         *sleep_until = None;
         *jitter = engine::Jitter(0);
+        *ca_next = None;
+        *ca_sources = 0;
+        *ca_rotated_for = 0;
         // Machinery.
         engine.reset();
         discovery.reset();
@@ -740,6 +728,7 @@ impl<const N: usize> Agent<N> {
         self.need_cert = false;
         self.need_key = false;
         self.kc_points_at_current = false;
+        self.kc_names_ca_file = false;
         self.client_chain.clear();
         self.client_key.as_mut_slice().zeroize();
         self.client_key.clear();
@@ -781,6 +770,7 @@ impl<const N: usize> Agent<N> {
         path::resolve_into(wd, c.kubeconfig, &mut self.kubeconfig_path)?;
         path::resolve_into(wd, c.cert_dir, &mut self.cert_dir)?;
         path::child_into(&self.cert_dir, &[PREFIX_CLIENT, ".key.tmp"], &mut self.key_cache_path)?;
+        path::child_into(&self.cert_dir, &[CA_FILE], &mut self.ca_file_path)?;
         if let Some(b) = c.bootstrap_kubeconfig {
             path::resolve_into(wd, b, &mut self.bootstrap_path)?;
         }
@@ -814,6 +804,10 @@ impl<const N: usize> Agent<N> {
         if c.expiration_seconds.is_some_and(|e| e < crate::api::MIN_EXPIRATION_SECONDS) {
             return Err(Error::InvalidExpirationSeconds);
         }
+        if c.ca_refresh_secs < 0 {
+            return Err(Error::InvalidConfig);
+        }
+        self.ca_refresh_secs = c.ca_refresh_secs;
         self.bootstrap_wait = c.bootstrap_wait_secs;
         self.rotation_wait = c.rotation_wait_secs;
         self.expiration_seconds = c.expiration_seconds;
@@ -839,6 +833,8 @@ impl<const N: usize> Agent<N> {
             return false;
         }
         self.sleep_until = None;
+        // Reloading re-reads the cluster's CA too.
+        self.ca_next = Some(i64::MIN);
         let line = self.ev("wake").kv("reason", "asked").done();
         self.event(line);
         true
@@ -940,7 +936,7 @@ impl<const N: usize> Agent<N> {
         match self.pending {
             Pending::Read => self.on_read(now, Err(StoreErrorKind::Io)),
             Pending::File => self.on_file_done(now, Err(StoreErrorKind::Io)),
-            Pending::Healthz | Pending::Discovery | Pending::Engine => {
+            Pending::Healthz | Pending::Discovery | Pending::Engine | Pending::Trust => {
                 self.on_transport_error(now, "no answer before the next poll")
             }
             Pending::Entropy | Pending::None => self.pending = Pending::None,

@@ -115,6 +115,14 @@ impl<F: Fs> FileSteps<F> {
                 }
                 self.write(&path, content, |_| Ok(()))
             }
+            FileStep::WriteCa { path, content } => self.write(&p(path), content, |back| {
+                // Read back: the CA certificates, every one whole.
+                let mut blocks = crate::pem::blocks(back);
+                match blocks.all(|b| b.is_ok()) && crate::pem::blocks(back).next().is_some() {
+                    true => Ok(()),
+                    false => Err(StoreErrorKind::NoCertificates),
+                }
+            }),
             FileStep::RemoveKeyCache { path } => {
                 let path = p(path);
                 match self.fs.remove_file(&path) {

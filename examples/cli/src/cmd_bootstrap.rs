@@ -85,6 +85,12 @@ pub struct AgentArgs {
     /// (one JSON object per line, the same keys).
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormatArg,
+    /// `run`: how often to re-read the cluster's CA (kube-public/cluster-info and the
+    /// ClusterTrustBundles of kubernetes.io/kube-apiserver-serving) and keep <cert-dir>/ca.crt,
+    /// which the node kubeconfig names, current; a new bundle is written only once the apiserver
+    /// proves it. `0` never.
+    #[arg(long, default_value = "10m")]
+    ca_refresh_interval: String,
 }
 
 /// `--log-format`.
@@ -194,6 +200,10 @@ pub fn run(a: &AgentArgs, how: Run) -> CmdResult {
     c.serving = a.serving.then_some(Serving { dns: &dns, ips: &ips });
     c.bootstrap_wait_secs = secs(&a.wait)?;
     c.rotation_wait_secs = secs(&a.rotation_wait)?;
+    c.ca_refresh_secs = match crate::cmd_token::parse_duration(&a.ca_refresh_interval)? {
+        n if n >= 0 => n,
+        _ => return Err(Rejected("--ca-refresh-interval must not be negative".into())),
+    };
     c.expiration_seconds = a.expiration_seconds;
     c.watch = !a.poll;
     c.mode = match how {

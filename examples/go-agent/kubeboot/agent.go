@@ -79,6 +79,9 @@ type AgentConfig struct {
 	Seed uint64
 	// LogFormat of the event lines (LogText or LogJSON).
 	LogFormat LogFormat
+	// CARefresh: with ModeRun, how often to re-read the cluster's CA and keep
+	// <CertDir>/ca.crt current (0: the default, 10 min; negative: never).
+	CARefresh time.Duration
 }
 
 // LogFormat is how event lines are written.
@@ -123,6 +126,11 @@ const (
 	RequestCSRGet      AgentRequestKind = C.KUBEBOOT_AGENT_REQUEST_GET
 	// RequestCSRWatch: a 200 answer is a stream for OnStreamData.
 	RequestCSRWatch AgentRequestKind = C.KUBEBOOT_AGENT_REQUEST_WATCH
+	// RequestTrustBundles: the ClusterTrustBundles of the apiserver's serving signer.
+	RequestTrustBundles AgentRequestKind = C.KUBEBOOT_AGENT_REQUEST_TRUST_BUNDLES
+	// RequestCAProbe: GET /healthz trusting only a new CA bundle; a failed handshake is
+	// OnTransportError.
+	RequestCAProbe AgentRequestKind = C.KUBEBOOT_AGENT_REQUEST_CA_PROBE
 )
 
 // Connection says where and how to connect; ID changes whenever anything else does.
@@ -241,6 +249,12 @@ func NewAgent(cfg AgentConfig) (*Agent, error) {
 	c.utc_offset = C.int32_t(cfg.UTCOffset)
 	c.seed = C.uint64_t(cfg.Seed)
 	c.log_format = C.uint32_t(cfg.LogFormat)
+	switch {
+	case cfg.CARefresh < 0:
+		c.ca_refresh_seconds = -1
+	case cfg.CARefresh > 0:
+		c.ca_refresh_seconds = C.int64_t((cfg.CARefresh + time.Second - 1) / time.Second)
+	}
 	var h *C.kubeboot_agent
 	build := func() error { return check(C.kubeboot_agent_new(c, &h)) }
 	var err error

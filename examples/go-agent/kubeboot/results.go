@@ -100,4 +100,5 @@ const (
 	CodeNoBootstrapCredentials      uint32 = C.KUBEBOOT_RESULT_NO_BOOTSTRAP_CREDENTIALS       // 800
 	CodeNoCA                        uint32 = C.KUBEBOOT_RESULT_NO_CA                          // 801
 	CodeInvalidConfig               uint32 = C.KUBEBOOT_RESULT_INVALID_CONFIG                 // 802
+	CodeCABundleUnproven            uint32 = C.KUBEBOOT_RESULT_CA_BUNDLE_UNPROVEN             // 803
 )

@@ -156,6 +156,8 @@ pub fn run(hs: &mut Handles, op: &Agent) {
         seed: 7,
         // 0 text, 1 JSON, 2 and 3 refused.
         log_format: u32::from(flags >> 5 & 3),
+        // never, the default, every 5 minutes
+        ca_refresh_seconds: i64::from(*max_rotations % 3) * 300 - 300,
     };
     let mut ag: *mut kubeboot_agent = 0x10 as *mut _;
     let r = rc(fag::kubeboot_agent_new(&cfg, &mut ag));

@@ -8,6 +8,7 @@
 //	    [--rotation-wait 15m] [--expiration-seconds N] [--poll] [--serving --dns D --ip IP]
 //	    [--discovery-endpoint URL --discovery-token T --discovery-token-ca-cert-hash H]
 //	    [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom] [--log-format text|json]
+//	    [--ca-refresh-interval 10m]
 //
 // Without --once it runs as a daemon. The agent's `agent=go step=...` lines go to stdout; on
 // failure it exits 1 with the typed reason. The kubelet's certificate metrics (libkubeboot's
@@ -95,6 +96,20 @@ func main() {
 			c.LogFormat = kubeboot.LogJSON
 		default:
 			return errors.New("text or json")
+		}
+		return nil
+	})
+	flag.Func("ca-refresh-interval", "daemon: how often to re-read the cluster's CA into <cert-dir>/ca.crt (0: never)", func(s string) error {
+		d, err := time.ParseDuration(s)
+		switch {
+		case err != nil:
+			return err
+		case d < 0:
+			return errors.New("must not be negative")
+		case d == 0:
+			c.CARefresh = -1 // never (0 in AgentConfig is the default)
+		default:
+			c.CARefresh = d
 		}
 		return nil
 	})

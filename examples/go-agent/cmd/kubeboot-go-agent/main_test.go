@@ -5,6 +5,7 @@ package main
 // e2e/run (E2E_ONLY=go for this agent alone).
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -293,8 +294,13 @@ func TestAgentBootstrapThenRotate(t *testing.T) {
 		t.Fatal(err)
 	}
 	current := filepath.Join(e.o.CertDir, "kubelet-client-current.pem")
-	if kc.ClientCert.File != current || kc.ClientKey.File != current || kc.CA.File != filepath.Join(e.dir, "boot", "serving-ca.crt") {
+	// The CA: the cert dir's copy of the bootstrap kubeconfig's, named as a file (the agent keeps
+	// it current as the cluster CA rotates).
+	if kc.ClientCert.File != current || kc.ClientKey.File != current || kc.CA.File != filepath.Join(e.o.CertDir, "ca.crt") {
 		t.Fatalf("%+v", kc)
+	}
+	if got, want := readFile(t, kc.CA.File), readFile(t, filepath.Join(e.dir, "boot", "serving-ca.crt")); !bytes.Equal(got, want) {
+		t.Fatalf("ca.crt is not the bootstrap CA:\n%s", got)
 	}
 	if st, _ := os.Stat(e.o.Kubeconfig); st.Mode().Perm() != 0o600 {
 		t.Fatal(st.Mode())
@@ -410,6 +416,15 @@ func parseCerts(p []byte) ([]*x509.Certificate, error) {
 
 func mustRead(t *testing.T, p string) []byte {
 	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
