@@ -90,6 +90,8 @@ struct Apiserver {
     /// The ClusterTrustBundles of kubernetes.io/kube-apiserver-serving (PEM each); `None`: the API
     /// is not served (404).
     trust_bundles: Option<Vec<String>>,
+    /// Anonymous requests are forbidden for now (an apiserver whose RBAC is still loading).
+    anonymous_forbidden: bool,
 }
 
 impl Apiserver {
@@ -124,6 +126,7 @@ impl Apiserver {
             cluster_info: None,
             presents: String::new(),
             trust_bundles: None,
+            anonymous_forbidden: false,
         }
         .presenting_own_ca()
     }
@@ -267,6 +270,9 @@ impl Apiserver {
             return Some(Self::status(401, "Unauthorized"));
         };
         self.log.push((kind, who, path.to_owned()));
+        if who == Who::Anonymous && self.anonymous_forbidden {
+            return Some(Self::status(403, "Forbidden"));
+        }
         const BASE: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
         match (kind, method) {
             (RequestKind::Healthz, _) => Some((200, b"ok".to_vec())),
@@ -1515,6 +1521,21 @@ fn ca_rotation_is_followed_and_a_bundle_without_the_connected_ca_is_refused() {
     assert!(api.trusted_by(file().as_bytes()));
     let (_, who, _) = api.log.iter().rev().find(|l| l.0 == RequestKind::ClusterInfo).unwrap();
     assert_eq!(*who, Who::Anonymous, "cluster-info is read anonymously (kubeadm's RBAC)");
+
+    // 2b. cluster-info, read before, is forbidden for a moment while the bundles say CA1 only:
+    //     skipped (the bundles alone would drop CA2, which cluster-info still publishes).
+    api.anonymous_forbidden = true;
+    api.trust_bundles = Some(vec![ca1.clone()]);
+    let written = file();
+    refresh_once(&mut n, &mut api, &mut agent);
+    assert!(
+        n.has("step=ca state=skipped sources=none request=cluster-info status=403"),
+        "{:#?}",
+        n.events
+    );
+    assert_eq!(file(), written);
+    api.anonymous_forbidden = false;
+    api.trust_bundles = Some(vec![both.clone()]);
 
     // 3. CA2 only, while the server still presents CA1: refused, nothing changes.
     api.publish_cluster_info(&ca2);

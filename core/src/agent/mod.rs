@@ -68,7 +68,9 @@
 //!    with its client certificate (`certificates.k8s.io/v1`, served from v1.37; a 404 means the
 //!    API is not served and the source is skipped);
 //! 2. the new bundle is the union of the CAs both sources publish (every one a CA certificate);
-//!    if it is the set the file holds, nothing happens;
+//!    if it is the set the file holds, nothing happens. A source that answered before and does
+//!    not now (a restarting apiserver's 403, a 5xx, a broken connection) skips the refresh: the
+//!    other alone could drop a CA the missing one still publishes;
 //! 3. otherwise the apiserver must prove it: a request over TLS that trusts **only the new
 //!    bundle** must complete. A bundle without the CA the apiserver's certificate chains to
 //!    fails that handshake and is refused ([`Error::CaBundleUnproven`]), and nothing changes — so
@@ -322,6 +324,8 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     ca_sources: u8,
     /// The candidate bundle (a hash) a client rotation was forced for, so that it is forced once.
     ca_rotated_for: u64,
+    /// The sources that have answered with their CAs before (`trust::SOURCE_*`).
+    ca_seen: u8,
 
     // Machinery.
     engine: Engine<N>,
@@ -444,6 +448,7 @@ impl<const N: usize> Agent<N> {
             ca_next: None,
             ca_sources: 0,
             ca_rotated_for: 0,
+            ca_seen: 0,
             engine: Engine::idle(),
             discovery: Discovery::idle(),
             st: St::Idle,
@@ -630,6 +635,7 @@ impl<const N: usize> Agent<N> {
             ca_next,
             ca_sources,
             ca_rotated_for,
+            ca_seen,
             engine,
             discovery,
             st,
@@ -700,6 +706,7 @@ impl<const N: usize> Agent<N> {
         *ca_next = None;
         *ca_sources = 0;
         *ca_rotated_for = 0;
+        *ca_seen = 0;
         // Machinery.
         engine.reset();
         discovery.reset();

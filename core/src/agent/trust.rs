@@ -100,6 +100,11 @@ impl<const N: usize> Agent<N> {
         self.ca_done(now);
     }
 
+    /// The source the current request reads.
+    fn ca_source(&self) -> u8 {
+        if self.st == St::CaInfo { SOURCE_CLUSTER_INFO } else { SOURCE_TRUST_BUNDLES }
+    }
+
     pub(super) fn ca_request_name(&self) -> &'static str {
         match self.st {
             St::CaInfo => "cluster-info",
@@ -163,8 +168,9 @@ impl<const N: usize> Agent<N> {
                     if info { self.add_cluster_info(body) } else { self.add_trust_bundles(body) };
                 match r {
                     Ok(()) => {
-                        self.ca_sources |=
-                            if info { SOURCE_CLUSTER_INFO } else { SOURCE_TRUST_BUNDLES };
+                        let source = if info { SOURCE_CLUSTER_INFO } else { SOURCE_TRUST_BUNDLES };
+                        self.ca_sources |= source;
+                        self.ca_seen |= source;
                         self.st = if info { St::CaBundles } else { St::CaCompare };
                     }
                     Err(e) => {
@@ -173,9 +179,13 @@ impl<const N: usize> Agent<N> {
                     }
                 }
             }
-            // Not published here (no cluster-info, the API not served) or not readable: the
-            // other source may still be.
-            (St::CaInfo | St::CaBundles, 401 | 403 | 404) => {
+            // Not published here (no cluster-info, the API not served) or not readable, and never
+            // was: the other source may still be. (A source that answered before and does not
+            // now is skipped below: a bundle made from the other source alone could drop a CA
+            // the missing one still publishes.)
+            (St::CaInfo | St::CaBundles, 401 | 403 | 404)
+                if self.ca_seen & self.ca_source() == 0 =>
+            {
                 let line = self
                     .ev("ca")
                     .kv("state", "source-unavailable")
@@ -357,54 +367,70 @@ impl<const N: usize> Agent<N> {
         }
     }
 
-    /// Add the CAs of the `cluster-info` ConfigMap's kubeconfig (its cluster's
-    /// `certificate-authority-data`) to the candidate bundle.
+    /// Add the CAs of the `cluster-info` ConfigMap's kubeconfig to the candidate bundle.
     fn add_cluster_info(&mut self, body: &[u8]) -> Result<()> {
-        let data = discovery::configmap_data(body)?.ok_or(Error::MalformedResponse)?;
-        let kc = discovery::data_str(&data, discovery::KUBECONFIG_KEY)?
-            .ok_or(Error::MalformedResponse)?;
-        let scratch = self.engine.scratch();
-        let (yaml_buf, rest) = two_texts_and_ders(scratch)?;
-        let yaml = kc.decode_into(yaml_buf).map_err(|_| Error::TooLarge)?;
-        let parsed = Kubeconfig::parse(yaml.as_bytes()).map_err(|_| Error::MalformedResponse)?;
-        let cluster = discovery::cluster_info_cluster(&parsed)?;
-        let Some(ca) = cluster.certificate_authority_data.filter(|d| !d.is_empty()) else {
-            return Ok(());
-        };
-        let (pem_buf, ders) = text_and_ders(rest)?;
-        let pem = ca.decode_base64_into(pem_buf).map_err(|_| Error::TooLarge)?;
-        add_cas(&mut self.out, pem, ders)
+        cluster_info_cas(&mut self.out, body, self.engine.scratch())
     }
 
-    /// Add the CAs of every ClusterTrustBundle of [`APISERVER_SERVING_SIGNER`] in a list answer.
+    /// Add the CAs of the ClusterTrustBundles in a list answer to the candidate bundle.
     fn add_trust_bundles(&mut self, body: &[u8]) -> Result<()> {
-        let bad = |_| Error::MalformedResponse;
-        let doc = json::parse(body).map_err(bad)?;
-        let items = doc.as_object().ok_or(Error::MalformedResponse)?.get("items").map_err(bad)?;
-        let items = match items {
-            Some(json::Value::Array(a)) => a,
-            None | Some(json::Value::Null) => return Ok(()),
-            Some(_) => return Err(Error::MalformedResponse),
-        };
-        let scratch = self.engine.scratch();
-        let (pem_buf, ders) = text_and_ders(scratch)?;
-        for item in items.items() {
-            let item = item.map_err(bad)?;
-            let spec =
-                item.as_object().ok_or(Error::MalformedResponse)?.get("spec").map_err(bad)?;
-            let spec = spec.and_then(|s| s.as_object()).ok_or(Error::MalformedResponse)?;
-            let signer = spec.get("signerName").map_err(bad)?.and_then(|v| v.as_str());
-            // (a server that ignored the field selector: keep to the signer)
-            if !signer.is_some_and(|s| s.eq_str(APISERVER_SERVING_SIGNER)) {
-                continue;
-            }
-            let bundle = spec.get("trustBundle").map_err(bad)?.and_then(|v| v.as_str());
-            let bundle = bundle.ok_or(Error::MalformedResponse)?;
-            let pem = bundle.decode_into(pem_buf).map_err(|_| Error::TooLarge)?;
-            add_cas(&mut self.out, pem.as_bytes(), ders)?;
-        }
-        Ok(())
+        trust_bundle_cas(&mut self.out, body, self.engine.scratch())
     }
+}
+
+/// Add to `out` the CAs of a `cluster-info` ConfigMap (the `certificate-authority-data` of its
+/// kubeconfig's cluster, chosen as kubeadm does).
+fn cluster_info_cas<const M: usize>(
+    out: &mut heapless::Vec<u8, M>,
+    body: &[u8],
+    scratch: &mut [u8],
+) -> Result<()> {
+    let data = discovery::configmap_data(body)?.ok_or(Error::MalformedResponse)?;
+    let kc =
+        discovery::data_str(&data, discovery::KUBECONFIG_KEY)?.ok_or(Error::MalformedResponse)?;
+    let (yaml_buf, rest) = two_texts_and_ders(scratch)?;
+    let yaml = kc.decode_into(yaml_buf).map_err(|_| Error::TooLarge)?;
+    let parsed = Kubeconfig::parse(yaml.as_bytes()).map_err(|_| Error::MalformedResponse)?;
+    let cluster = discovery::cluster_info_cluster(&parsed)?;
+    let Some(ca) = cluster.certificate_authority_data.filter(|d| !d.is_empty()) else {
+        return Ok(());
+    };
+    let (pem_buf, ders) = text_and_ders(rest)?;
+    let pem = ca.decode_base64_into(pem_buf).map_err(|_| Error::TooLarge)?;
+    add_cas(out, pem, ders)
+}
+
+/// Add to `out` the CAs of every ClusterTrustBundle of [`APISERVER_SERVING_SIGNER`] in a list
+/// answer (`ClusterTrustBundleList`).
+fn trust_bundle_cas<const M: usize>(
+    out: &mut heapless::Vec<u8, M>,
+    body: &[u8],
+    scratch: &mut [u8],
+) -> Result<()> {
+    let bad = |_| Error::MalformedResponse;
+    let doc = json::parse(body).map_err(bad)?;
+    let items = doc.as_object().ok_or(Error::MalformedResponse)?.get("items").map_err(bad)?;
+    let items = match items {
+        Some(json::Value::Array(a)) => a,
+        None | Some(json::Value::Null) => return Ok(()),
+        Some(_) => return Err(Error::MalformedResponse),
+    };
+    let (pem_buf, ders) = text_and_ders(scratch)?;
+    for item in items.items() {
+        let item = item.map_err(bad)?;
+        let spec = item.as_object().ok_or(Error::MalformedResponse)?.get("spec").map_err(bad)?;
+        let spec = spec.and_then(|s| s.as_object()).ok_or(Error::MalformedResponse)?;
+        let signer = spec.get("signerName").map_err(bad)?.and_then(|v| v.as_str());
+        // (a server that ignored the field selector: keep to the signer)
+        if !signer.is_some_and(|s| s.eq_str(APISERVER_SERVING_SIGNER)) {
+            continue;
+        }
+        let bundle = spec.get("trustBundle").map_err(bad)?.and_then(|v| v.as_str());
+        let bundle = bundle.ok_or(Error::MalformedResponse)?;
+        let pem = bundle.decode_into(pem_buf).map_err(|_| Error::TooLarge)?;
+        add_cas(out, pem.as_bytes(), ders)?;
+    }
+    Ok(())
 }
 
 /// Scratch for text and, after it, room for two certificates' DER (compared while merging).
@@ -560,6 +586,50 @@ mod tests {
         let mut small = heapless::Vec::<u8, 16>::new();
         assert_eq!(add_cas(&mut small, CA1, &mut scratch), Err(Error::TooLarge));
         assert!(small.is_empty());
+    }
+
+    /// The answers of a real apiserver (e2e/record.sh): cluster-info as v1.35.4 served it, the
+    /// ClusterTrustBundle list as v1.37.2 did; each holds its cluster's serving CA.
+    #[test]
+    fn recorded_sources_give_their_serving_ca() {
+        let mut scratch = [0u8; 8 * DER_SCRATCH];
+        let cases: [(&[u8], &[u8], bool); 2] = [
+            (
+                include_bytes!("../../tests/data/recorded/cluster-info-get.json"),
+                include_bytes!("../../tests/data/recorded/serving-ca.pem"),
+                true,
+            ),
+            (
+                include_bytes!("../../tests/data/recorded/trust-bundles-list.json"),
+                include_bytes!("../../tests/data/recorded/trust-bundles-serving-ca.pem"),
+                false,
+            ),
+        ];
+        for (body, ca, info) in cases {
+            let mut out = heapless::Vec::<u8, 16384>::new();
+            if info {
+                cluster_info_cas(&mut out, body, &mut scratch).unwrap();
+            } else {
+                trust_bundle_cas(&mut out, body, &mut scratch).unwrap();
+            }
+            assert!(same_cas(&out, ca, &mut scratch).unwrap());
+            // Another signer's bundles, a list without items: nothing added.
+            let mut none = heapless::Vec::<u8, 16384>::new();
+            let other = b"{\"items\":[{\"spec\":{\"signerName\":\"example.com/x\",\"trustBundle\":\"junk\"}}]}";
+            trust_bundle_cas(&mut none, other, &mut scratch).unwrap();
+            trust_bundle_cas(&mut none, b"{\"items\":null}", &mut scratch).unwrap();
+            assert!(none.is_empty());
+            // Truncated answers are malformed, and add nothing.
+            let end = body.iter().rposition(|b| *b == b'}').unwrap();
+            for cut in [1, body.len() / 2, end] {
+                let r = if info {
+                    cluster_info_cas(&mut none, &body[..cut], &mut scratch)
+                } else {
+                    trust_bundle_cas(&mut none, &body[..cut], &mut scratch)
+                };
+                assert!(r.is_err() && none.is_empty(), "{cut}");
+            }
+        }
     }
 
     #[test]
