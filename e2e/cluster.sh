@@ -303,7 +303,8 @@ cmd_up() {
     --unsafe-no-fsync --log-level warn
   wait_for 60 "etcd /health" curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
 
-  # Audit: one Metadata line per CSR / cluster-info request (e2e/run counts requests per agent).
+  # Audit: one Metadata line per CSR / cluster-info request (e2e/run counts requests per agent),
+  # and per request on Node objects (who registered a kubelet's Node, with which credentials).
   cat >"$W/audit-policy.yaml" <<'EOF2'
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -313,6 +314,10 @@ rules:
   resources:
   - group: certificates.k8s.io
     resources: ["certificatesigningrequests"]
+- level: Metadata
+  resources:
+  - group: ""
+    resources: ["nodes", "nodes/status"]
 - level: None
 EOF2
   APISERVER_CMD=("$BIN/kube-apiserver"
