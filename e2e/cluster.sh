@@ -303,7 +303,8 @@ cmd_up() {
     --unsafe-no-fsync --log-level warn
   wait_for 60 "etcd /health" curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
 
-  # Audit: one Metadata line per CSR / cluster-info request (e2e/run counts requests per agent).
+  # Audit: one Metadata line per CSR / cluster-info request (e2e/run counts requests per agent),
+  # and per request on Node objects (who registered a kubelet's Node, with which credentials).
   cat >"$W/audit-policy.yaml" <<'EOF2'
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -313,6 +314,10 @@ rules:
   resources:
   - group: certificates.k8s.io
     resources: ["certificatesigningrequests"]
+- level: Metadata
+  resources:
+  - group: ""
+    resources: ["nodes", "nodes/status"]
 - level: None
 EOF2
   APISERVER_CMD=("$BIN/kube-apiserver"
@@ -321,6 +326,7 @@ EOF2
     --tls-cert-file="$W/pki/apiserver.crt" --tls-private-key-file="$W/pki/apiserver.key"
     --client-ca-file="$W/pki/client-ca.crt"
     --enable-bootstrap-token-auth=true --anonymous-auth=true
+    --enable-admission-plugins=NodeRestriction
     --token-auth-file="$W/pki/tokens.csv"
     --authorization-mode=Node,RBAC
     --service-account-issuer=https://kubernetes.default.svc.cluster.local

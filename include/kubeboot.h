@@ -369,6 +369,8 @@ enum kubeboot_result
   KUBEBOOT_RESULT_SIGNER_FAILED = 305,
   // malformed input (PEM, DER, kubeconfig or JSON) (`malformed-input`).
   KUBEBOOT_RESULT_MALFORMED = 306,
+  // a kubelet serving certificate needs at least one IP address (since v1.31 the kubelet asks for none with DNS names only: AllowDNSOnlyNodeCSR is off) (`serving-needs-ip`).
+  KUBEBOOT_RESULT_SERVING_NEEDS_IP = 307,
   // malformed (`malformed`).
   KUBEBOOT_RESULT_VERIFY_MALFORMED = 400,
   // untrusted (`untrusted`).

@@ -74,6 +74,10 @@ pub enum Error {
     SignerFailed,
     /// A PEM or DER input (CSR, certificate, bundle) is malformed.
     Malformed,
+    /// A serving certificate was asked for with DNS names only: since v1.31 the kubelet requests
+    /// one only with at least one IP address (`AllowDNSOnlyNodeCSR`, deprecated, off by default;
+    /// `pkg/kubelet/certificate/kubelet.go` `newGetTemplateFn`), and so does the agent.
+    ServingNeedsIp,
 
     /// Issued-certificate validation failed; see [`VerifyError`].
     Verify(VerifyError),
@@ -160,6 +164,7 @@ impl Error {
             Error::TooManySans => Code::TooManySans,
             Error::InvalidExpirationSeconds => Code::InvalidExpirationSeconds,
             Error::SignerFailed => Code::SignerFailed,
+            Error::ServingNeedsIp => Code::ServingNeedsIp,
             Error::Malformed => Code::Malformed,
             Error::Verify(v) => v.reason.kind(),
             Error::Policy(p) => p.kind(),
@@ -633,6 +638,7 @@ catalogue! {
     304 InvalidExpirationSeconds "invalid-expiration-seconds" "expirationSeconds may not be less than 600 seconds (10 minutes)";
     305 SignerFailed "signer-failed" "signer failed";
     306 Malformed "malformed-input" "malformed input (PEM, DER, kubeconfig or JSON)";
+    307 ServingNeedsIp "serving-needs-ip" "a kubelet serving certificate needs at least one IP address (since v1.31 the kubelet asks for none with DNS names only: AllowDNSOnlyNodeCSR is off)";
     400 VerifyMalformed "malformed" "malformed";
     401 VerifyUntrusted "untrusted" "untrusted";
     402 VerifyBadSignature "bad-signature" "bad-signature";
@@ -731,6 +737,7 @@ mod tests {
             Error::TooManySans,
             Error::InvalidExpirationSeconds,
             Error::SignerFailed,
+            Error::ServingNeedsIp,
             Error::Malformed,
             Error::Verify(VerifyError::new(Reason::Expired)),
             Error::Policy(PolicyViolation::Organization),

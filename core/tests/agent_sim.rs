@@ -1985,7 +1985,22 @@ fn device_configuration_is_checked_at_start() {
     }
     let mut c = device_config(&k);
     let dns = ["node-1.example"];
-    c.serving = Some(Serving { dns: &dns, ips: &[] });
+    let ip = ["10.0.0.7".parse().unwrap()];
+    c.serving = Some(Serving { dns: &dns, ips: &ip });
     let mut agent: Box<Agent> = Box::default();
     assert_eq!(agent.start(&c).err(), Some(Error::InvalidConfig));
+}
+
+#[test]
+fn a_serving_certificate_needs_an_ip_as_the_kubelets_does() {
+    let n = Node::new();
+    let k = n.config();
+    let mut c = base_config(&k);
+    c.serving = Some(Serving { dns: &["node-1.example"], ips: &[] });
+    let mut agent: Box<Agent> = Box::default();
+    assert_eq!(agent.start(&c), Err(Error::ServingNeedsIp));
+    assert_eq!(Error::ServingNeedsIp.name(), "serving-needs-ip");
+    let ip = ["10.0.0.7".parse().unwrap()];
+    c.serving = Some(Serving { dns: &[], ips: &ip });
+    assert_eq!(agent.start(&c), Ok(()));
 }

@@ -105,6 +105,8 @@ pub enum kubeboot_result {
     SignerFailed = 305,
     /// malformed input (PEM, DER, kubeconfig or JSON) (`malformed-input`).
     Malformed = 306,
+    /// a kubelet serving certificate needs at least one IP address (since v1.31 the kubelet asks for none with DNS names only: AllowDNSOnlyNodeCSR is off) (`serving-needs-ip`).
+    ServingNeedsIp = 307,
     /// malformed (`malformed`).
     VerifyMalformed = 400,
     /// untrusted (`untrusted`).
@@ -247,6 +249,7 @@ pub(crate) const ALL: &[kubeboot_result] = &[
     kubeboot_result::InvalidExpirationSeconds,
     kubeboot_result::SignerFailed,
     kubeboot_result::Malformed,
+    kubeboot_result::ServingNeedsIp,
     kubeboot_result::VerifyMalformed,
     kubeboot_result::VerifyUntrusted,
     kubeboot_result::VerifyBadSignature,

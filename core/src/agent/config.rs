@@ -51,8 +51,9 @@ pub struct DiscoveryConfig<'a> {
     pub timeout_secs: i64,
 }
 
-/// The serving certificate's SANs (the kubelet's `serverTLSBootstrap`). Since v1.31 a serving
-/// CSR needs at least one IP address unless `AllowDNSOnlyNodeCSR` is on.
+/// The serving certificate's SANs (the kubelet's `serverTLSBootstrap`). At least one IP address,
+/// as the kubelet requires since v1.31 (`AllowDNSOnlyNodeCSR` off): [`Agent::start`] refuses DNS
+/// names alone with [`Error::ServingNeedsIp`].
 #[derive(Clone, Copy, Debug)]
 pub struct Serving<'a> {
     /// DNS names.

@@ -849,6 +849,10 @@ impl<const N: usize> Agent<N> {
             put(&mut self.device, d)?;
         }
         if let Some(s) = c.serving {
+            // As the kubelet since v1.31: no serving certificate without an IP address.
+            if s.ips.is_empty() {
+                return Err(Error::ServingNeedsIp);
+            }
             // The same checks as the CSR builder's (a CSR is built only later).
             crate::csr::CsrBuilder::serving(c.node_name.unwrap_or("node"), s.dns, s.ips)?;
             for d in s.dns {

@@ -237,7 +237,8 @@ pub fn run(a: &AgentArgs, how: Run) -> CmdResult {
     c.key_device = device.as_deref();
     let mut out = MetricsOut::start(a.metrics_bind_address.as_deref(), a.metrics_textfile.clone())?;
     let mut agent: Box<Agent> = Box::default();
-    agent.start(&c)?;
+    // (the typed reason first, as the C and Go agents print it)
+    agent.start(&c).map_err(|e| Rejected(format!("{}: {e}", e.name())))?;
     let r = drive(&mut agent, &mut out, crate::devkey::devices(a.tcti.as_deref()));
     out.update(agent.metrics(), unix_now());
     r

@@ -57,6 +57,7 @@ const (
 	CodeInvalidExpirationSeconds    uint32 = C.KUBEBOOT_RESULT_INVALID_EXPIRATION_SECONDS     // 304
 	CodeSignerFailed                uint32 = C.KUBEBOOT_RESULT_SIGNER_FAILED                  // 305
 	CodeMalformed                   uint32 = C.KUBEBOOT_RESULT_MALFORMED                      // 306
+	CodeServingNeedsIP              uint32 = C.KUBEBOOT_RESULT_SERVING_NEEDS_IP               // 307
 	CodeVerifyMalformed             uint32 = C.KUBEBOOT_RESULT_VERIFY_MALFORMED               // 400
 	CodeVerifyUntrusted             uint32 = C.KUBEBOOT_RESULT_VERIFY_UNTRUSTED               // 401
 	CodeVerifyBadSignature          uint32 = C.KUBEBOOT_RESULT_VERIFY_BAD_SIGNATURE           // 402
