@@ -31,6 +31,47 @@ use super::*;
 
 use crate::csr::CsrBuilder;
 use crate::key::{P256Signer, spki_from_point};
+use crate::keyref::{MAX_DEVICE, MAX_KEY_REF};
+
+/// The device holding the node key and this attempt's key in it (the agent's `dk`).
+pub(super) struct DeviceKeys {
+    /// Where new client keys are made (empty: in software).
+    pub(super) device: heapless::String<MAX_DEVICE>,
+    /// The public point of the current client key when a device holds it (from the device).
+    pub(super) client_point: Option<[u8; 65]>,
+    /// The reference of this attempt's key when a device holds it (empty: `key` is the key).
+    pub(super) new_ref: heapless::Vec<u8, MAX_KEY_REF>,
+    /// Its public point.
+    pub(super) new_point: [u8; 65],
+    /// The name of the key being made in the device.
+    pub(super) key_label: heapless::String<48>,
+    /// The device's signature of the CSR's `CertificationRequestInfo`.
+    pub(super) signature: Option<[u8; 64]>,
+}
+
+impl DeviceKeys {
+    pub(super) const fn idle() -> Self {
+        DeviceKeys {
+            device: heapless::String::new(),
+            client_point: None,
+            new_ref: heapless::Vec::new(),
+            new_point: [0u8; 65],
+            key_label: heapless::String::new(),
+            signature: None,
+        }
+    }
+
+    /// Every field as [`DeviceKeys::idle`] has it (a new field is a compile error until reset).
+    pub(super) fn reset(&mut self) {
+        let DeviceKeys { device, client_point, new_ref, new_point, key_label, signature } = self;
+        device.clear();
+        *client_point = None;
+        new_ref.clear();
+        *new_point = [0u8; 65];
+        key_label.clear();
+        *signature = None;
+    }
+}
 
 /// The signature the device made over exactly `message`, for the engine to build the CSR
 /// around (any other message is [`Error::SignerFailed`]).
@@ -61,7 +102,7 @@ impl<const N: usize> Agent<N> {
     }
 
     fn device_name(&self) -> &'static str {
-        match keyref::Device::parse(&self.device) {
+        match keyref::Device::parse(&self.dk.device) {
             Ok(d) => d.holder().as_str(),
             Err(_) => "software",
         }
@@ -70,11 +111,11 @@ impl<const N: usize> Agent<N> {
     /// Make this attempt's key: in the device, or from entropy.
     pub(super) fn make_key(&mut self, now: i64) {
         self.key = None;
-        self.new_ref.clear();
-        self.signature = None;
+        self.dk.new_ref.clear();
+        self.dk.signature = None;
         self.key_generated = false;
         self.key_tries = 0;
-        if self.device.is_empty() {
+        if self.dk.device.is_empty() {
             if self.kc_points_at_current && self.client_key_in_device() {
                 let holder = Holder::of_pem(&self.client_key).map_or("device", Holder::as_str);
                 let d = detail(format_args!(
@@ -86,10 +127,10 @@ impl<const N: usize> Agent<N> {
             self.st = St::KeyEntropy;
             return;
         }
-        self.key_label.clear();
-        let _ = self.key_label.push_str(PREFIX_CLIENT);
-        let _ = self.key_label.push('-');
-        let _ = self.key_label.push_str(&timestamp(now, self.utc_offset));
+        self.dk.key_label.clear();
+        let _ = self.dk.key_label.push_str(PREFIX_CLIENT);
+        let _ = self.dk.key_label.push('-');
+        let _ = self.dk.key_label.push_str(&timestamp(now, self.utc_offset));
         self.st = St::KeyGenerate;
     }
 
@@ -103,11 +144,11 @@ impl<const N: usize> Agent<N> {
         let Ok(bytes) = result else { return false };
         let holder = Holder::of_pem(bytes).ok();
         let in_device = matches!(holder, Some(Holder::Tpm | Holder::Pkcs11));
-        if self.device.is_empty() && !in_device {
+        if self.dk.device.is_empty() && !in_device {
             return false;
         }
-        let wanted = keyref::Device::parse(&self.device).ok().map(|d| d.holder());
-        if in_device && holder == wanted && put_bytes(&mut self.new_ref, bytes).is_ok() {
+        let wanted = keyref::Device::parse(&self.dk.device).ok().map(|d| d.holder());
+        if in_device && holder == wanted && put_bytes(&mut self.dk.new_ref, bytes).is_ok() {
             self.st = St::CachePublic;
             return true;
         }
@@ -128,11 +169,13 @@ impl<const N: usize> Agent<N> {
     pub(super) fn key_op(&self) -> Option<KeyOp<'_>> {
         Some(match self.st {
             St::KeyPublic => KeyOp::Public { key: &self.client_key },
-            St::CachePublic => KeyOp::Public { key: &self.new_ref },
-            St::KeyGenerate => KeyOp::Generate { device: &self.device, label: &self.key_label },
-            St::KeySign => KeyOp::Sign { key: &self.new_ref, message: &self.out },
+            St::CachePublic => KeyOp::Public { key: &self.dk.new_ref },
+            St::KeyGenerate => {
+                KeyOp::Generate { device: &self.dk.device, label: &self.dk.key_label }
+            }
+            St::KeySign => KeyOp::Sign { key: &self.dk.new_ref, message: &self.out },
             St::DestroyOld => KeyOp::Destroy { key: &self.client_key },
-            St::DestroyNew => KeyOp::Destroy { key: &self.new_ref },
+            St::DestroyNew => KeyOp::Destroy { key: &self.dk.new_ref },
             _ => return None,
         })
     }
@@ -161,7 +204,7 @@ impl<const N: usize> Agent<N> {
         });
         match (self.st, point) {
             (St::KeyPublic, Ok(p)) => {
-                self.client_point = Some(p);
+                self.dk.client_point = Some(p);
                 self.next_client_read();
             }
             (St::KeyPublic, Err(why)) => {
@@ -176,7 +219,7 @@ impl<const N: usize> Agent<N> {
                 }
             }
             (_, Ok(p)) => {
-                self.new_point = p;
+                self.dk.new_point = p;
                 self.key_generated = false;
                 let line = self
                     .ev("key")
@@ -216,13 +259,13 @@ impl<const N: usize> Agent<N> {
             return;
         }
         self.pending = Pending::None;
-        let holder = keyref::Device::parse(&self.device).ok().map(|d| d.holder());
+        let holder = keyref::Device::parse(&self.dk.device).ok().map(|d| d.holder());
         let checked = result.and_then(|(reference, point)| {
             if Holder::of_pem(reference).ok() != holder {
                 Err("the device answered with another kind of key reference")
             } else if !valid_point(point) {
                 Err("the device's answer is not a P-256 point")
-            } else if put_bytes(&mut self.new_ref, reference).is_err() {
+            } else if put_bytes(&mut self.dk.new_ref, reference).is_err() {
                 Err("the key reference is larger than the agent keeps")
             } else {
                 Ok(*point)
@@ -231,18 +274,18 @@ impl<const N: usize> Agent<N> {
         let name = self.device_name();
         match checked {
             Ok(point) => {
-                self.new_point = point;
+                self.dk.new_point = point;
                 self.key_generated = true;
                 let line = self
                     .ev("key")
                     .kv("kind", self.kind.as_str())
                     .kv("source", "device")
                     .kv("holder", name)
-                    .kv("label", &self.key_label)
+                    .kv("label", &self.dk.key_label)
                     .done();
                 self.event(line);
                 if self.kind == Kind::Bootstrap {
-                    match put_bytes(&mut self.out, &self.new_ref) {
+                    match put_bytes(&mut self.out, &self.dk.new_ref) {
                         Ok(()) => {
                             self.st =
                                 if self.client_dir_exists { St::WriteKeyCache } else { St::MakeDir }
@@ -254,7 +297,7 @@ impl<const N: usize> Agent<N> {
                 }
             }
             Err(why) => {
-                self.new_ref.clear();
+                self.dk.new_ref.clear();
                 let d = detail(format_args!("making a key in the {name} device: {why}"));
                 self.attempt_failed(now, Error::KeyDevice, &d);
             }
@@ -270,7 +313,7 @@ impl<const N: usize> Agent<N> {
         self.pending = Pending::None;
         match result {
             Ok(rs) => {
-                self.signature = Some(*rs);
+                self.dk.signature = Some(*rs);
                 self.st = St::StartEngine;
             }
             Err(why) => {
@@ -329,7 +372,7 @@ impl<const N: usize> Agent<N> {
             self.after_store(now);
             return;
         }
-        self.new_ref.clear();
+        self.dk.new_ref.clear();
         self.key_generated = false;
         if self.failure.is_none() {
             // A refused rotation falling back to bootstrap.
@@ -346,25 +389,25 @@ impl<const N: usize> Agent<N> {
     pub(super) fn replaced_key_in_device(&self) -> bool {
         self.kc_points_at_current
             && self.client_key_in_device()
-            && self.client_key.as_slice() != self.new_ref.as_slice()
+            && self.client_key.as_slice() != self.dk.new_ref.as_slice()
     }
 
     /// Whether a failed attempt made a device key nobody will use.
     pub(super) fn unused_device_key(&self) -> bool {
-        self.key_generated && !self.new_ref.is_empty()
+        self.key_generated && !self.dk.new_ref.is_empty()
     }
 
     /// With a device key: its CSR's `CertificationRequestInfo` to sign first, or the signer over
     /// the signature the device made.
     pub(super) fn prepare_device_signature(&mut self, now: i64) -> bool {
-        if self.new_ref.is_empty() || self.signature.is_some() {
+        if self.dk.new_ref.is_empty() || self.dk.signature.is_some() {
             return false;
         }
         if self.kind == Kind::Serving {
             self.attempt_failed(now, Error::InvalidConfig, "a serving key is never a device's");
             return true;
         }
-        let spki = spki_from_point(&self.new_point);
+        let spki = spki_from_point(&self.dk.new_point);
         let _ = self.out.resize_default(OUT_CAP);
         let r = CsrBuilder::client(&self.node).and_then(|b| b.write_tbs(&spki, &mut self.out));
         match r {

@@ -71,7 +71,7 @@ impl<const N: usize> Agent<N> {
             St::ReadClientCert
         } else if usable && self.need_key {
             St::ReadClientKey
-        } else if usable && self.client_point.is_none() && self.client_key_in_device() {
+        } else if usable && self.dk.client_point.is_none() && self.client_key_in_device() {
             St::KeyPublic
         } else if !self.bundle_path.is_empty() && !self.bundle_loaded {
             St::ReadBundle
@@ -202,7 +202,7 @@ impl<const N: usize> Agent<N> {
         if !pem::blocks(chain).any(|b| b.is_ok_and(|b| b.label == "CERTIFICATE")) {
             return Verdict::Unusable(Error::Store(StoreErrorKind::NoCertificates), what);
         }
-        let spki = match (chain_and_key, self.client_point) {
+        let spki = match (chain_and_key, self.dk.client_point) {
             // The device's key: its public point is the device's answer.
             (None, Some(p)) if self.client_key_in_device() => crate::key::spki_from_point(&p),
             _ => match NodeKey::from_pem(key) {
@@ -545,12 +545,15 @@ impl<const N: usize> Agent<N> {
         if self.prepare_device_signature(now) {
             return;
         }
-        if self.key.is_none() && self.signature.is_none() {
+        if self.key.is_none() && self.dk.signature.is_none() {
             return self.attempt_failed(now, Error::InvalidState, "no key");
         }
         // A device's key: the engine builds the CSR around the signature the device made.
-        let presigned =
-            self.signature.map(|rs| Presigned { point: self.new_point, message: &self.out, rs });
+        let presigned = self.dk.signature.map(|rs| Presigned {
+            point: self.dk.new_point,
+            message: &self.out,
+            rs,
+        });
         let Some(key) = presigned
             .as_ref()
             .map(|p| p as &dyn crate::key::P256Signer)
@@ -599,7 +602,7 @@ impl<const N: usize> Agent<N> {
             let seed = u64::from(self.jitter.next_u32()) << 32 | u64::from(self.jitter.next_u32());
             self.engine.start(&cfg, key, now, seed)
         };
-        if self.signature.take().is_some() {
+        if self.dk.signature.take().is_some() {
             // The signed `CertificationRequestInfo` is in the CSR now.
             self.out.clear();
         }
@@ -795,7 +798,7 @@ impl<const N: usize> Agent<N> {
         let mut key_pem = Filled::<SEC1_PEM_LEN>::new();
         let key = match (&self.key, content) {
             // A device's key: its reference takes the key's place.
-            (None, Ok(())) if !self.new_ref.is_empty() => Ok(self.new_ref.as_slice()),
+            (None, Ok(())) if !self.dk.new_ref.is_empty() => Ok(self.dk.new_ref.as_slice()),
             (Some(k), Ok(())) => key_pem.fill(|b| k.to_sec1_pem(b)),
             (_, Err(e)) => Err(e),
             (None, _) => Err(Error::InvalidState),

@@ -253,7 +253,7 @@ impl<const N: usize> Agent<N> {
             (St::StorePair, Err(e)) => failed(self, e, "writing the new pair"),
             (St::StoreSwap, Ok(())) => {
                 // A device's new key is the current one from now on: never destroyed as unused.
-                if !self.new_ref.is_empty() {
+                if !self.dk.new_ref.is_empty() {
                     self.key_generated = false;
                 }
                 let line = self

@@ -103,7 +103,7 @@ use crate::discovery::{self, Discovery};
 use crate::engine::{self, Engine, Method, Naming, StreamControl};
 use crate::error::{Error, Reason, Result, StoreErrorKind, VerifyError};
 use crate::key::{NodeKey, SEC1_PEM_LEN};
-use crate::keyref::{self, Holder, MAX_DEVICE, MAX_KEY_REF};
+use crate::keyref::{self, Holder};
 use crate::kubeconfig::{Kubeconfig, NodeKubeconfig, Scalar, Source, write_node_kubeconfig};
 use crate::metrics::Metrics;
 use crate::out::Filled;
@@ -124,6 +124,7 @@ mod trust;
 
 pub use action::*;
 pub use config::*;
+use device::DeviceKeys;
 use emit::*;
 use event::LineBuilder;
 pub use event::{EVENT_LEN, Line, LogFormat};
@@ -282,8 +283,6 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     seed: u64,
     /// `None` is the software verifier (no reference in the idle state).
     verifier: Option<&'static (dyn SignatureVerifier + Sync)>,
-    /// Where new client keys are made (empty: in software).
-    device: heapless::String<MAX_DEVICE>,
     ca_refresh_secs: i64,
 
     // What was read.
@@ -298,8 +297,6 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     kc_names_ca_file: bool,
     client_chain: heapless::Vec<u8, MAX_CHAIN_PEM>,
     client_key: heapless::Vec<u8, MAX_KEY_PEM>,
-    /// The public point of the current client key when a device holds it (from the device).
-    client_point: Option<[u8; 65]>,
     bundle: heapless::Vec<u8, MAX_CA_PEM>,
     bundle_loaded: bool,
     client: Verdict,
@@ -314,14 +311,8 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     kind: Kind,
     metrics: Metrics,
     key: Option<NodeKey>,
-    /// The reference of this attempt's key when a device holds it (empty: `key` is the key).
-    new_ref: heapless::Vec<u8, MAX_KEY_REF>,
-    /// Its public point.
-    new_point: [u8; 65],
-    /// The name of the key being made in the device.
-    key_label: heapless::String<48>,
-    /// The device's signature of the CSR's `CertificationRequestInfo`.
-    signature: Option<[u8; 64]>,
+    /// The device holding the node key, and this attempt's key in it.
+    dk: DeviceKeys,
     key_generated: bool,
     key_tries: u32,
     dir_created: bool,
@@ -427,7 +418,6 @@ impl<const N: usize> Agent<N> {
             utc_offset: 0,
             seed: 0,
             verifier: None,
-            device: heapless::String::new(),
             ca_refresh_secs: 0,
             node_kc: ClusterInfo::empty(),
             node_kc_dir: PathBuf::new(),
@@ -440,7 +430,6 @@ impl<const N: usize> Agent<N> {
             kc_names_ca_file: false,
             client_chain: heapless::Vec::new(),
             client_key: heapless::Vec::new(),
-            client_point: None,
             bundle: heapless::Vec::new(),
             bundle_loaded: false,
             client: Verdict::Unknown,
@@ -453,10 +442,7 @@ impl<const N: usize> Agent<N> {
             kind: Kind::Bootstrap,
             metrics: Metrics::new(),
             key: None,
-            new_ref: heapless::Vec::new(),
-            new_point: [0u8; 65],
-            key_label: heapless::String::new(),
-            signature: None,
+            dk: DeviceKeys::idle(),
             key_generated: false,
             key_tries: 0,
             dir_created: false,
@@ -561,7 +547,7 @@ impl<const N: usize> Agent<N> {
         self.out.as_mut_slice().zeroize();
         self.out.clear();
         self.key = None;
-        self.new_ref.clear();
+        self.dk.new_ref.clear();
         self.token = None;
         self.discovery_token = None;
     }
@@ -621,7 +607,6 @@ impl<const N: usize> Agent<N> {
             utc_offset,
             seed,
             verifier,
-            device,
             ca_refresh_secs,
             node_kc: _,
             node_kc_dir: _,
@@ -634,7 +619,6 @@ impl<const N: usize> Agent<N> {
             kc_names_ca_file: _,
             client_chain: _,
             client_key: _,
-            client_point: _,
             bundle: _,
             bundle_loaded: _,
             client: _,
@@ -647,10 +631,7 @@ impl<const N: usize> Agent<N> {
             kind,
             metrics,
             key: _,
-            new_ref: _,
-            new_point,
-            key_label,
-            signature,
+            dk,
             key_generated,
             key_tries,
             dir_created,
@@ -718,14 +699,11 @@ impl<const N: usize> Agent<N> {
         *utc_offset = 0;
         *seed = 0;
         *verifier = None;
-        device.clear();
+        dk.reset();
         *ca_refresh_secs = 0;
         // The attempt.
         *kind = Kind::Bootstrap;
         *metrics = Metrics::new();
-        *new_point = [0u8; 65];
-        key_label.clear();
-        *signature = None;
         *key_generated = false;
         *key_tries = 0;
         *dir_created = false;
@@ -781,7 +759,7 @@ impl<const N: usize> Agent<N> {
         self.client_chain.clear();
         self.client_key.as_mut_slice().zeroize();
         self.client_key.clear();
-        self.client_point = None;
+        self.dk.client_point = None;
         self.bundle.clear();
         self.bundle_loaded = false;
         self.client = Verdict::Unknown;
@@ -846,7 +824,7 @@ impl<const N: usize> Agent<N> {
             if c.serving.is_some() {
                 return Err(Error::InvalidConfig);
             }
-            put(&mut self.device, d)?;
+            put(&mut self.dk.device, d)?;
         }
         if let Some(s) = c.serving {
             // As the kubelet since v1.31: no serving certificate without an IP address.
