@@ -31,6 +31,10 @@ cargo fmt --all -- --check
 step "clippy (workspace, all targets)"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "one concept per file: no file in core/src or ffi/src over 1,000 lines"
+long=$(find core/src ffi/src -name '*.rs' -exec wc -l {} + | awk '$2 != "total" && $1 > 1000')
+[ -z "$long" ] || { echo "$long"; echo "error: split these files" >&2; exit 1; }
+
 step "every feature combination of the core, host and thumbv7em-none-eabihf (cargo hack --feature-powerset)"
 .ci/features.sh
 cargo clippy -q -p kubeboot --no-default-features --lib -- -D warnings

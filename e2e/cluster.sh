@@ -8,6 +8,8 @@
 #   e2e/cluster.sh down   stop everything, check that no port is left listening
 #   e2e/cluster.sh status show pids/ports and whether /readyz answers
 #   e2e/cluster.sh restart-apiserver [SECONDS]  stop the apiserver, wait, start it again
+#   e2e/cluster.sh restart-controller-manager   the same for kube-controller-manager (it reads
+#                         --root-ca-file, which it publishes as a ClusterTrustBundle, at start)
 #
 # Env:
 #   E2E_WORK              work dir (default for `up`: a new mktemp dir under
@@ -302,7 +304,8 @@ cmd_up() {
   wait_for 60 "etcd /health" curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
 
   # Audit: one Metadata line per CSR / cluster-info request (e2e/run counts requests per agent),
-  # and per SelfSubjectReview (e2e/firmware-join: who the apiserver took the device for).
+  # per request on Node objects (who registered a kubelet's Node, with which credentials), and
+  # per SelfSubjectReview (e2e/firmware-join: who the apiserver took the device for).
   cat >"$W/audit-policy.yaml" <<'EOF2'
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -314,6 +317,8 @@ rules:
     resources: ["certificatesigningrequests"]
 - level: Metadata
   resources:
+  - group: ""
+    resources: ["nodes", "nodes/status"]
   - group: authentication.k8s.io
     resources: ["selfsubjectreviews"]
 - level: None
@@ -324,6 +329,7 @@ EOF2
     --tls-cert-file="$W/pki/apiserver.crt" --tls-private-key-file="$W/pki/apiserver.key"
     --client-ca-file="$W/pki/client-ca.crt"
     --enable-bootstrap-token-auth=true --anonymous-auth=true
+    --enable-admission-plugins=NodeRestriction
     --token-auth-file="$W/pki/tokens.csv"
     --authorization-mode=Node,RBAC
     --service-account-issuer=https://kubernetes.default.svc.cluster.local
@@ -334,7 +340,7 @@ EOF2
     --audit-policy-file="$W/audit-policy.yaml" --audit-log-path="$W/logs/audit.log" --audit-log-format=json
     --profiling=false --v="$v")
   # Saved so that `restart-apiserver` can bring the same apiserver back.
-  printf '%q ' "${APISERVER_CMD[@]}" >"$W/apiserver.cmd"
+  printf '%q ' "${APISERVER_CMD[@]}" >"$W/kube-apiserver.cmd"
   start_bg kube-apiserver "${APISERVER_CMD[@]}"
   wait_for 180 "kube-apiserver /readyz" curl -fsS --cacert "$W/pki/ca.crt" \
     --cert "$W/pki/admin.crt" --key "$W/pki/admin.key" "$SERVER/readyz"
@@ -348,7 +354,7 @@ EOF2
   "$KUBECTL" config --kubeconfig="$ak" set-context e2e --cluster=e2e --user=admin >&2
   "$KUBECTL" config --kubeconfig="$ak" use-context e2e >&2
 
-  start_bg kube-controller-manager "$BIN/kube-controller-manager" \
+  KCM_CMD=("$BIN/kube-controller-manager"
     --kubeconfig="$ak" --authentication-kubeconfig="$ak" --authorization-kubeconfig="$ak" \
     --bind-address=127.0.0.1 --secure-port="$KCM_PORT" --cert-dir="$W/kcm-certs" \
     --leader-elect=false \
@@ -358,7 +364,9 @@ EOF2
     --use-service-account-credentials=true \
     --root-ca-file="$W/pki/ca.crt" \
     --service-account-private-key-file="$W/pki/sa.key" \
-    --profiling=false --v="$v"
+    --profiling=false --v="$v")
+  printf '%q ' "${KCM_CMD[@]}" >"$W/kube-controller-manager.cmd"
+  start_bg kube-controller-manager "${KCM_CMD[@]}"
   wait_for 120 "kube-controller-manager /healthz" curl -fsSk "https://127.0.0.1:$KCM_PORT/healthz"
 
   setup_bootstrap
@@ -389,24 +397,45 @@ cmd_down() {
   return 0
 }
 
-# Stop the apiserver (SIGTERM), wait $1 seconds (default 5), start it again with the same
-# command line and wait for /readyz: for "apiserver gone mid-wait" tests.
-cmd_restart_apiserver() {
+# Stop component $1 (SIGTERM), wait $2 seconds (default 5), start it again with the same command
+# line (its files read again: certificates, CA files) and wait until it is healthy: for
+# "apiserver gone mid-wait" and CA-rotation tests.
+cmd_restart() {
   resolve_work
-  local pause=${1:-5} f="$W/pids/kube-apiserver.pid" pid
-  [[ -f $f && -f $W/apiserver.cmd ]] || die "no apiserver in $W"
+  local name=$1 pause=${2:-5} f="$W/pids/$1.pid" pid
+  [[ -f $f && -f $W/$name.cmd ]] || die "no $name in $W"
   pid=$(cat "$f")
-  log "stopping kube-apiserver (pid $pid) for ${pause}s"
+  log "stopping $name (pid $pid) for ${pause}s"
   kill -TERM "$pid" 2>/dev/null || true
   poll 100 0.1 ! kill -0 "$pid" 2>/dev/null || true
   kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
   sleep "$pause"
+  start_saved "$name"
+  # A controller manager still starting its controllers exits when the apiserver goes away (it
+  # retries once it runs): start it again, as its supervisor would.
+  if [[ $name == kube-apiserver && -f $W/kube-controller-manager.cmd ]] &&
+    ! kill -0 "$(cat "$W/pids/kube-controller-manager.pid" 2>/dev/null)" 2>/dev/null; then
+    log "kube-controller-manager exited while the apiserver was away; starting it again"
+    start_saved kube-controller-manager
+  fi
+}
+
+# start_saved NAME: start component NAME with its saved command line, wait until it is healthy
+start_saved() {
   # shellcheck disable=SC1090 # the saved, %q-quoted command line
-  eval "start_bg kube-apiserver $(cat "$W/apiserver.cmd")"
+  eval "start_bg $1 $(cat "$W/$1.cmd")"
   # shellcheck disable=SC1091
   source "$W/env.sh"
-  wait_for 180 "kube-apiserver /readyz" curl -fsS --cacert "$W/pki/ca.crt" \
-    --cert "$W/pki/admin.crt" --key "$W/pki/admin.key" "$E2E_SERVER/readyz"
+  if [[ $1 == kube-apiserver ]]; then
+    # (-k: the serving CA may be rotating; the admin client certificate still authenticates)
+    poll 360 0.5 curl -fsSk --cert "$W/pki/admin.crt" --key "$W/pki/admin.key" "$E2E_SERVER/readyz" >/dev/null 2>&1 ||
+      die "kube-apiserver is not ready after 180 s"
+  else
+    local port; port=$(sed -n 's/^KCM_PORT=//p' "$W/ports")
+    poll 240 0.5 curl -fsSk "https://127.0.0.1:$port/healthz" >/dev/null 2>&1 ||
+      die "kube-controller-manager is not healthy after 120 s"
+  fi
+  kill -0 "$(cat "$W/pids/$1.pid")" 2>/dev/null || die "$1 exited"
 }
 
 cmd_env() {
@@ -433,8 +462,9 @@ case "${1:-}" in
   up) cmd_up ;;
   down) cmd_down ;;
   env) cmd_env ;;
-  restart-apiserver) shift; cmd_restart_apiserver "$@" ;;
+  restart-apiserver) shift; cmd_restart kube-apiserver "$@" ;;
+  restart-controller-manager) shift; cmd_restart kube-controller-manager "$@" ;;
   status) cmd_status ;;
   random-alnum) random_alnum "$2" ;;
-  *) echo "usage: $0 up|down|env|status|restart-apiserver [SECONDS]|random-alnum N" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|env|status|restart-apiserver [SECONDS]|restart-controller-manager [SECONDS]|random-alnum N" >&2; exit 2 ;;
 esac

@@ -153,6 +153,18 @@ wait_jws || true
 rec cluster-info-get 200 GET /api/v1/namespaces/kube-public/configmaps/cluster-info "" "anonymous GET of kube-public/cluster-info with jws-kubeconfig-$E2E_TOKEN_ID"
 rec secrets-get-403-anonymous 403 GET "/api/v1/namespaces/kube-system/secrets/bootstrap-token-$E2E_TOKEN_ID" "" "anonymous GET of the token Secret"
 
+# ---- 6. the ClusterTrustBundles of the apiserver's serving signer (certificates.k8s.io/v1, served
+# from v1.37: what the agent's CA refresh lists), with the client certificate issued to rec-1 (a
+# bootstrap token may not list them)
+if kc get --raw /apis/certificates.k8s.io/v1 2>/dev/null | grep -q '"clustertrustbundles"'; then
+  poll 60 0.5 has_output kc get clustertrustbundles -o name || true
+  kc get csr "$ok" -o jsonpath='{.status.certificate}' | base64 -d >"$R/.approved.crt"
+  CURL+=(--cert "$R/.approved.crt" --key "$R/approved.key.pem")
+  rec trust-bundles-list 200 GET "/apis/certificates.k8s.io/v1/clustertrustbundles?fieldSelector=spec.signerName%3Dkubernetes.io%2Fkube-apiserver-serving" \
+    "" "LIST of the kube-apiserver-serving ClusterTrustBundles (the controller manager's --root-ca-file) as system:node:rec-1"
+  rm -f "$R/.approved.crt"
+fi
+
 rm -f "$R"/.*.req
 # the token is needed to check the JWS in cluster-info-get.json; it is a throwaway
 {

@@ -53,6 +53,7 @@ const BODIES: &[&[u8]] = &[
     rec!("watch-approved.json"),
     rec!("watch-denied.json"),
     rec!("cluster-info-get.json"),
+    rec!("trust-bundles-list.json"),
 ];
 const STATUSES: &[u16] = &[200, 201, 401, 403, 404, 409, 410, 429, 500, 503];
 

@@ -51,8 +51,9 @@ pub struct DiscoveryConfig<'a> {
     pub timeout_secs: i64,
 }
 
-/// The serving certificate's SANs (the kubelet's `serverTLSBootstrap`). Since v1.31 a serving
-/// CSR needs at least one IP address unless `AllowDNSOnlyNodeCSR` is on.
+/// The serving certificate's SANs (the kubelet's `serverTLSBootstrap`). At least one IP address,
+/// as the kubelet requires since v1.31 (`AllowDNSOnlyNodeCSR` off): [`Agent::start`] refuses DNS
+/// names alone with [`Error::ServingNeedsIp`].
 #[derive(Clone, Copy, Debug)]
 pub struct Serving<'a> {
     /// DNS names.
@@ -109,6 +110,14 @@ pub struct Config<'a> {
     pub verifier: &'static (dyn SignatureVerifier + Sync),
     /// How event lines are written (text or JSON).
     pub log_format: LogFormat,
+    /// Where new client keys are made ([`crate::keyref::Device`]: `tpm`, or a `pkcs11:` URI of
+    /// the token with its `module-path` and `pin-source`); `None`: in software, from
+    /// [`Action::Entropy`]. With a device every new key is made there ([`KeyOp::Generate`]), the
+    /// CSR is signed there ([`KeyOp::Sign`]), the cert dir and the node kubeconfig hold its
+    /// reference instead of the key, and a rotation destroys the replaced key once the new pair
+    /// is current ([`KeyOp::Destroy`]). Not with [`Config::serving`] (the serving key stays in
+    /// software: [`Error::InvalidConfig`]).
+    pub key_device: Option<&'a str>,
     /// [`Mode::Run`]: how often (seconds) to re-read the cluster's CA for the apiserver and keep
     /// the node's CA file (`<cert_dir>/ca.crt`, which the node kubeconfig names) current; `0`:
     /// never. Also at start and at [`Agent::wake`]. See [the CA refresh](super#the-ca-refresh).
@@ -145,6 +154,7 @@ impl<'a> Config<'a> {
             seed: 0,
             verifier: engine::SOFTWARE,
             log_format: LogFormat::Text,
+            key_device: None,
             ca_refresh_secs: DEFAULT_CA_REFRESH_SECS,
         }
     }

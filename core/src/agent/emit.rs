@@ -83,6 +83,18 @@ impl<
                 self.pending = Pending::Entropy;
                 Action::Entropy { len: crate::key::ENTROPY_LEN }
             }
+            St::KeyPublic
+            | St::CachePublic
+            | St::KeyGenerate
+            | St::KeySign
+            | St::DestroyOld
+            | St::DestroyNew => {
+                self.pending = Pending::Key;
+                match self.key_op() {
+                    Some(op) => Action::Key(op),
+                    None => Action::Sleep { until: now },
+                }
+            }
             St::Healthz => {
                 self.pending = Pending::Healthz;
                 Action::Http(HttpRequest {

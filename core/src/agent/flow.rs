@@ -2,6 +2,7 @@
 
 use core::fmt::Write;
 
+use super::device::Presigned;
 use super::*;
 
 /// A detail text.
@@ -78,6 +79,8 @@ impl<
             St::ReadClientCert
         } else if usable && self.need_key {
             St::ReadClientKey
+        } else if usable && self.dk.client_point.is_none() && self.client_key_in_device() {
+            St::KeyPublic
         } else if !self.bundle_path.is_empty() && !self.bundle_loaded {
             St::ReadBundle
         } else {
@@ -210,12 +213,16 @@ impl<
         if !pem::blocks(chain).any(|b| b.is_ok_and(|b| b.label == "CERTIFICATE")) {
             return Verdict::Unusable(Error::Store(StoreErrorKind::NoCertificates), what);
         }
-        let key = match NodeKey::from_pem(key) {
-            Ok(k) => k,
-            Err(e) => return Verdict::Unusable(e, if serving { what } else { Part::ClientKey }),
+        let spki = match (chain_and_key, self.dk.client_point) {
+            // The device's key: its public point is the device's answer.
+            (None, Some(p)) if self.client_key_in_device() => crate::key::spki_from_point(&p),
+            _ => match NodeKey::from_pem(key) {
+                Ok(k) => k.public_key_spki(),
+                Err(e) => {
+                    return Verdict::Unusable(e, if serving { what } else { Part::ClientKey });
+                }
+            },
         };
-        let spki = key.public_key_spki();
-        drop(key);
         if self.node.is_empty() {
             let scratch = self.engine.scratch();
             let name = pem::decode_first(chain, "CERTIFICATE", scratch)
@@ -405,7 +412,7 @@ impl<
                 .time("deadline", client.rotation_deadline)
                 .done();
             self.event(line);
-            self.new_key();
+            self.make_key(now);
             return;
         }
         let mut serving = None;
@@ -426,7 +433,7 @@ impl<
                     };
                     let line = b.done();
                     self.event(line);
-                    self.new_key();
+                    self.make_key(now);
                     return;
                 }
             }
@@ -467,13 +474,6 @@ impl<
                 self.st = St::Done;
             }
         }
-    }
-
-    pub(super) fn new_key(&mut self) {
-        self.key = None;
-        self.key_generated = false;
-        self.key_tries = 0;
-        self.st = St::KeyEntropy;
     }
 
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
@@ -547,7 +547,11 @@ impl<
             .kv("token_id", &id)
             .done();
         self.event(line);
-        self.st = if self.client_dir_exists { St::ReadKeyCache } else { St::KeyEntropy };
+        if self.client_dir_exists {
+            self.st = St::ReadKeyCache;
+        } else {
+            self.make_key(now);
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -555,8 +559,24 @@ impl<
 
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn start_engine(&mut self, now: i64) {
-        let Some(key) = self.key.as_ref() else {
+        if self.prepare_device_signature(now) {
+            return;
+        }
+        if self.key.is_none() && self.dk.signature.is_none() {
             return self.attempt_failed(now, Error::InvalidState, "no key");
+        }
+        // A device's key: the engine builds the CSR around the signature the device made.
+        let presigned = self.dk.signature.map(|rs| Presigned {
+            point: self.dk.new_point,
+            message: &self.out,
+            rs,
+        });
+        let Some(key) = presigned
+            .as_ref()
+            .map(|p| p as &dyn crate::key::P256Signer)
+            .or(self.key.as_ref().map(|k| k as &dyn crate::key::P256Signer))
+        else {
+            return;
         };
         let ca: &[u8] = if !self.bundle.is_empty() {
             &self.bundle
@@ -599,6 +619,10 @@ impl<
             let seed = u64::from(self.jitter.next_u32()) << 32 | u64::from(self.jitter.next_u32());
             self.engine.start(&cfg, key, now, seed)
         };
+        if self.dk.signature.take().is_some() {
+            // The signed `CertificationRequestInfo` is in the CSR now.
+            self.out.clear();
+        }
         match started {
             Ok(()) => {
                 self.conn = if self.kind == Kind::Bootstrap { Conn::Bootstrap } else { Conn::Node };
@@ -794,6 +818,8 @@ impl<
         }
         let mut key_pem = Filled::<SEC1_PEM_LEN>::new();
         let key = match (&self.key, content) {
+            // A device's key: its reference takes the key's place.
+            (None, Ok(())) if !self.dk.new_ref.is_empty() => Ok(self.dk.new_ref.as_slice()),
             (Some(k), Ok(())) => key_pem.fill(|b| k.to_sec1_pem(b)),
             (_, Err(e)) => Err(e),
             (None, _) => Err(Error::InvalidState),
@@ -890,7 +916,12 @@ impl<
             self.event(line);
             self.failure = None;
             self.engine.reset();
-            self.st = St::Start;
+            self.st = if self.unused_device_key() { St::DestroyNew } else { St::Start };
+            return;
+        }
+        // A rotation's device key that will not be current goes at once.
+        if self.kind != Kind::Bootstrap && self.unused_device_key() {
+            self.st = St::DestroyNew;
             return;
         }
         // A key cache made for this attempt goes again, unless a CSR signed by it exists and may

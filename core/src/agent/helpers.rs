@@ -47,8 +47,9 @@ pub(super) fn data_into<const M: usize>(
     Ok(())
 }
 
+/// A private key, or the reference of a key a device holds ([`crate::keyref`]).
 pub(super) fn is_private_key_label(label: &str) -> bool {
-    label == "PRIVATE KEY" || label.ends_with(" PRIVATE KEY")
+    keyref::is_key_label(label)
 }
 
 /// The `CERTIFICATE` blocks of `input` into `chain`, and the first private-key block into `key`

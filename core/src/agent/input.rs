@@ -151,6 +151,9 @@ impl<
                 }
             }
             St::ReadKeyCache => {
+                if self.device_cache(now, result) {
+                    return;
+                }
                 let reason = match result.map(NodeKey::from_pem) {
                     Ok(Ok(k)) => {
                         self.key = Some(k);
@@ -180,7 +183,7 @@ impl<
                         .done();
                     self.event(line);
                 }
-                self.st = St::KeyEntropy;
+                self.make_key(now);
             }
             _ => {}
         }
@@ -257,6 +260,10 @@ impl<
             (St::StorePair, Ok(())) => self.st = St::StoreSwap,
             (St::StorePair, Err(e)) => failed(self, e, "writing the new pair"),
             (St::StoreSwap, Ok(())) => {
+                // A device's new key is the current one from now on: never destroyed as unused.
+                if !self.dk.new_ref.is_empty() {
+                    self.key_generated = false;
+                }
                 let line = self
                     .ev("stored")
                     .kv("kind", self.kind.as_str())
@@ -314,7 +321,10 @@ impl<
             (St::CleanupCache, _) => {
                 let line = self.ev("cleanup").kv("removed", &self.key_cache_path).done();
                 self.event(line);
-                if self.dir_created {
+                if self.unused_device_key() {
+                    // The reference is gone from the cache: now the key.
+                    self.st = St::DestroyNew;
+                } else if self.dir_created {
                     self.st = St::CleanupDir;
                 } else {
                     self.finish_failure(now);
@@ -330,7 +340,9 @@ impl<
 
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn after_store(&mut self, now: i64) {
-        if self.kind == Kind::Bootstrap {
+        if self.replaced_key_in_device() {
+            self.st = St::DestroyOld;
+        } else if self.kind == Kind::Bootstrap {
             self.st = St::StoreRemoveCache;
         } else {
             self.attempt_succeeded(now);

@@ -68,7 +68,9 @@
 //!    with its client certificate (`certificates.k8s.io/v1`, served from v1.37; a 404 means the
 //!    API is not served and the source is skipped);
 //! 2. the new bundle is the union of the CAs both sources publish (every one a CA certificate);
-//!    if it is the set the file holds, nothing happens;
+//!    if it is the set the file holds, nothing happens. A source that answered before and does
+//!    not now (a restarting apiserver's 403, a 5xx, a broken connection) skips the refresh: the
+//!    other alone could drop a CA the missing one still publishes;
 //! 3. otherwise the apiserver must prove it: a request over TLS that trusts **only the new
 //!    bundle** must complete. A bundle without the CA the apiserver's certificate chains to
 //!    fails that handshake and is refused ([`Error::CaBundleUnproven`]), and nothing changes — so
@@ -101,6 +103,7 @@ use crate::discovery::{self, Discovery};
 use crate::engine::{self, Engine, Method, Naming, StreamControl};
 use crate::error::{Error, Reason, Result, StoreErrorKind, VerifyError};
 use crate::key::{NodeKey, SEC1_PEM_LEN};
+use crate::keyref::{self, Holder};
 use crate::kubeconfig::{Kubeconfig, NodeKubeconfig, Scalar, Source, write_node_kubeconfig};
 use crate::metrics::Metrics;
 use crate::out::Filled;
@@ -111,6 +114,7 @@ use crate::{pem, rfc3339, rotation};
 
 mod action;
 mod config;
+mod device;
 mod emit;
 mod event;
 mod helpers;
@@ -120,6 +124,7 @@ mod trust;
 
 pub use action::*;
 pub use config::*;
+use device::DeviceKeys;
 use emit::*;
 use event::LineBuilder;
 pub use event::{EVENT_LEN, Line, LogFormat};
@@ -191,6 +196,16 @@ enum St {
     PrepareBootstrap,
     ReadKeyCache,
     KeyEntropy,
+    /// The device: the current client key's public point.
+    KeyPublic,
+    /// The device: the key cache's public point.
+    CachePublic,
+    KeyGenerate,
+    KeySign,
+    /// The device: destroy the replaced key (its pair is no longer current).
+    DestroyOld,
+    /// The device: destroy the key this failed attempt made.
+    DestroyNew,
     MakeDir,
     WriteKeyCache,
     Healthz,
@@ -220,6 +235,7 @@ enum Pending {
     Read,
     File,
     Entropy,
+    Key,
     Healthz,
     Discovery,
     Engine,
@@ -314,6 +330,8 @@ pub struct Agent<
     kind: Kind,
     metrics: Metrics,
     key: Option<NodeKey>,
+    /// The device holding the node key, and this attempt's key in it.
+    dk: DeviceKeys,
     key_generated: bool,
     key_tries: u32,
     dir_created: bool,
@@ -341,6 +359,8 @@ pub struct Agent<
     ca_sources: u8,
     /// The candidate bundle (a hash) a client rotation was forced for, so that it is forced once.
     ca_rotated_for: u64,
+    /// The sources that have answered with their CAs before (`trust::SOURCE_*`).
+    ca_seen: u8,
 
     // Machinery.
     engine: Engine<N, PEM, SANS>,
@@ -473,6 +493,7 @@ impl<
             kind: Kind::Bootstrap,
             metrics: Metrics::new(),
             key: None,
+            dk: DeviceKeys::idle(),
             key_generated: false,
             key_tries: 0,
             dir_created: false,
@@ -495,6 +516,7 @@ impl<
             ca_next: None,
             ca_sources: 0,
             ca_rotated_for: 0,
+            ca_seen: 0,
             engine: Engine::idle(),
             discovery: Discovery::idle(),
             st: St::Idle,
@@ -576,6 +598,7 @@ impl<
         self.out.as_mut_slice().zeroize();
         self.out.clear();
         self.key = None;
+        self.dk.new_ref.clear();
         self.token = None;
         self.discovery_token = None;
     }
@@ -659,6 +682,7 @@ impl<
             kind,
             metrics,
             key: _,
+            dk,
             key_generated,
             key_tries,
             dir_created,
@@ -681,6 +705,7 @@ impl<
             ca_next,
             ca_sources,
             ca_rotated_for,
+            ca_seen,
             engine,
             discovery,
             st,
@@ -725,6 +750,7 @@ impl<
         *utc_offset = 0;
         *seed = 0;
         *verifier = None;
+        dk.reset();
         *ca_refresh_secs = 0;
         // The attempt.
         *kind = Kind::Bootstrap;
@@ -751,6 +777,7 @@ impl<
         *ca_next = None;
         *ca_sources = 0;
         *ca_rotated_for = 0;
+        *ca_seen = 0;
         // Machinery.
         engine.reset();
         discovery.reset();
@@ -783,6 +810,7 @@ impl<
         self.client_chain.clear();
         self.client_key.as_mut_slice().zeroize();
         self.client_key.clear();
+        self.dk.client_point = None;
         self.bundle.clear();
         self.bundle_loaded = false;
         self.client = Verdict::Unknown;
@@ -842,7 +870,18 @@ impl<
             self.discovery_timeout = d.timeout_secs;
             self.discovery_on = true;
         }
+        if let Some(d) = c.key_device {
+            keyref::Device::parse(d)?;
+            if c.serving.is_some() {
+                return Err(Error::InvalidConfig);
+            }
+            put(&mut self.dk.device, d)?;
+        }
         if let Some(s) = c.serving {
+            // As the kubelet since v1.31: no serving certificate without an IP address.
+            if s.ips.is_empty() {
+                return Err(Error::ServingNeedsIp);
+            }
             // The same checks as the CSR builder's (a CSR is built only later).
             crate::csr::CsrBuilder::serving(c.node_name.unwrap_or("node"), s.dns, s.ips)?;
             for d in s.dns {
@@ -918,6 +957,14 @@ impl<
         Some(self.file_step())
     }
 
+    /// The key operation handed out by the last [`Agent::poll`] and not answered yet, again.
+    pub fn outstanding_key_op(&self) -> Option<KeyOp<'_>> {
+        if self.pending != Pending::Key || !self.handed_out {
+            return None;
+        }
+        self.key_op()
+    }
+
     /// Whether an [`Action::Entropy`] was handed out and not answered yet.
     pub fn entropy_outstanding(&self) -> bool {
         self.pending == Pending::Entropy && self.handed_out
@@ -990,6 +1037,7 @@ impl<
             Pending::Healthz | Pending::Discovery | Pending::Engine | Pending::Trust => {
                 self.on_transport_error(now, "no answer before the next poll")
             }
+            Pending::Key => self.key_abandoned(now),
             Pending::Entropy | Pending::None => self.pending = Pending::None,
         }
     }

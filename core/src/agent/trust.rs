@@ -108,6 +108,11 @@ impl<
         self.ca_done(now);
     }
 
+    /// The source the current request reads.
+    fn ca_source(&self) -> u8 {
+        if self.st == St::CaInfo { SOURCE_CLUSTER_INFO } else { SOURCE_TRUST_BUNDLES }
+    }
+
     pub(super) fn ca_request_name(&self) -> &'static str {
         match self.st {
             St::CaInfo => "cluster-info",
@@ -172,8 +177,9 @@ impl<
                     if info { self.add_cluster_info(body) } else { self.add_trust_bundles(body) };
                 match r {
                     Ok(()) => {
-                        self.ca_sources |=
-                            if info { SOURCE_CLUSTER_INFO } else { SOURCE_TRUST_BUNDLES };
+                        let source = if info { SOURCE_CLUSTER_INFO } else { SOURCE_TRUST_BUNDLES };
+                        self.ca_sources |= source;
+                        self.ca_seen |= source;
                         self.st = if info { St::CaBundles } else { St::CaCompare };
                     }
                     Err(e) => {
@@ -182,9 +188,13 @@ impl<
                     }
                 }
             }
-            // Not published here (no cluster-info, the API not served) or not readable: the
-            // other source may still be.
-            (St::CaInfo | St::CaBundles, 401 | 403 | 404) => {
+            // Not published here (no cluster-info, the API not served) or not readable, and never
+            // was: the other source may still be. (A source that answered before and does not
+            // now is skipped below: a bundle made from the other source alone could drop a CA
+            // the missing one still publishes.)
+            (St::CaInfo | St::CaBundles, 401 | 403 | 404)
+                if self.ca_seen & self.ca_source() == 0 =>
+            {
                 let line = self
                     .ev("ca")
                     .kv("state", "source-unavailable")
@@ -366,54 +376,84 @@ impl<
         }
     }
 
-    /// Add the CAs of the `cluster-info` ConfigMap's kubeconfig (its cluster's
-    /// `certificate-authority-data`) to the candidate bundle.
+    /// Add the CAs of the `cluster-info` ConfigMap's kubeconfig to the candidate bundle.
     fn add_cluster_info(&mut self, body: &[u8]) -> Result<()> {
-        let data = discovery::configmap_data(body)?.ok_or(Error::MalformedResponse)?;
-        let kc = discovery::data_str(&data, discovery::KUBECONFIG_KEY)?
-            .ok_or(Error::MalformedResponse)?;
-        let scratch = self.engine.scratch();
-        let (yaml_buf, rest) = two_texts_and_ders(scratch)?;
-        let yaml = kc.decode_into(yaml_buf).map_err(|_| Error::TooLarge)?;
-        let parsed = Kubeconfig::parse(yaml.as_bytes()).map_err(|_| Error::MalformedResponse)?;
-        let cluster = discovery::cluster_info_cluster(&parsed)?;
-        let Some(ca) = cluster.certificate_authority_data.filter(|d| !d.is_empty()) else {
-            return Ok(());
-        };
-        let (pem_buf, ders) = text_and_ders(rest)?;
-        let pem = ca.decode_base64_into(pem_buf).map_err(|_| Error::TooLarge)?;
-        add_cas(&mut self.out, pem, ders, PEM)
+        let before = self.out.len();
+        let r = cluster_info_cas(&mut self.out, body, self.engine.scratch());
+        self.bundle_fits(before, r)
     }
 
-    /// Add the CAs of every ClusterTrustBundle of [`APISERVER_SERVING_SIGNER`] in a list answer.
+    /// Add the CAs of the ClusterTrustBundles in a list answer to the candidate bundle.
     fn add_trust_bundles(&mut self, body: &[u8]) -> Result<()> {
-        let bad = |_| Error::MalformedResponse;
-        let doc = json::parse(body).map_err(bad)?;
-        let items = doc.as_object().ok_or(Error::MalformedResponse)?.get("items").map_err(bad)?;
-        let items = match items {
-            Some(json::Value::Array(a)) => a,
-            None | Some(json::Value::Null) => return Ok(()),
-            Some(_) => return Err(Error::MalformedResponse),
-        };
-        let scratch = self.engine.scratch();
-        let (pem_buf, ders) = text_and_ders(scratch)?;
-        for item in items.items() {
-            let item = item.map_err(bad)?;
-            let spec =
-                item.as_object().ok_or(Error::MalformedResponse)?.get("spec").map_err(bad)?;
-            let spec = spec.and_then(|s| s.as_object()).ok_or(Error::MalformedResponse)?;
-            let signer = spec.get("signerName").map_err(bad)?.and_then(|v| v.as_str());
-            // (a server that ignored the field selector: keep to the signer)
-            if !signer.is_some_and(|s| s.eq_str(APISERVER_SERVING_SIGNER)) {
-                continue;
-            }
-            let bundle = spec.get("trustBundle").map_err(bad)?.and_then(|v| v.as_str());
-            let bundle = bundle.ok_or(Error::MalformedResponse)?;
-            let pem = bundle.decode_into(pem_buf).map_err(|_| Error::TooLarge)?;
-            add_cas(&mut self.out, pem.as_bytes(), ders, PEM)?;
-        }
-        Ok(())
+        let before = self.out.len();
+        let r = trust_bundle_cas(&mut self.out, body, self.engine.scratch());
+        self.bundle_fits(before, r)
     }
+
+    /// A candidate bundle over the agent's `PEM` capacity (it could not be read back as the CA
+    /// file) is [`Error::TooLarge`], and `out` is left as it was.
+    fn bundle_fits(&mut self, before: usize, r: Result<()>) -> Result<()> {
+        if r.is_ok() && self.out.len() > PEM {
+            self.out.truncate(before);
+            return Err(Error::TooLarge);
+        }
+        r
+    }
+}
+
+/// Add to `out` the CAs of a `cluster-info` ConfigMap (the `certificate-authority-data` of its
+/// kubeconfig's cluster, chosen as kubeadm does).
+fn cluster_info_cas<const M: usize>(
+    out: &mut heapless::Vec<u8, M>,
+    body: &[u8],
+    scratch: &mut [u8],
+) -> Result<()> {
+    let data = discovery::configmap_data(body)?.ok_or(Error::MalformedResponse)?;
+    let kc =
+        discovery::data_str(&data, discovery::KUBECONFIG_KEY)?.ok_or(Error::MalformedResponse)?;
+    let (yaml_buf, rest) = two_texts_and_ders(scratch)?;
+    let yaml = kc.decode_into(yaml_buf).map_err(|_| Error::TooLarge)?;
+    let parsed = Kubeconfig::parse(yaml.as_bytes()).map_err(|_| Error::MalformedResponse)?;
+    let cluster = discovery::cluster_info_cluster(&parsed)?;
+    let Some(ca) = cluster.certificate_authority_data.filter(|d| !d.is_empty()) else {
+        return Ok(());
+    };
+    let (pem_buf, ders) = text_and_ders(rest)?;
+    let pem = ca.decode_base64_into(pem_buf).map_err(|_| Error::TooLarge)?;
+    add_cas(out, pem, ders)
+}
+
+/// Add to `out` the CAs of every ClusterTrustBundle of [`APISERVER_SERVING_SIGNER`] in a list
+/// answer (`ClusterTrustBundleList`).
+fn trust_bundle_cas<const M: usize>(
+    out: &mut heapless::Vec<u8, M>,
+    body: &[u8],
+    scratch: &mut [u8],
+) -> Result<()> {
+    let bad = |_| Error::MalformedResponse;
+    let doc = json::parse(body).map_err(bad)?;
+    let items = doc.as_object().ok_or(Error::MalformedResponse)?.get("items").map_err(bad)?;
+    let items = match items {
+        Some(json::Value::Array(a)) => a,
+        None | Some(json::Value::Null) => return Ok(()),
+        Some(_) => return Err(Error::MalformedResponse),
+    };
+    let (pem_buf, ders) = text_and_ders(scratch)?;
+    for item in items.items() {
+        let item = item.map_err(bad)?;
+        let spec = item.as_object().ok_or(Error::MalformedResponse)?.get("spec").map_err(bad)?;
+        let spec = spec.and_then(|s| s.as_object()).ok_or(Error::MalformedResponse)?;
+        let signer = spec.get("signerName").map_err(bad)?.and_then(|v| v.as_str());
+        // (a server that ignored the field selector: keep to the signer)
+        if !signer.is_some_and(|s| s.eq_str(APISERVER_SERVING_SIGNER)) {
+            continue;
+        }
+        let bundle = spec.get("trustBundle").map_err(bad)?.and_then(|v| v.as_str());
+        let bundle = bundle.ok_or(Error::MalformedResponse)?;
+        let pem = bundle.decode_into(pem_buf).map_err(|_| Error::TooLarge)?;
+        add_cas(out, pem.as_bytes(), ders)?;
+    }
+    Ok(())
 }
 
 /// Scratch for text and, after it, room for two certificates' DER (compared while merging).
@@ -466,12 +506,11 @@ fn contains(pem: &[u8], der: &[u8], buf: &mut [u8]) -> Result<bool> {
 
 /// Append each CA certificate of `pem` that `out` does not hold yet. A certificate that does not
 /// parse or is not a CA (basicConstraints) is [`Error::Malformed`]; `out` overflowing
-/// `max` bytes (the agent's `PEM`) is [`Error::TooLarge`]; either way `out` is left as it was.
+/// [`MAX_CA_PEM`] is [`Error::TooLarge`]; either way `out` is left as it was.
 fn add_cas<const M: usize>(
     out: &mut heapless::Vec<u8, M>,
     pem: &[u8],
     ders: &mut [u8],
-    max: usize,
 ) -> Result<()> {
     let before = out.len();
     let (a, b) = ders.split_at_mut(ders.len() / 2);
@@ -485,7 +524,7 @@ fn add_cas<const M: usize>(
             if !text.ends_with(b"\n") {
                 out.push(b'\n').map_err(|_| Error::TooLarge)?;
             }
-            if out.len() > max {
+            if out.len() > MAX_CA_PEM {
                 return Err(Error::TooLarge);
             }
         }
@@ -548,10 +587,10 @@ mod tests {
     fn union_dedupes_and_refuses_non_cas() {
         let mut scratch = [0u8; 4 * DER_SCRATCH];
         let mut out = heapless::Vec::<u8, 16384>::new();
-        add_cas(&mut out, CA1, &mut scratch, MAX_CA_PEM).unwrap();
-        add_cas(&mut out, CA1, &mut scratch, MAX_CA_PEM).unwrap();
+        add_cas(&mut out, CA1, &mut scratch).unwrap();
+        add_cas(&mut out, CA1, &mut scratch).unwrap();
         assert_eq!(pem::blocks(&out).count(), 1);
-        add_cas(&mut out, &cat::<8192>(&[CA2, CA1]), &mut scratch, MAX_CA_PEM).unwrap();
+        add_cas(&mut out, &cat::<8192>(&[CA2, CA1]), &mut scratch).unwrap();
         assert_eq!(pem::blocks(&out).count(), 2);
         // The same set in another order, with text between the blocks: the same.
         assert!(same_cas(&out, &cat::<8192>(&[CA2, b"\n\n", CA1]), &mut scratch).unwrap());
@@ -560,16 +599,60 @@ mod tests {
         // A leaf among CAs: refused, and `out` unchanged.
         let before = out.clone();
         let leafy = cat::<8192>(&[CA2, LEAF]);
-        assert_eq!(add_cas(&mut out, &leafy, &mut scratch, MAX_CA_PEM), Err(Error::Malformed));
+        assert_eq!(add_cas(&mut out, &leafy, &mut scratch), Err(Error::Malformed));
         assert_eq!(out, before);
         // Garbage inside a block.
         let bad = b"-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n";
-        assert_eq!(add_cas(&mut out, bad, &mut scratch, MAX_CA_PEM), Err(Error::Malformed));
+        assert_eq!(add_cas(&mut out, bad, &mut scratch), Err(Error::Malformed));
         assert_eq!(out, before);
         // Past the CA bundle's capacity: too large, and unchanged.
         let mut small = heapless::Vec::<u8, 16>::new();
-        assert_eq!(add_cas(&mut small, CA1, &mut scratch, MAX_CA_PEM), Err(Error::TooLarge));
+        assert_eq!(add_cas(&mut small, CA1, &mut scratch), Err(Error::TooLarge));
         assert!(small.is_empty());
+    }
+
+    /// The answers of a real apiserver (e2e/record.sh): cluster-info as v1.35.4 served it, the
+    /// ClusterTrustBundle list as v1.37.2 did; each holds its cluster's serving CA.
+    #[test]
+    fn recorded_sources_give_their_serving_ca() {
+        let mut scratch = [0u8; 8 * DER_SCRATCH];
+        let cases: [(&[u8], &[u8], bool); 2] = [
+            (
+                include_bytes!("../../tests/data/recorded/cluster-info-get.json"),
+                include_bytes!("../../tests/data/recorded/serving-ca.pem"),
+                true,
+            ),
+            (
+                include_bytes!("../../tests/data/recorded/trust-bundles-list.json"),
+                include_bytes!("../../tests/data/recorded/trust-bundles-serving-ca.pem"),
+                false,
+            ),
+        ];
+        for (body, ca, info) in cases {
+            let mut out = heapless::Vec::<u8, 16384>::new();
+            if info {
+                cluster_info_cas(&mut out, body, &mut scratch).unwrap();
+            } else {
+                trust_bundle_cas(&mut out, body, &mut scratch).unwrap();
+            }
+            assert!(same_cas(&out, ca, &mut scratch).unwrap());
+            // Another signer's bundles, a list without items: nothing added.
+            let mut none = heapless::Vec::<u8, 16384>::new();
+            let other = b"{\"items\":[{\"spec\":{\"signerName\":\"example.com/x\",\"trustBundle\":\"junk\"}}]}";
+            trust_bundle_cas(&mut none, other, &mut scratch).unwrap();
+            trust_bundle_cas(&mut none, b"{\"items\":null}", &mut scratch).unwrap();
+            assert!(none.is_empty());
+            // Truncated answers are malformed, and add nothing.
+            let end = body.iter().rposition(|b| *b == b'}').unwrap();
+            for cut in [1, body.len() / 2, end] {
+                let r = if info {
+                    cluster_info_cas(&mut none, &body[..cut], &mut scratch)
+                } else {
+                    trust_bundle_cas(&mut none, &body[..cut], &mut scratch)
+                };
+                assert!(r.is_err() && none.is_empty(), "{cut}");
+            }
+        }
     }
 
     #[test]
