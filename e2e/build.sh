@@ -147,16 +147,17 @@ for t in $(tools); do
   [[ -x "$BIN/$c" ]] && continue
   echo "building $c ($K8S_VERSION) with $GO_VERSION into $BIN" >&2
   $NICE "$GO" build -trimpath -ldflags "$ld" -o "$tmp/$c" "$t"
+  mv "$tmp/$c" "$BIN/" # kept even if a later component fails
   built+=("$c")
 done
 for c in $(local_cmds); do
   stale "$c" || continue
   echo "building $c (against $K8S_VERSION) with $GO_VERSION into $BIN" >&2
   $NICE "$GO" build -trimpath -ldflags "$ld" -o "$tmp/$c" "./cmd/$c"
-  src_hash "$c" >"$tmp/.$c.src"
+  mv "$tmp/$c" "$BIN/"
+  src_hash "$c" >"$BIN/.$c.src"
   built+=("$c")
 done
-for c in "${built[@]}"; do mv "$tmp/$c" "$BIN/"; [[ ! -f "$tmp/.$c.src" ]] || mv "$tmp/.$c.src" "$BIN/"; done
 end=$(date +%s)
 etcd_version=$("$GO" list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)
 {

@@ -303,7 +303,9 @@ cmd_up() {
     --unsafe-no-fsync --log-level warn
   wait_for 60 "etcd /health" curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
 
-  # Audit: one Metadata line per CSR / cluster-info request (e2e/run counts requests per agent).
+  # Audit: one Metadata line per CSR / cluster-info request (e2e/run counts requests per agent),
+  # per request on Node objects (who registered a kubelet's Node, with which credentials), and
+  # per SelfSubjectReview (e2e/firmware-join: who the apiserver took the device for).
   cat >"$W/audit-policy.yaml" <<'EOF2'
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -313,6 +315,12 @@ rules:
   resources:
   - group: certificates.k8s.io
     resources: ["certificatesigningrequests"]
+- level: Metadata
+  resources:
+  - group: ""
+    resources: ["nodes", "nodes/status"]
+  - group: authentication.k8s.io
+    resources: ["selfsubjectreviews"]
 - level: None
 EOF2
   APISERVER_CMD=("$BIN/kube-apiserver"
@@ -321,6 +329,7 @@ EOF2
     --tls-cert-file="$W/pki/apiserver.crt" --tls-private-key-file="$W/pki/apiserver.key"
     --client-ca-file="$W/pki/client-ca.crt"
     --enable-bootstrap-token-auth=true --anonymous-auth=true
+    --enable-admission-plugins=NodeRestriction
     --token-auth-file="$W/pki/tokens.csv"
     --authorization-mode=Node,RBAC
     --service-account-issuer=https://kubernetes.default.svc.cluster.local

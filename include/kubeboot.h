@@ -27,12 +27,6 @@
 // Mode: keep them usable, sleeping until each rotation deadline; failures are retried.
 #define KUBEBOOT_MODE_RUN 1
 
-// Bytes that always hold [`kubeboot_metrics_text`]'s output.
-#define KUBEBOOT_METRICS_TEXT_CAP 4096
-
-// How often a front-end rewrites a metrics textfile while the agent sleeps, seconds.
-#define KUBEBOOT_METRICS_TEXTFILE_REFRESH_SECS 60
-
 // Event lines as `agent=<fe> step=<step> key=value ...`.
 #define KUBEBOOT_LOG_TEXT 0
 
@@ -224,6 +218,12 @@
 
 
 
+// Bytes that always hold [`kubeboot_metrics_text`]'s output.
+#define KUBEBOOT_METRICS_TEXT_CAP 4096
+
+// How often a front-end rewrites a metrics textfile while the agent sleeps, seconds.
+#define KUBEBOOT_METRICS_TEXTFILE_REFRESH_SECS 60
+
 // First backoff wait after a failed rotation attempt, in milliseconds.
 #define KUBEBOOT_BACKOFF_INITIAL_MS 2000
 
@@ -351,6 +351,10 @@ enum kubeboot_result
   KUBEBOOT_RESULT_UNSUPPORTED_KEY = 201,
   // entropy produced an invalid key; supply fresh entropy (`bad-entropy`).
   KUBEBOOT_RESULT_BAD_ENTROPY = 202,
+  // not a usable key reference (a PEM key, tpm:, or an RFC 7512 pkcs11: URI without unknown attributes or a PIN in it) (`invalid-key-reference`).
+  KUBEBOOT_RESULT_INVALID_KEY_REFERENCE = 203,
+  // the device holding the node key failed (unreachable, wrong PIN, no such object, or a key of another device) (`key-device`).
+  KUBEBOOT_RESULT_KEY_DEVICE = 204,
   // node name is not a lower-case DNS-1123 subdomain (`invalid-node-name`).
   KUBEBOOT_RESULT_INVALID_NODE_NAME = 300,
   // invalid DNS name (`invalid-dns-name`).
@@ -365,6 +369,8 @@ enum kubeboot_result
   KUBEBOOT_RESULT_SIGNER_FAILED = 305,
   // malformed input (PEM, DER, kubeconfig or JSON) (`malformed-input`).
   KUBEBOOT_RESULT_MALFORMED = 306,
+  // a kubelet serving certificate needs at least one IP address (since v1.31 the kubelet asks for none with DNS names only: AllowDNSOnlyNodeCSR is off) (`serving-needs-ip`).
+  KUBEBOOT_RESULT_SERVING_NEEDS_IP = 307,
   // malformed (`malformed`).
   KUBEBOOT_RESULT_VERIFY_MALFORMED = 400,
   // untrusted (`untrusted`).
@@ -688,31 +694,6 @@ typedef struct kubeboot_agent_action {
   int64_t serving_rotation_deadline;
 } kubeboot_agent_action;
 
-// The agent's certificate metrics, as data ([`kubeboot_agent_metrics`]): a front-end that
-// serves them from another thread copies them out after each step and renders the copy with
-// [`kubeboot_metrics_text`] when it is scraped.
-typedef struct kubeboot_metrics {
-  // Whether a usable client certificate was found; then its notAfter (unix seconds).
-  bool has_client;
-  // The client certificate's notAfter.
-  int64_t client_not_after;
-  // Whether a usable serving certificate was found; then its notAfter.
-  bool has_serving;
-  // The serving certificate's notAfter.
-  int64_t serving_not_after;
-  // Failed attempts at a client certificate (rotation or bootstrap).
-  uint64_t client_renew_errors;
-  // Failed attempts at a serving certificate.
-  uint64_t serving_renew_errors;
-  // Replaced serving certificates' lifetimes, per bucket (not cumulative; bounds 60 s, 1 h,
-  // 4 h, 1 d, 1 w, 30 d, 90 d, 180 d, 360 d, 1440 d, then above).
-  uint64_t serving_rotation_buckets[11];
-  // Their sum (seconds).
-  uint64_t serving_rotation_sum;
-  // Their number.
-  uint64_t serving_rotation_count;
-} kubeboot_metrics;
-
 // Signs `msg_len` bytes at `msg` with ECDSA P-256 / SHA-256 (the callback hashes) and writes the
 // raw signature `r || s` (two 32-byte big-endian integers) to the 64 bytes at `sig_rs`.
 // Returns `KUBEBOOT_RESULT_OK` (0) on success; anything else aborts the CSR with
@@ -896,6 +877,31 @@ typedef struct kubeboot_kubeconfig_view {
 } kubeboot_kubeconfig_view;
 #endif
 
+// The agent's certificate metrics, as data ([`kubeboot_agent_metrics`]): a front-end that
+// serves them from another thread copies them out after each step and renders the copy with
+// [`kubeboot_metrics_text`] when it is scraped.
+typedef struct kubeboot_metrics {
+  // Whether a usable client certificate was found; then its notAfter (unix seconds).
+  bool has_client;
+  // The client certificate's notAfter.
+  int64_t client_not_after;
+  // Whether a usable serving certificate was found; then its notAfter.
+  bool has_serving;
+  // The serving certificate's notAfter.
+  int64_t serving_not_after;
+  // Failed attempts at a client certificate (rotation or bootstrap).
+  uint64_t client_renew_errors;
+  // Failed attempts at a serving certificate.
+  uint64_t serving_renew_errors;
+  // Replaced serving certificates' lifetimes, per bucket (not cumulative; bounds 60 s, 1 h,
+  // 4 h, 1 d, 1 w, 30 d, 90 d, 180 d, 360 d, 1440 d, then above).
+  uint64_t serving_rotation_buckets[11];
+  // Their sum (seconds).
+  uint64_t serving_rotation_sum;
+  // Their number.
+  uint64_t serving_rotation_count;
+} kubeboot_metrics;
+
 // What [`kubeboot_verify_issued`] found.
 typedef struct kubeboot_verified {
   // The leaf's notBefore (unix seconds).
@@ -1010,27 +1016,6 @@ kubeboot_result kubeboot_agent_wake(struct kubeboot_agent *agent, bool *woken);
 
 // Update the local time's offset from UTC (seconds east), used to name data files.
 kubeboot_result kubeboot_agent_set_utc_offset(struct kubeboot_agent *agent, int32_t utc_offset);
-
-// Copy the agent's certificate metrics (as of its last step) into `*out`.
-kubeboot_result kubeboot_agent_metrics(const struct kubeboot_agent *agent,
-                                       struct kubeboot_metrics *out);
-
-// `metrics` at `now` (unix seconds) in the Prometheus text exposition format 0.0.4, with the
-// kubelet's names and meaning (`kubelet_certificate_manager_client_ttl_seconds`,
-// `..._client_expiration_renew_errors`, `..._server_ttl_seconds`, `..._server_rotation_seconds`,
-// `kubelet_server_expiration_renew_errors`; see `kubeboot::metrics`), to serve on an HTTP
-// endpoint or write for node_exporter's textfile collector. Render it when it is read: the
-// TTLs are computed at `now`. [`KUBEBOOT_METRICS_TEXT_CAP`] bytes always suffice; a shorter
-// `buf` is `INSUFFICIENT_SIZE` with the size in `*out_len`.
-kubeboot_result kubeboot_metrics_text(const struct kubeboot_metrics *metrics,
-                                      int64_t now,
-                                      char *buf,
-                                      size_t len,
-                                      size_t *out_len);
-
-// OK when `path` can be a node_exporter textfile (it ends in `.prom`, the only files the
-// collector reads); `INVALID_CONFIG` otherwise.
-kubeboot_result kubeboot_metrics_check_textfile(const char *path, size_t len);
 
 #if defined(KUBEBOOT_STD)
 // Perform the outstanding READ or FILE action with kubeboot's own crash-safe file store and
@@ -1354,6 +1339,27 @@ kubeboot_result kubeboot_node_kubeconfig_write(const char *server,
                                                size_t len,
                                                size_t *out_len);
 #endif
+
+// Copy the agent's certificate metrics (as of its last step) into `*out`.
+kubeboot_result kubeboot_agent_metrics(const struct kubeboot_agent *agent,
+                                       struct kubeboot_metrics *out);
+
+// `metrics` at `now` (unix seconds) in the Prometheus text exposition format 0.0.4, with the
+// kubelet's names and meaning (`kubelet_certificate_manager_client_ttl_seconds`,
+// `..._client_expiration_renew_errors`, `..._server_ttl_seconds`, `..._server_rotation_seconds`,
+// `kubelet_server_expiration_renew_errors`; see `kubeboot::metrics`), to serve on an HTTP
+// endpoint or write for node_exporter's textfile collector. Render it when it is read: the
+// TTLs are computed at `now`. [`KUBEBOOT_METRICS_TEXT_CAP`] bytes always suffice; a shorter
+// `buf` is `INSUFFICIENT_SIZE` with the size in `*out_len`.
+kubeboot_result kubeboot_metrics_text(const struct kubeboot_metrics *metrics,
+                                      int64_t now,
+                                      char *buf,
+                                      size_t len,
+                                      size_t *out_len);
+
+// OK when `path` can be a node_exporter textfile (it ends in `.prom`, the only files the
+// collector reads); `INVALID_CONFIG` otherwise.
+kubeboot_result kubeboot_metrics_check_textfile(const char *path, size_t len);
 
 // The rotation deadline (unix seconds) of a certificate valid from `not_before` to `not_after`:
 // `not_before + lifetime·(0.7 + 0.2·jitter/2³²)`; `not_after` for an empty or inverted window.

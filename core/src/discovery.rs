@@ -56,8 +56,8 @@
 //! ```
 //!
 //! Memory: the engine keeps the signed kubeconfig and the CA PEM in two `N`-byte buffers
-//! (default [`DEFAULT_BUFFER`]), the server URL in [`MAX_SERVER_LEN`] bytes and one DER
-//! certificate ([`MAX_CA_CERT_DER`] bytes) of scratch for the pin check. No heap.
+//! (default [`DEFAULT_BUFFER`]) and the server URL in [`MAX_SERVER_LEN`] bytes; the pin check
+//! decodes one DER certificate ([`MAX_CA_CERT_DER`] bytes) on the stack while it runs. No heap.
 
 use core::fmt;
 
@@ -369,7 +369,6 @@ pub struct Discovery<const N: usize = DEFAULT_BUFFER> {
     kubeconfig: Filled<N>,
     ca: Filled<N>,
     server: Filled<MAX_SERVER_LEN>,
-    scratch: [u8; MAX_CA_CERT_DER],
     phase: Phase,
     resume: Phase,
     until: i64,
@@ -475,7 +474,6 @@ impl<const N: usize> Discovery<N> {
             kubeconfig: Filled::new(),
             ca: Filled::new(),
             server: Filled::new(),
-            scratch: [0u8; MAX_CA_CERT_DER],
             phase: Phase::Idle,
             resume: Phase::Idle,
             until: 0,
@@ -532,7 +530,6 @@ impl<const N: usize> Discovery<N> {
             kubeconfig,
             ca,
             server,
-            scratch: _,
             phase,
             resume,
             until,
@@ -728,6 +725,7 @@ impl<const N: usize> Discovery<N> {
     /// [`Discovery::on_response`] with the response headers discovery reads: a 429 or 5xx with
     /// `Retry-After` is retried when the server asked ([`crate::pushback`]) instead of after the
     /// retry interval.
+    #[inline(never)] // its locals stay out of the agent's on_http_response frame (firmware stacks)
     pub fn on_response_with(&mut self, now: i64, status: u16, headers: &Headers<'_>, body: &[u8]) {
         if !matches!(self.phase, Phase::Fetching | Phase::Confirming) {
             return;
@@ -845,7 +843,8 @@ impl<const N: usize> Discovery<N> {
                 "cluster-info has no certificate-authority-data",
             ));
         }
-        pin::check_any_pem(&self.pins, ca, &mut self.scratch).map_err(|e| match e {
+        let mut scratch = [0u8; MAX_CA_CERT_DER];
+        pin::check_any_pem(&self.pins, ca, &mut scratch).map_err(|e| match e {
             Error::PinMismatch => (e, "none of the CA public keys in cluster-info are pinned"),
             Error::BufferTooSmall { .. } => {
                 (Error::TooLarge, "CA certificate in cluster-info larger than the scratch buffer")

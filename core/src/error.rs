@@ -51,6 +51,14 @@ pub enum Error {
     UnsupportedKey,
     /// A random scalar was out of range; supply fresh entropy.
     BadEntropy,
+    /// A key reference or device name is not one kubeboot can use: not a key PEM, a `tpm:`
+    /// name or an RFC 7512 `pkcs11:` URI, or a URI with an unknown or repeated attribute or a
+    /// PIN written into it (see [`crate::keyref`]).
+    InvalidKeyReference,
+    /// The device holding the node key failed: it is unreachable (TPM stopped, module missing),
+    /// refuses the PIN, has no such object, cannot load the key (a TPM key blob of another TPM)
+    /// or refused to make, use or destroy it. The detail names the device.
+    KeyDevice,
 
     /// The node name is not a DNS-1123 subdomain (≤ 253 bytes, lower case).
     InvalidNodeName,
@@ -66,6 +74,10 @@ pub enum Error {
     SignerFailed,
     /// A PEM or DER input (CSR, certificate, bundle) is malformed.
     Malformed,
+    /// A serving certificate was asked for with DNS names only: since v1.31 the kubelet requests
+    /// one only with at least one IP address (`AllowDNSOnlyNodeCSR`, deprecated, off by default;
+    /// `pkg/kubelet/certificate/kubelet.go` `newGetTemplateFn`), and so does the agent.
+    ServingNeedsIp,
 
     /// Issued-certificate validation failed; see [`VerifyError`].
     Verify(VerifyError),
@@ -144,12 +156,15 @@ impl Error {
             Error::MalformedKey => Code::MalformedKey,
             Error::UnsupportedKey => Code::UnsupportedKey,
             Error::BadEntropy => Code::BadEntropy,
+            Error::InvalidKeyReference => Code::InvalidKeyReference,
+            Error::KeyDevice => Code::KeyDevice,
             Error::InvalidNodeName => Code::InvalidNodeName,
             Error::InvalidDnsName => Code::InvalidDnsName,
             Error::InvalidIpAddress => Code::InvalidIpAddress,
             Error::TooManySans => Code::TooManySans,
             Error::InvalidExpirationSeconds => Code::InvalidExpirationSeconds,
             Error::SignerFailed => Code::SignerFailed,
+            Error::ServingNeedsIp => Code::ServingNeedsIp,
             Error::Malformed => Code::Malformed,
             Error::Verify(v) => v.reason.kind(),
             Error::Policy(p) => p.kind(),
@@ -614,6 +629,8 @@ catalogue! {
     200 MalformedKey "malformed-key" "malformed private key";
     201 UnsupportedKey "unsupported-key" "unsupported key type (only ECDSA P-256 node keys)";
     202 BadEntropy "bad-entropy" "entropy produced an invalid key; supply fresh entropy";
+    203 InvalidKeyReference "invalid-key-reference" "not a usable key reference (a PEM key, tpm:, or an RFC 7512 pkcs11: URI without unknown attributes or a PIN in it)";
+    204 KeyDevice "key-device" "the device holding the node key failed (unreachable, wrong PIN, no such object, or a key of another device)";
     300 InvalidNodeName "invalid-node-name" "node name is not a lower-case DNS-1123 subdomain";
     301 InvalidDnsName "invalid-dns-name" "invalid DNS name";
     302 InvalidIpAddress "invalid-ip-address" "invalid IP address";
@@ -621,6 +638,7 @@ catalogue! {
     304 InvalidExpirationSeconds "invalid-expiration-seconds" "expirationSeconds may not be less than 600 seconds (10 minutes)";
     305 SignerFailed "signer-failed" "signer failed";
     306 Malformed "malformed-input" "malformed input (PEM, DER, kubeconfig or JSON)";
+    307 ServingNeedsIp "serving-needs-ip" "a kubelet serving certificate needs at least one IP address (since v1.31 the kubelet asks for none with DNS names only: AllowDNSOnlyNodeCSR is off)";
     400 VerifyMalformed "malformed" "malformed";
     401 VerifyUntrusted "untrusted" "untrusted";
     402 VerifyBadSignature "bad-signature" "bad-signature";
@@ -711,12 +729,15 @@ mod tests {
             Error::MalformedKey,
             Error::UnsupportedKey,
             Error::BadEntropy,
+            Error::InvalidKeyReference,
+            Error::KeyDevice,
             Error::InvalidNodeName,
             Error::InvalidDnsName,
             Error::InvalidIpAddress,
             Error::TooManySans,
             Error::InvalidExpirationSeconds,
             Error::SignerFailed,
+            Error::ServingNeedsIp,
             Error::Malformed,
             Error::Verify(VerifyError::new(Reason::Expired)),
             Error::Policy(PolicyViolation::Organization),

@@ -162,6 +162,7 @@ pub mod engine;
 pub mod error;
 pub mod json;
 pub mod key;
+pub mod keyref;
 pub mod kubeconfig;
 pub mod metrics;
 mod oid;

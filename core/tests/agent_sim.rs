@@ -14,11 +14,13 @@ use base64ct::{Base64, Encoding};
 use common::TempDir;
 use kubeboot::Error;
 use kubeboot::agent::{
-    Action, Agent, Config, DiscoveryConfig, FileStep, HttpRequest, Mode, RequestKind, RotateNow,
-    Serving,
+    Action, Agent, Config, DiscoveryConfig, FileStep, HttpRequest, KeyOp, Mode, RequestKind,
+    RotateNow, Serving,
 };
 use kubeboot::engine::{Method, StreamControl};
 use kubeboot::error::{Reason, StoreErrorKind};
+use kubeboot::key::P256Signer;
+use kubeboot::keyref;
 use kubeboot::pin::CaPin;
 use kubeboot::pushback::Headers;
 use kubeboot::request::{CertificateRequest, SubjectAltName};
@@ -417,6 +419,8 @@ struct Node {
     /// Stop after this many HTTP requests (a crash mid-wait).
     crash_after_requests: Option<usize>,
     requests: usize,
+    /// The simulated PKCS#11 token (used when the configuration names a key device).
+    token: SimToken,
 }
 
 #[derive(Debug)]
@@ -437,6 +441,7 @@ impl Node {
             crash_before: None,
             crash_after_requests: None,
             requests: 0,
+            token: SimToken::default(),
         }
     }
 
@@ -555,6 +560,10 @@ impl Node {
                     if e.update {
                         self.updates.push(e.line.to_owned());
                     }
+                }
+                Action::Key(op) => {
+                    let op = Op::from(op);
+                    self.token.answer(agent, op, now)
                 }
                 Action::Done(o) => return End::Done(o),
                 Action::Failed(f) => {
@@ -767,16 +776,25 @@ fn expired_certificate_falls_back_to_bootstrap() {
     assert_eq!(n.tree(), before);
 }
 
-#[test]
-fn restart_mid_wait_reuses_the_node_csr() {
+/// A bootstrap that crashes while waiting for approval (after healthz and create), with
+/// `config` made from the node's paths.
+fn crash_mid_wait(
+    config: fn(&(String, String, String, String)) -> Config<'_>,
+) -> (Apiserver, Node) {
     let mut api = Apiserver::new();
     api.auto_approve_client = false;
     let mut n = Node::new();
     n.write_bootstrap_kubeconfig(&api, TOKEN);
     let k = n.config();
-    // healthz, create, then crash while waiting.
     n.crash_after_requests = Some(2);
-    assert!(matches!(n.run(&mut api, &base_config(&k)), End::Crashed));
+    assert!(matches!(n.run(&mut api, &config(&k)), End::Crashed));
+    (api, n)
+}
+
+#[test]
+fn restart_mid_wait_reuses_the_node_csr() {
+    let (mut api, mut n) = crash_mid_wait(base_config);
+    let k = n.config();
     assert_eq!(api.csrs.len(), 1);
     assert!(n.path("pki/kubelet-client.key.tmp").exists(), "the key cache survives");
     let name = api.csrs.keys().next().unwrap().clone();
@@ -1744,4 +1762,315 @@ fn ca_refresh_is_an_interval_after_start_jittered_and_wake_refreshes_at_once() {
         }
     }
     assert!(firsts.len() > 1, "jittered: {firsts:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node keys held by a device (a simulated PKCS#11 token: the real token is e2e's SoftHSM)
+
+const DEVICE: &str = "pkcs11:token=sim?module-path=/usr/lib/sim.so&pin-source=/etc/pin";
+
+/// A [`KeyOp`] copied out of the agent's borrow.
+#[derive(Debug)]
+enum Op {
+    Generate { device: String, label: String },
+    Public { key: Vec<u8> },
+    Sign { key: Vec<u8>, message: Vec<u8> },
+    Destroy { key: Vec<u8> },
+}
+
+impl From<KeyOp<'_>> for Op {
+    fn from(op: KeyOp<'_>) -> Op {
+        match op {
+            KeyOp::Generate { device, label } => {
+                Op::Generate { device: device.into(), label: label.into() }
+            }
+            KeyOp::Public { key } => Op::Public { key: key.into() },
+            KeyOp::Sign { key, message } => Op::Sign { key: key.into(), message: message.into() },
+            KeyOp::Destroy { key } => Op::Destroy { key: key.into() },
+            other => panic!("unknown key operation {other:?}"),
+        }
+    }
+}
+
+/// A token that makes keys, signs and destroys them; no key ever leaves it.
+#[derive(Default)]
+struct SimToken {
+    keys: BTreeMap<String, kubeboot::key::NodeKey>,
+    down: bool,
+    made: Vec<String>,
+    destroyed: Vec<String>,
+    signed: usize,
+}
+
+impl SimToken {
+    fn label(reference: &[u8]) -> Result<String, String> {
+        let mut scratch = [0u8; 2048];
+        let uri = keyref::pkcs11_uri_of(reference, &mut scratch).map_err(|e| e.to_string())?;
+        Ok(keyref::Pkcs11Uri::parse(uri).unwrap().object.unwrap().to_owned())
+    }
+
+    fn key(&self, reference: &[u8]) -> Result<&kubeboot::key::NodeKey, String> {
+        if self.down {
+            return Err("pkcs11 token=sim: the token is unreachable".into());
+        }
+        let label = Self::label(reference)?;
+        self.keys.get(&label).ok_or_else(|| format!("pkcs11 token=sim: no object {label}"))
+    }
+
+    fn answer(&mut self, agent: &mut Agent, op: Op, now: i64) {
+        match op {
+            Op::Generate { device, label } => {
+                let (device, label) = (device.as_str(), label.as_str());
+                if self.down {
+                    return agent.on_key_generated(now, Err("pkcs11 token=sim: unreachable"));
+                }
+                let keyref::Device::Pkcs11(d) = keyref::Device::parse(device).unwrap() else {
+                    panic!("{device}")
+                };
+                let seed = [self.made.len() as u8 + 0x40; 32];
+                let key = kubeboot::key::NodeKey::from_entropy(&seed).unwrap();
+                let mut uri = [0u8; 1024];
+                let n = keyref::write_key_uri(&d, label, &[0x42, self.made.len() as u8], &mut uri)
+                    .unwrap();
+                let mut pem = [0u8; 2048];
+                let uri = std::str::from_utf8(&uri[..n]).unwrap();
+                let m = keyref::write_pkcs11_uri_pem(uri, &mut pem).unwrap();
+                let point = key.public_point();
+                assert!(self.keys.insert(label.to_owned(), key).is_none(), "a label is unique");
+                self.made.push(label.to_owned());
+                agent.on_key_generated(now, Ok((&pem[..m], &point)));
+            }
+            Op::Public { key } => match self.key(&key) {
+                Ok(k) => agent.on_key_public(now, Ok(&k.public_point())),
+                Err(e) => agent.on_key_public(now, Err(&e)),
+            },
+            Op::Sign { key, message } => {
+                let r = self.key(&key).map(|k| k.sign_p256_sha256(&message).unwrap());
+                self.signed += 1;
+                match r {
+                    Ok(rs) => agent.on_signature(now, Ok(&rs)),
+                    Err(e) => agent.on_signature(now, Err(&e)),
+                }
+            }
+            Op::Destroy { key } => {
+                let r = self.key(&key).map(|_| ());
+                if r.is_ok() {
+                    let label = Self::label(&key).unwrap();
+                    self.keys.remove(&label);
+                    self.destroyed.push(label);
+                }
+                match r {
+                    Ok(()) => agent.on_key_destroyed(now, Ok(())),
+                    Err(e) => agent.on_key_destroyed(now, Err(&e)),
+                }
+            }
+        }
+    }
+
+    fn point(&self, label: &str) -> [u8; 65] {
+        self.keys[label].public_point()
+    }
+}
+
+fn device_config<'a>(k: &'a (String, String, String, String)) -> Config<'a> {
+    let mut c = base_config(k);
+    c.key_device = Some(DEVICE);
+    c
+}
+
+/// No private key anywhere in the node's files: only certificates and key references.
+fn assert_no_private_key(n: &Node) {
+    for (rel, _) in n.tree() {
+        let p = n.path(&rel);
+        if !p.is_file() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        for line in text.lines().filter(|l| l.starts_with("-----BEGIN ")) {
+            assert!(
+                !line.contains("PRIVATE KEY") || line.contains("TSS2"),
+                "{rel} holds a private key: {line}"
+            );
+        }
+    }
+}
+
+/// The public point of the certificate in the node's current pair.
+fn current_point(n: &Node) -> Vec<u8> {
+    let pem = std::fs::read(n.path("pki/kubelet-client-current.pem")).unwrap();
+    let mut der = vec![0u8; 8192];
+    let der = kubeboot::pem::decode_first(&pem, "CERTIFICATE", &mut der).unwrap().to_vec();
+    let cert = <x509_cert::Certificate as der::Decode>::from_der(&der).unwrap();
+    cert.tbs_certificate().subject_public_key_info().subject_public_key.raw_bytes().to_vec()
+}
+
+fn device_bootstrapped(api: &mut Apiserver) -> Node {
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(api, TOKEN);
+    let k = n.config();
+    let end = n.run(api, &device_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    n.events.clear();
+    n
+}
+
+#[test]
+fn device_key_bootstrap_and_rotation_keep_only_references() {
+    let mut api = Apiserver::new();
+    let mut n = device_bootstrapped(&mut api);
+    assert_eq!(n.token.made.len(), 1);
+    let first = n.token.made[0].clone();
+    assert!(first.starts_with("kubelet-client-2027-01-15-08-00-00"), "{first}");
+    assert_eq!(n.token.signed, 1, "the CSR was signed by the token");
+    assert_eq!(current_point(&n), n.token.point(&first).to_vec());
+    // The pair file and the kubeconfig hold the certificate and the reference only.
+    assert_no_private_key(&n);
+    let pair = std::fs::read_to_string(n.path("pki/kubelet-client-current.pem")).unwrap();
+    assert!(pair.contains("-----BEGIN PKCS#11 PROVIDER URI-----"), "{pair}");
+    let kc = std::fs::read_to_string(n.path("kubelet.conf")).unwrap();
+    let current = n.path("pki/kubelet-client-current.pem");
+    assert!(kc.contains(&format!("client-key: {}", current.display())), "{kc}");
+    assert!(!n.path("pki/kubelet-client.key.tmp").exists());
+    // Rotation: a new key in the token, the CSR over mutual TLS, the old key destroyed after
+    // the swap.
+    let k = n.config();
+    n.clock += 3600 * 95 / 100;
+    let end = n.run(&mut api, &device_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert_eq!(n.token.made.len(), 2);
+    let second = n.token.made[1].clone();
+    assert_eq!(n.token.destroyed, vec![first.clone()]);
+    assert_eq!(n.token.keys.keys().collect::<Vec<_>>(), vec![&second]);
+    assert_eq!(current_point(&n), n.token.point(&second).to_vec());
+    assert_no_private_key(&n);
+    let steps: Vec<&str> = n
+        .events
+        .iter()
+        .map(|e| e.split(" step=").nth(1).unwrap().split(' ').next().unwrap())
+        .collect();
+    let stored = steps.iter().position(|s| *s == "stored").unwrap();
+    let destroyed = n.events.iter().position(|e| e.contains("source=destroyed")).unwrap();
+    assert!(destroyed > stored, "destroyed only after the swap: {:#?}", n.events);
+    assert!(n.has("which=replaced holder=pkcs11"));
+    let (kind, who, _) = api.log.iter().rev().find(|l| l.0 == RequestKind::Create).unwrap();
+    assert_eq!((*kind, *who), (RequestKind::Create, Who::Node));
+    // The credentials check reads the key's public point from the token.
+    let before = n.tree();
+    n.events.clear();
+    assert!(matches!(n.run(&mut api, &device_config(&k)), End::Done(_)));
+    assert!(n.has("step=credentials kind=client state=valid"), "{:#?}", n.events);
+    assert_eq!(n.tree(), before);
+}
+
+#[test]
+fn device_failures_are_typed_and_change_nothing() {
+    let mut api = Apiserver::new();
+    let mut n = device_bootstrapped(&mut api);
+    let k = n.config();
+    let mut c = device_config(&k);
+    c.rotate_now = RotateNow { client: true, serving: false };
+    n.clock += 60;
+    // The token is unreachable: a typed error naming the device; no bootstrap elsewhere.
+    n.token.down = true;
+    let before = n.tree();
+    let csrs = api.csrs.len();
+    match n.run(&mut api, &c) {
+        End::Failed(Error::KeyDevice, d) => assert!(d.contains("pkcs11"), "{d}"),
+        other => panic!("{other:?} {:#?}", n.events),
+    }
+    assert_eq!(n.tree(), before);
+    assert_eq!(api.csrs.len(), csrs);
+    assert!(n.events.last().unwrap().contains("step=failed reason=key-device code=204"));
+    // The object is gone from the token: the same.
+    n.token.down = false;
+    let label = n.token.made[0].clone();
+    let kept = n.token.keys.remove(&label).unwrap();
+    assert!(matches!(n.run(&mut api, &c), End::Failed(Error::KeyDevice, _)));
+    assert_eq!(n.tree(), before);
+    assert_eq!(n.token.made.len(), 1, "no key made");
+    n.token.keys.insert(label.clone(), kept);
+    // A denied rotation destroys the key it made and keeps the current one.
+    api.deny_next = true;
+    n.events.clear();
+    assert!(matches!(n.run(&mut api, &c), End::Failed(Error::CsrDenied, _)), "{:#?}", n.events);
+    assert_eq!(n.tree(), before);
+    assert_eq!(n.token.made.len(), 2);
+    assert_eq!(n.token.destroyed, vec![n.token.made[1].clone()]);
+    assert!(n.token.keys.contains_key(&label));
+    assert!(n.has("which=unused holder=pkcs11"));
+    // The current key is in a device and none is named for the next one.
+    let mut soft = base_config(&k);
+    soft.rotate_now = RotateNow { client: true, serving: false };
+    match n.run(&mut api, &soft) {
+        End::Failed(Error::InvalidConfig, d) => assert!(d.contains("pkcs11"), "{d}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(n.tree(), before);
+}
+
+#[test]
+fn device_bootstrap_restart_reuses_the_cached_reference() {
+    let (mut api, mut n) = crash_mid_wait(device_config);
+    let k = n.config();
+    let cache = std::fs::read_to_string(n.path("pki/kubelet-client.key.tmp")).unwrap();
+    assert!(cache.starts_with("-----BEGIN PKCS#11 PROVIDER URI-----"), "{cache}");
+    let name = api.csrs.keys().next().unwrap().clone();
+    api.approve(&name, n.clock);
+    n.crash_after_requests = None;
+    n.events.clear();
+    let end = n.run(&mut api, &device_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert_eq!(api.csrs.len(), 1, "the same node-csr, found by name");
+    assert_eq!(n.token.made.len(), 1, "the same key");
+    assert!(n.has("step=key kind=bootstrap source=cache holder=pkcs11"), "{:#?}", n.events);
+    assert!(!n.path("pki/kubelet-client.key.tmp").exists());
+    assert_no_private_key(&n);
+    // A bootstrap that fails before its CSR exists removes the cache, then destroys the key.
+    let mut api = Apiserver::new();
+    api.rbac_create = false;
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let before = n.tree();
+    let k = n.config();
+    assert!(matches!(n.run(&mut api, &device_config(&k)), End::Failed(Error::Forbidden, _)));
+    assert_eq!(n.tree(), before);
+    assert_eq!(n.token.destroyed, n.token.made);
+    assert!(n.token.keys.is_empty());
+}
+
+#[test]
+fn device_configuration_is_checked_at_start() {
+    let n = Node::new();
+    let k = n.config();
+    for (device, want) in [
+        ("pkcs11:token=a;colour=blue?module-path=/m.so", Error::InvalidKeyReference),
+        ("pkcs11:token=a?module-path=/m.so&pin-value=1234", Error::InvalidKeyReference),
+        ("pkcs11:token=a;object=k?module-path=/m.so", Error::InvalidKeyReference),
+        ("tpm:/var/lib/node.pem", Error::InvalidKeyReference),
+    ] {
+        let mut c = base_config(&k);
+        c.key_device = Some(device);
+        let mut agent: Box<Agent> = Box::default();
+        assert_eq!(agent.start(&c).err(), Some(want), "{device}");
+    }
+    let mut c = device_config(&k);
+    let dns = ["node-1.example"];
+    let ip = ["10.0.0.7".parse().unwrap()];
+    c.serving = Some(Serving { dns: &dns, ips: &ip });
+    let mut agent: Box<Agent> = Box::default();
+    assert_eq!(agent.start(&c).err(), Some(Error::InvalidConfig));
+}
+
+#[test]
+fn a_serving_certificate_needs_an_ip_as_the_kubelets_does() {
+    let n = Node::new();
+    let k = n.config();
+    let mut c = base_config(&k);
+    c.serving = Some(Serving { dns: &["node-1.example"], ips: &[] });
+    let mut agent: Box<Agent> = Box::default();
+    assert_eq!(agent.start(&c), Err(Error::ServingNeedsIp));
+    assert_eq!(Error::ServingNeedsIp.name(), "serving-needs-ip");
+    let ip = ["10.0.0.7".parse().unwrap()];
+    c.serving = Some(Serving { dns: &[], ips: &ip });
+    assert_eq!(agent.start(&c), Ok(()));
 }

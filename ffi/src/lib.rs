@@ -44,6 +44,7 @@ pub mod expected;
 pub mod key;
 #[cfg(feature = "std")]
 pub mod kubeconfig;
+pub mod metrics;
 pub mod rotation;
 #[cfg(feature = "std")]
 pub mod store;

@@ -87,6 +87,10 @@ pub enum kubeboot_result {
     UnsupportedKey = 201,
     /// entropy produced an invalid key; supply fresh entropy (`bad-entropy`).
     BadEntropy = 202,
+    /// not a usable key reference (a PEM key, tpm:, or an RFC 7512 pkcs11: URI without unknown attributes or a PIN in it) (`invalid-key-reference`).
+    InvalidKeyReference = 203,
+    /// the device holding the node key failed (unreachable, wrong PIN, no such object, or a key of another device) (`key-device`).
+    KeyDevice = 204,
     /// node name is not a lower-case DNS-1123 subdomain (`invalid-node-name`).
     InvalidNodeName = 300,
     /// invalid DNS name (`invalid-dns-name`).
@@ -101,6 +105,8 @@ pub enum kubeboot_result {
     SignerFailed = 305,
     /// malformed input (PEM, DER, kubeconfig or JSON) (`malformed-input`).
     Malformed = 306,
+    /// a kubelet serving certificate needs at least one IP address (since v1.31 the kubelet asks for none with DNS names only: AllowDNSOnlyNodeCSR is off) (`serving-needs-ip`).
+    ServingNeedsIp = 307,
     /// malformed (`malformed`).
     VerifyMalformed = 400,
     /// untrusted (`untrusted`).
@@ -234,6 +240,8 @@ pub(crate) const ALL: &[kubeboot_result] = &[
     kubeboot_result::MalformedKey,
     kubeboot_result::UnsupportedKey,
     kubeboot_result::BadEntropy,
+    kubeboot_result::InvalidKeyReference,
+    kubeboot_result::KeyDevice,
     kubeboot_result::InvalidNodeName,
     kubeboot_result::InvalidDnsName,
     kubeboot_result::InvalidIpAddress,
@@ -241,6 +249,7 @@ pub(crate) const ALL: &[kubeboot_result] = &[
     kubeboot_result::InvalidExpirationSeconds,
     kubeboot_result::SignerFailed,
     kubeboot_result::Malformed,
+    kubeboot_result::ServingNeedsIp,
     kubeboot_result::VerifyMalformed,
     kubeboot_result::VerifyUntrusted,
     kubeboot_result::VerifyBadSignature,

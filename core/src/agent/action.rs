@@ -227,7 +227,8 @@ impl RequestKind {
 pub struct ClientCertificate<'a> {
     /// The certificate chain (PEM, `CERTIFICATE` blocks).
     pub chain_pem: &'a [u8],
-    /// Its private key (PEM; secret).
+    /// Its private key (PEM; secret), or the reference of a key a device holds
+    /// ([`crate::keyref`]: the handshake's signature is then the device's).
     pub key_pem: &'a [u8],
 }
 
@@ -392,6 +393,57 @@ pub struct Status<'a> {
     pub ca: Origin<'a>,
 }
 
+/// Something to do with the device that holds the node key ([`Config::key_device`], or the
+/// holder of the current key's reference: [`crate::keyref::Holder::of_pem`] tells which). A
+/// key reference is a PEM block (`TSS2 PRIVATE KEY` or `PKCS#11 PROVIDER URI`, see
+/// [`crate::keyref`]). Errors are answered as text naming the device (`tpm swtpm:path=...:
+/// connection refused`), never with a secret in it.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug)]
+pub enum KeyOp<'a> {
+    /// Load the key and tell its public point: answer [`Agent::on_key_public`].
+    Public {
+        /// The key reference.
+        key: &'a [u8],
+    },
+    /// Make a new ECDSA P-256 signing key in `device` that never leaves it (PKCS#11:
+    /// `CKA_SENSITIVE`, not `CKA_EXTRACTABLE`, labelled `label`; TPM: an unrestricted signing key
+    /// under the storage key, `fixedTPM|fixedParent|sensitiveDataOrigin`): answer
+    /// [`Agent::on_key_generated`] with its reference and public point.
+    Generate {
+        /// The device ([`crate::keyref::Device`] text).
+        device: &'a str,
+        /// A name unique to this key (`kubelet-client-<timestamp>`; PKCS#11 `CKA_LABEL`).
+        label: &'a str,
+    },
+    /// Sign `message` with ECDSA P-256 over its SHA-256 digest: answer [`Agent::on_signature`]
+    /// with `r || s`.
+    Sign {
+        /// The key reference.
+        key: &'a [u8],
+        /// The bytes to sign (a CSR's `CertificationRequestInfo`; not secret).
+        message: &'a [u8],
+    },
+    /// Destroy the key (PKCS#11: the private and public objects; TPM: nothing is left to
+    /// destroy, the blob file goes with its pair file): answer [`Agent::on_key_destroyed`].
+    Destroy {
+        /// The key reference.
+        key: &'a [u8],
+    },
+}
+
+impl KeyOp<'_> {
+    /// `public`, `generate`, `sign`, `destroy`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            KeyOp::Public { .. } => "public",
+            KeyOp::Generate { .. } => "generate",
+            KeyOp::Sign { .. } => "sign",
+            KeyOp::Destroy { .. } => "destroy",
+        }
+    }
+}
+
 /// Why the agent stopped.
 #[derive(Clone, Copy, Debug)]
 pub struct Failure<'a> {
@@ -416,6 +468,8 @@ pub enum Action<'a> {
         /// How many bytes.
         len: usize,
     },
+    /// Use the device that holds the node key; answer the `on_key_*` call [`KeyOp`] names.
+    Key(KeyOp<'a>),
     /// Send a request; answer [`Agent::on_http_response`] (or the stream calls) or
     /// [`Agent::on_transport_error`].
     Http(HttpRequest<'a>),

@@ -2,6 +2,7 @@
 
 use core::fmt::Write;
 
+use super::device::Presigned;
 use super::*;
 
 /// A detail text.
@@ -23,7 +24,15 @@ pub(super) fn file_error(e: StoreErrorKind) -> Error {
     Error::Store(e)
 }
 
-impl<const N: usize> Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     /// One internal transition (states that need no I/O).
     pub(super) fn step(&mut self, now: i64) {
         match self.st {
@@ -70,6 +79,8 @@ impl<const N: usize> Agent<N> {
             St::ReadClientCert
         } else if usable && self.need_key {
             St::ReadClientKey
+        } else if usable && self.dk.client_point.is_none() && self.client_key_in_device() {
+            St::KeyPublic
         } else if !self.bundle_path.is_empty() && !self.bundle_loaded {
             St::ReadBundle
         } else {
@@ -77,6 +88,7 @@ impl<const N: usize> Agent<N> {
         };
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn load_node_kubeconfig(&mut self, bytes: &[u8]) -> Result<()> {
         let kc = Kubeconfig::parse(bytes)?;
         let r = kc.resolve()?;
@@ -92,7 +104,7 @@ impl<const N: usize> Agent<N> {
         match r.cluster.ca_source() {
             Source::Data(d) => data_into(d, &mut self.node_kc.ca)?,
             Source::File(f) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.node_kc_dir, &rel, &mut self.node_kc.ca_file)?;
                 self.need_node_ca = true;
@@ -111,7 +123,7 @@ impl<const N: usize> Agent<N> {
                 split_pair(&self.out, &mut self.client_chain, None::<&mut heapless::Vec<u8, 1>>)?;
             }
             Source::File(f) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.node_kc_dir, &rel, &mut self.cert_path)?;
                 self.need_cert = true;
@@ -128,19 +140,20 @@ impl<const N: usize> Agent<N> {
                 self.out.clear();
             }
             Source::File(f) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.node_kc_dir, &rel, &mut self.key_path)?;
                 self.need_key = self.key_path != self.cert_path || !self.need_cert;
             }
             Source::None => return Err(Error::Store(StoreErrorKind::NoCertKeyFiles)),
         }
-        let mut current = PathBuf::new();
+        let mut current = PathBuf::<PATH>::new();
         path::child_into(&self.cert_dir, &[PREFIX_CLIENT, "-current.pem"], &mut current)?;
         self.kc_points_at_current = self.cert_path == current && self.key_path == current;
         Ok(())
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn load_bootstrap_kubeconfig(&mut self, bytes: &[u8]) -> Result<()> {
         let kc = Kubeconfig::parse(bytes)?;
         let r = kc.resolve()?;
@@ -156,7 +169,7 @@ impl<const N: usize> Agent<N> {
         match r.cluster.ca_source() {
             Source::Data(d) => data_into(d, &mut self.boot.ca)?,
             Source::File(f) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.boot_dir, &rel, &mut self.boot.ca_file)?;
             }
@@ -175,7 +188,7 @@ impl<const N: usize> Agent<N> {
                 self.token = Some(token?);
             }
             (None, Some(f)) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.boot_dir, &rel, &mut self.token_path)?;
             }
@@ -185,6 +198,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// Validate a pair of the node (`chain` PEM, `key` PEM) for `profile`.
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn validate(
         &mut self,
         chain_and_key: Option<&[u8]>,
@@ -199,12 +213,16 @@ impl<const N: usize> Agent<N> {
         if !pem::blocks(chain).any(|b| b.is_ok_and(|b| b.label == "CERTIFICATE")) {
             return Verdict::Unusable(Error::Store(StoreErrorKind::NoCertificates), what);
         }
-        let key = match NodeKey::from_pem(key) {
-            Ok(k) => k,
-            Err(e) => return Verdict::Unusable(e, if serving { what } else { Part::ClientKey }),
+        let spki = match (chain_and_key, self.dk.client_point) {
+            // The device's key: its public point is the device's answer.
+            (None, Some(p)) if self.client_key_in_device() => crate::key::spki_from_point(&p),
+            _ => match NodeKey::from_pem(key) {
+                Ok(k) => k.public_key_spki(),
+                Err(e) => {
+                    return Verdict::Unusable(e, if serving { what } else { Part::ClientKey });
+                }
+            },
         };
-        let spki = key.public_key_spki();
-        drop(key);
         if self.node.is_empty() {
             let scratch = self.engine.scratch();
             let name = pem::decode_first(chain, "CERTIFICATE", scratch)
@@ -248,6 +266,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn report(&mut self, kind: &str, v: Verdict) {
         let not_after = match v {
             Verdict::Valid(c) => Some(c.not_after),
@@ -280,6 +299,7 @@ impl<const N: usize> Agent<N> {
         self.event(line);
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn check_client(&mut self, now: i64) {
         if self.client == Verdict::Unknown {
             self.client = self.validate(None, false, now);
@@ -339,6 +359,7 @@ impl<const N: usize> Agent<N> {
     // -----------------------------------------------------------------------------------------
     // Deciding
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn decide(&mut self, now: i64) {
         if self.mode == Mode::Check {
             let valid = |v| if let Verdict::Valid(c) = v { Some(c) } else { None };
@@ -391,7 +412,7 @@ impl<const N: usize> Agent<N> {
                 .time("deadline", client.rotation_deadline)
                 .done();
             self.event(line);
-            self.new_key();
+            self.make_key(now);
             return;
         }
         let mut serving = None;
@@ -412,7 +433,7 @@ impl<const N: usize> Agent<N> {
                     };
                     let line = b.done();
                     self.event(line);
-                    self.new_key();
+                    self.make_key(now);
                     return;
                 }
             }
@@ -455,13 +476,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
-    pub(super) fn new_key(&mut self) {
-        self.key = None;
-        self.key_generated = false;
-        self.key_tries = 0;
-        self.st = St::KeyEntropy;
-    }
-
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn begin_bootstrap(&mut self, now: i64) {
         self.key = None;
         self.key_generated = false;
@@ -494,6 +509,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn prepare_bootstrap(&mut self, now: i64) {
         if self.token.is_none() {
             return self.attempt_failed(
@@ -533,15 +549,36 @@ impl<const N: usize> Agent<N> {
             .kv("token_id", &id)
             .done();
         self.event(line);
-        self.st = if self.client_dir_exists { St::ReadKeyCache } else { St::KeyEntropy };
+        if self.client_dir_exists {
+            self.st = St::ReadKeyCache;
+        } else {
+            self.make_key(now);
+        }
     }
 
     // -----------------------------------------------------------------------------------------
     // Running an attempt
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn start_engine(&mut self, now: i64) {
-        let Some(key) = self.key.as_ref() else {
+        if self.prepare_device_signature(now) {
+            return;
+        }
+        if self.key.is_none() && self.dk.signature.is_none() {
             return self.attempt_failed(now, Error::InvalidState, "no key");
+        }
+        // A device's key: the engine builds the CSR around the signature the device made.
+        let presigned = self.dk.signature.map(|rs| Presigned {
+            point: self.dk.new_point,
+            message: &self.out,
+            rs,
+        });
+        let Some(key) = presigned
+            .as_ref()
+            .map(|p| p as &dyn crate::key::P256Signer)
+            .or(self.key.as_ref().map(|k| k as &dyn crate::key::P256Signer))
+        else {
+            return;
         };
         let ca: &[u8] = if !self.bundle.is_empty() {
             &self.bundle
@@ -584,6 +621,10 @@ impl<const N: usize> Agent<N> {
             let seed = u64::from(self.jitter.next_u32()) << 32 | u64::from(self.jitter.next_u32());
             self.engine.start(&cfg, key, now, seed)
         };
+        if self.dk.signature.take().is_some() {
+            // The signed `CertificationRequestInfo` is in the CSR now.
+            self.out.clear();
+        }
         match started {
             Ok(()) => {
                 self.conn = if self.kind == Kind::Bootstrap { Conn::Bootstrap } else { Conn::Node };
@@ -600,6 +641,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// `step=wait`: what the CSR waits for, what unblocks it, and for how long it has waited.
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn wait_line(&self, now: i64) -> Line {
         let name = self.engine.csr_name();
         let signer = self.engine.signer_name();
@@ -621,6 +663,7 @@ impl<const N: usize> Agent<N> {
             .done()
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn drive_discovery(&mut self, now: i64) {
         enum Next {
             Send,
@@ -632,7 +675,7 @@ impl<const N: usize> Agent<N> {
             discovery::Action::Send(_) | discovery::Action::AwaitResponse { .. } => Next::Send,
             discovery::Action::Wait { until } => Next::Sleep(until),
             discovery::Action::Done(found) => {
-                let _ = self.out.resize_default(OUT_CAP);
+                let _ = self.out.resize_default(OUT);
                 match found.write_bootstrap_kubeconfig(&mut self.out) {
                     Ok(n) => {
                         self.out.truncate(n);
@@ -677,6 +720,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn drive_engine(&mut self, now: i64) {
         enum Next {
             Send(engine::RequestKind),
@@ -779,6 +823,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// The certificate was issued and validated: plan the files.
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn issued(&mut self, now: i64) {
         self.issued = true;
         let prefix = if self.kind == Kind::Serving { PREFIX_SERVER } else { PREFIX_CLIENT };
@@ -802,6 +847,8 @@ impl<const N: usize> Agent<N> {
         }
         let mut key_pem = Filled::<SEC1_PEM_LEN>::new();
         let key = match (&self.key, content) {
+            // A device's key: its reference takes the key's place.
+            (None, Ok(())) if !self.dk.new_ref.is_empty() => Ok(self.dk.new_ref.as_slice()),
             (Some(k), Ok(())) => key_pem.fill(|b| k.to_sec1_pem(b)),
             (_, Err(e)) => Err(e),
             (None, _) => Err(Error::InvalidState),
@@ -829,6 +876,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn write_node_kubeconfig(&mut self) -> Result<()> {
         // After bootstrap: the bootstrap kubeconfig's server and CA (as the kubelet does); after
         // a rotation (a kubeconfig that did not name -current.pem): its own.
@@ -842,7 +890,7 @@ impl<const N: usize> Agent<N> {
             insecure_skip_tls_verify: c.insecure,
             cert_dir: &self.cert_dir,
         };
-        let _ = self.out.resize_default(OUT_CAP);
+        let _ = self.out.resize_default(OUT);
         match write_node_kubeconfig(&cfg, &mut self.out) {
             Ok(n) => {
                 self.out.truncate(n);
@@ -881,6 +929,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// The attempt failed with `e`: undo what it made that is of no use, then stop or retry.
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn attempt_failed(&mut self, now: i64, e: Error, why: &str) {
         self.failure = Some(e);
         self.detail = detail(format_args!("{}: {why}", self.kind.as_str()));
@@ -896,7 +945,12 @@ impl<const N: usize> Agent<N> {
             self.event(line);
             self.failure = None;
             self.engine.reset();
-            self.st = St::Start;
+            self.st = if self.unused_device_key() { St::DestroyNew } else { St::Start };
+            return;
+        }
+        // A rotation's device key that will not be current goes at once.
+        if self.kind != Kind::Bootstrap && self.unused_device_key() {
+            self.st = St::DestroyNew;
             return;
         }
         // A key cache made for this attempt goes again, unless a CSR signed by it exists and may
@@ -929,6 +983,7 @@ impl<const N: usize> Agent<N> {
         *c = c.saturating_add(1);
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn finish_failure(&mut self, now: i64) {
         if self.mode != Mode::Check {
             self.count_failure();

@@ -18,7 +18,7 @@ pub(super) fn scalar_into<const M: usize>(
     dst: &mut heapless::String<M>,
 ) -> Result<()> {
     dst.clear();
-    let mut buf = [0u8; MAX_PATH];
+    let mut buf = [0u8; M];
     let text = s.decode_into(&mut buf).map_err(|e| match e {
         Error::BufferTooSmall { .. } => Error::TooLarge,
         e => e,
@@ -47,8 +47,9 @@ pub(super) fn data_into<const M: usize>(
     Ok(())
 }
 
+/// A private key, or the reference of a key a device holds ([`crate::keyref`]).
 pub(super) fn is_private_key_label(label: &str) -> bool {
-    label == "PRIVATE KEY" || label.ends_with(" PRIVATE KEY")
+    keyref::is_key_label(label)
 }
 
 /// The `CERTIFICATE` blocks of `input` into `chain`, and the first private-key block into `key`

@@ -4,7 +4,15 @@
 use super::flow::*;
 use super::*;
 
-impl<const N: usize> Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     /// The outcome of [`Action::Read`]: the whole file, or why not. Ignored when no read is
     /// outstanding.
     pub fn on_read(&mut self, now: i64, result: core::result::Result<&[u8], StoreErrorKind>) {
@@ -143,6 +151,9 @@ impl<const N: usize> Agent<N> {
                 }
             }
             St::ReadKeyCache => {
+                if self.device_cache(now, result) {
+                    return;
+                }
                 let reason = match result.map(NodeKey::from_pem) {
                     Ok(Ok(k)) => {
                         self.key = Some(k);
@@ -172,7 +183,7 @@ impl<const N: usize> Agent<N> {
                         .done();
                     self.event(line);
                 }
-                self.st = St::KeyEntropy;
+                self.make_key(now);
             }
             _ => {}
         }
@@ -249,6 +260,10 @@ impl<const N: usize> Agent<N> {
             (St::StorePair, Ok(())) => self.st = St::StoreSwap,
             (St::StorePair, Err(e)) => failed(self, e, "writing the new pair"),
             (St::StoreSwap, Ok(())) => {
+                // A device's new key is the current one from now on: never destroyed as unused.
+                if !self.dk.new_ref.is_empty() {
+                    self.key_generated = false;
+                }
                 let line = self
                     .ev("stored")
                     .kv("kind", self.kind.as_str())
@@ -306,7 +321,10 @@ impl<const N: usize> Agent<N> {
             (St::CleanupCache, _) => {
                 let line = self.ev("cleanup").kv("removed", &self.key_cache_path).done();
                 self.event(line);
-                if self.dir_created {
+                if self.unused_device_key() {
+                    // The reference is gone from the cache: now the key.
+                    self.st = St::DestroyNew;
+                } else if self.dir_created {
                     self.st = St::CleanupDir;
                 } else {
                     self.finish_failure(now);
@@ -320,8 +338,11 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn after_store(&mut self, now: i64) {
-        if self.kind == Kind::Bootstrap {
+        if self.replaced_key_in_device() {
+            self.st = St::DestroyOld;
+        } else if self.kind == Kind::Bootstrap {
             self.st = St::StoreRemoveCache;
         } else {
             self.attempt_succeeded(now);
@@ -378,6 +399,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn healthz_failed(&mut self, now: i64, status: Option<u16>) {
         if now.saturating_add(HEALTHZ_INTERVAL_SECS) < self.healthz_until {
             let mut b = self.ev("healthz").kv("state", "not-ready");

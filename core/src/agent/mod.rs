@@ -104,6 +104,7 @@ use crate::discovery::{self, Discovery};
 use crate::engine::{self, Engine, Method, Naming, StreamControl};
 use crate::error::{Error, Reason, Result, StoreErrorKind, VerifyError};
 use crate::key::{NodeKey, SEC1_PEM_LEN};
+use crate::keyref::{self, Holder};
 use crate::kubeconfig::{Kubeconfig, NodeKubeconfig, Scalar, Source, write_node_kubeconfig};
 use crate::metrics::Metrics;
 use crate::out::Filled;
@@ -115,6 +116,7 @@ use crate::{pem, rfc3339, rotation};
 
 mod action;
 mod config;
+mod device;
 mod emit;
 mod event;
 mod helpers;
@@ -124,6 +126,7 @@ mod trust;
 
 pub use action::*;
 pub use config::*;
+use device::DeviceKeys;
 use emit::*;
 use event::LineBuilder;
 pub use event::{EVENT_LEN, Line, LogFormat};
@@ -142,9 +145,9 @@ pub const CA_FILE: &str = "ca.crt";
 pub const DEFAULT_CA_REFRESH_SECS: i64 = 600;
 /// Longest server URL kept.
 pub const MAX_URL: usize = 512;
-/// Largest CA bundle (PEM) kept, per source.
+/// Largest CA bundle (PEM) kept, per source (the default `PEM` of [`Agent`]).
 pub const MAX_CA_PEM: usize = engine::MAX_CA_PEM;
-/// Largest certificate chain (PEM) kept for the current client credentials.
+/// Largest certificate chain (PEM) kept for the current client credentials (the default `PEM`).
 pub const MAX_CHAIN_PEM: usize = engine::MAX_CERT_PEM;
 /// Largest private-key PEM block kept.
 pub const MAX_KEY_PEM: usize = 4096;
@@ -156,8 +159,10 @@ pub const HEALTHZ_WAIT_SECS: i64 = 60;
 pub const HEALTHZ_INTERVAL_SECS: i64 = 2;
 /// Attempts at turning entropy into a key before giving up ([`Error::BadEntropy`]).
 const KEY_ATTEMPTS: u32 = 8;
-/// Room for what a file step writes: a pair (chain + key) or a kubeconfig with inline CA data.
-const OUT_CAP: usize = MAX_CHAIN_PEM + SEC1_PEM_LEN + MAX_CA_PEM / 3 * 4 + 8 * 1024;
+/// Room for what a file step writes: a pair (chain + key) or a kubeconfig with inline CA data
+/// (the default `OUT` of [`Agent`]; with another `PEM`, `OUT` must hold `PEM + 227` and
+/// `PEM / 3 * 4` plus the kubeconfig's other fields).
+pub const MAX_OUT: usize = MAX_CHAIN_PEM + SEC1_PEM_LEN + MAX_CA_PEM / 3 * 4 + 8 * 1024;
 const MAX_DETAIL: usize = 512;
 const MAX_FRONT_END: usize = 16;
 const MAX_UA: usize = 64;
@@ -193,6 +198,16 @@ enum St {
     PrepareBootstrap,
     ReadKeyCache,
     KeyEntropy,
+    /// The device: the current client key's public point.
+    KeyPublic,
+    /// The device: the key cache's public point.
+    CachePublic,
+    KeyGenerate,
+    KeySign,
+    /// The device: destroy the replaced key (its pair is no longer current).
+    DestroyOld,
+    /// The device: destroy the key this failed attempt made.
+    DestroyNew,
     MakeDir,
     WriteKeyCache,
     Healthz,
@@ -222,6 +237,7 @@ enum Pending {
     Read,
     File,
     Entropy,
+    Key,
     Healthz,
     Discovery,
     Engine,
@@ -235,23 +251,40 @@ enum Conn {
     Node,
 }
 
-/// The node agent. `N` is the engine's work-buffer size (largest response or watch event).
+/// The node agent. Its capacities, all fixed at compile time (the defaults are the hosts'; a
+/// microcontroller picks what it can prove enough, and anything larger is a typed error, never
+/// a truncation):
+///
+/// * `N`: the engine's work buffer (largest response or watch event; [`engine::Engine`]);
+/// * `PEM`: each CA bundle and certificate chain kept ([`MAX_CA_PEM`]);
+/// * `OUT`: what a file step writes, a pair or a kubeconfig ([`MAX_OUT`]);
+/// * `PATH`: each path ([`MAX_PATH`]);
+/// * `SANS`: the serving certificate's DNS names ([`MAX_SANS`]);
+/// * `DISC`: discovery's buffer for the cluster-info answer
+///   ([`discovery::DEFAULT_BUFFER`]).
 ///
 /// All-zero bytes are a valid (not a started) agent, as for [`Engine`]: the C ABI builds agents
 /// in place in zeroed memory and [`Agent::start`] resets every field.
-pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
+pub struct Agent<
+    const N: usize = { engine::DEFAULT_BUFFER },
+    const PEM: usize = MAX_CA_PEM,
+    const OUT: usize = MAX_OUT,
+    const PATH: usize = MAX_PATH,
+    const SANS: usize = MAX_SANS,
+    const DISC: usize = { discovery::DEFAULT_BUFFER },
+> {
     // Configuration.
     front_end: heapless::String<MAX_FRONT_END>,
     log_format: LogFormat,
     user_agent: heapless::String<MAX_UA>,
     node: heapless::String<MAX_NODE_NAME>,
     node_configured: bool,
-    kubeconfig_path: PathBuf,
-    bootstrap_path: PathBuf,
-    cert_dir: PathBuf,
-    key_cache_path: PathBuf,
-    ca_file_path: PathBuf,
-    bundle_path: PathBuf,
+    kubeconfig_path: PathBuf<PATH>,
+    bootstrap_path: PathBuf<PATH>,
+    cert_dir: PathBuf<PATH>,
+    key_cache_path: PathBuf<PATH>,
+    ca_file_path: PathBuf<PATH>,
+    bundle_path: PathBuf<PATH>,
     discovery_on: bool,
     discovery_server: heapless::String<MAX_URL>,
     discovery_token: Option<BootstrapToken>,
@@ -259,7 +292,7 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     discovery_unpinned: bool,
     discovery_timeout: i64,
     serving_on: bool,
-    serving_dns: heapless::Vec<heapless::String<{ engine::MAX_DNS_NAME }>, MAX_SANS>,
+    serving_dns: heapless::Vec<heapless::String<{ engine::MAX_DNS_NAME }>, SANS>,
     serving_ips: heapless::Vec<IpAddr, MAX_SANS>,
     bootstrap_wait: i64,
     rotation_wait: i64,
@@ -274,31 +307,33 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     ca_refresh_secs: i64,
 
     // What was read.
-    node_kc: ClusterInfo,
-    node_kc_dir: PathBuf,
-    cert_path: PathBuf,
-    key_path: PathBuf,
+    node_kc: ClusterInfo<PEM, PATH>,
+    node_kc_dir: PathBuf<PATH>,
+    cert_path: PathBuf<PATH>,
+    key_path: PathBuf<PATH>,
     need_node_ca: bool,
     need_cert: bool,
     need_key: bool,
     kc_points_at_current: bool,
     kc_names_ca_file: bool,
-    client_chain: heapless::Vec<u8, MAX_CHAIN_PEM>,
+    client_chain: heapless::Vec<u8, PEM>,
     client_key: heapless::Vec<u8, MAX_KEY_PEM>,
-    bundle: heapless::Vec<u8, MAX_CA_PEM>,
+    bundle: heapless::Vec<u8, PEM>,
     bundle_loaded: bool,
     client: Verdict,
     serving: Verdict,
     client_dir_exists: bool,
-    boot: ClusterInfo,
-    boot_dir: PathBuf,
-    token_path: PathBuf,
+    boot: ClusterInfo<PEM, PATH>,
+    boot_dir: PathBuf<PATH>,
+    token_path: PathBuf<PATH>,
     token: Option<BootstrapToken>,
 
     // The attempt.
     kind: Kind,
     metrics: Metrics,
     key: Option<NodeKey>,
+    /// The device holding the node key, and this attempt's key in it.
+    dk: DeviceKeys,
     key_generated: bool,
     key_tries: u32,
     dir_created: bool,
@@ -330,15 +365,15 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     ca_seen: u8,
 
     // Machinery.
-    engine: Engine<N>,
-    discovery: Discovery,
+    engine: Engine<N, PEM, SANS>,
+    discovery: Discovery<DISC>,
     st: St,
     pending: Pending,
     /// Whether the pending action was handed out (an unanswered one is abandoned at `poll`).
     handed_out: bool,
     read_role: FileRole,
-    step_paths: [PathBuf; 3],
-    out: heapless::Vec<u8, OUT_CAP>,
+    step_paths: [PathBuf<PATH>; 3],
+    out: heapless::Vec<u8, OUT>,
     events: heapless::Deque<(Line, bool), 4>,
     shown: Line,
     failure: Option<Error>,
@@ -346,13 +381,29 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     outcome: Outcome,
 }
 
-impl<const N: usize> Drop for Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Drop for Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     fn drop(&mut self) {
         self.wipe();
     }
 }
 
-impl<const N: usize> core::fmt::Debug for Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> core::fmt::Debug for Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Agent")
             .field("state", &self.st)
@@ -365,13 +416,29 @@ impl<const N: usize> core::fmt::Debug for Agent<N> {
     }
 }
 
-impl<const N: usize> Default for Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Default for Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     fn default() -> Self {
         Self::idle()
     }
 }
 
-impl<const N: usize> Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     /// An agent that has not started: `const`, so it can initialise a static.
     pub const fn idle() -> Self {
         Agent {
@@ -428,6 +495,7 @@ impl<const N: usize> Agent<N> {
             kind: Kind::Bootstrap,
             metrics: Metrics::new(),
             key: None,
+            dk: DeviceKeys::idle(),
             key_generated: false,
             key_tries: 0,
             dir_created: false,
@@ -483,7 +551,7 @@ impl<const N: usize> Agent<N> {
                 }),
             }
         }
-        fn file_or(path: &PathBuf, inline: bool) -> Origin<'_> {
+        fn file_or(path: &str, inline: bool) -> Origin<'_> {
             if !path.is_empty() {
                 Origin::File(path)
             } else if inline {
@@ -528,10 +596,11 @@ impl<const N: usize> Agent<N> {
     fn wipe(&mut self) {
         self.client_key.as_mut_slice().zeroize();
         self.client_key.clear();
-        let _ = self.out.resize_default(OUT_CAP);
+        let _ = self.out.resize_default(OUT);
         self.out.as_mut_slice().zeroize();
         self.out.clear();
         self.key = None;
+        self.dk.new_ref.clear();
         self.token = None;
         self.discovery_token = None;
     }
@@ -615,6 +684,7 @@ impl<const N: usize> Agent<N> {
             kind,
             metrics,
             key: _,
+            dk,
             key_generated,
             key_tries,
             dir_created,
@@ -682,6 +752,7 @@ impl<const N: usize> Agent<N> {
         *utc_offset = 0;
         *seed = 0;
         *verifier = None;
+        dk.reset();
         *ca_refresh_secs = 0;
         // The attempt.
         *kind = Kind::Bootstrap;
@@ -741,6 +812,7 @@ impl<const N: usize> Agent<N> {
         self.client_chain.clear();
         self.client_key.as_mut_slice().zeroize();
         self.client_key.clear();
+        self.dk.client_point = None;
         self.bundle.clear();
         self.bundle_loaded = false;
         self.client = Verdict::Unknown;
@@ -753,83 +825,6 @@ impl<const N: usize> Agent<N> {
         if !self.node_configured {
             self.node.clear();
         }
-    }
-
-    fn configure(&mut self, c: &Config<'_>) -> Result<()> {
-        let fe_ok = !c.front_end.is_empty()
-            && c.front_end.len() <= MAX_FRONT_END
-            && c.front_end
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-        if !fe_ok || !path::is_absolute(c.working_dir) {
-            return Err(Error::InvalidConfig);
-        }
-        put(&mut self.front_end, c.front_end)?;
-        self.user_agent.clear();
-        let _ = self.user_agent.push_str("kubeboot-");
-        let _ = self.user_agent.push_str(c.front_end);
-        let _ = self.user_agent.push('/');
-        let _ = self.user_agent.push_str(env!("CARGO_PKG_VERSION"));
-        if let Some(n) = c.node_name {
-            crate::csr::validate_node_name(n)?;
-            put(&mut self.node, n)?;
-            self.node_configured = true;
-        }
-        let wd = c.working_dir;
-        path::resolve_into(wd, c.kubeconfig, &mut self.kubeconfig_path)?;
-        path::resolve_into(wd, c.cert_dir, &mut self.cert_dir)?;
-        path::child_into(&self.cert_dir, &[PREFIX_CLIENT, ".key.tmp"], &mut self.key_cache_path)?;
-        path::child_into(&self.cert_dir, &[CA_FILE], &mut self.ca_file_path)?;
-        if let Some(b) = c.bootstrap_kubeconfig {
-            path::resolve_into(wd, b, &mut self.bootstrap_path)?;
-        }
-        if let Some(b) = c.ca_bundle {
-            path::resolve_into(wd, b, &mut self.bundle_path)?;
-        }
-        if let Some(d) = c.discovery {
-            if c.bootstrap_kubeconfig.is_none() {
-                return Err(Error::InvalidConfig);
-            }
-            if d.pins.is_empty() && !d.allow_unpinned {
-                return Err(Error::PinMismatch);
-            }
-            put(&mut self.discovery_server, d.server.trim_end_matches('/'))?;
-            self.discovery_pins.extend_from_slice(d.pins).map_err(|_| Error::InvalidPin)?;
-            self.discovery_token = Some(d.token.clone());
-            self.discovery_unpinned = d.allow_unpinned;
-            self.discovery_timeout = d.timeout_secs;
-            self.discovery_on = true;
-        }
-        if let Some(s) = c.serving {
-            // The same checks as the CSR builder's (a CSR is built only later).
-            crate::csr::CsrBuilder::serving(c.node_name.unwrap_or("node"), s.dns, s.ips)?;
-            for d in s.dns {
-                let d = heapless::String::try_from(*d).map_err(|_| Error::InvalidDnsName)?;
-                self.serving_dns.push(d).map_err(|_| Error::TooManySans)?;
-            }
-            self.serving_ips.extend_from_slice(s.ips).map_err(|_| Error::TooManySans)?;
-            self.serving_on = true;
-        }
-        if c.expiration_seconds.is_some_and(|e| e < crate::api::MIN_EXPIRATION_SECONDS) {
-            return Err(Error::InvalidExpirationSeconds);
-        }
-        if c.ca_refresh_secs < 0 {
-            return Err(Error::InvalidConfig);
-        }
-        self.ca_refresh_secs = c.ca_refresh_secs;
-        self.bootstrap_wait = c.bootstrap_wait_secs;
-        self.rotation_wait = c.rotation_wait_secs;
-        self.expiration_seconds = c.expiration_seconds;
-        self.watch = c.watch;
-        self.mode = c.mode;
-        self.rotate_now = c.rotate_now;
-        self.utc_offset = c.utc_offset;
-        self.seed = c.seed;
-        self.log_format = c.log_format;
-        self.jitter = engine::Jitter(c.seed);
-        self.verifier = Some(c.verifier);
-        self.st = St::Start;
-        Ok(())
     }
 
     /// End a sleep between attempts now (a daemon's SIGHUP): the next [`Agent::poll`] starts
@@ -874,6 +869,14 @@ impl<const N: usize> Agent<N> {
             return None;
         }
         Some(self.file_step())
+    }
+
+    /// The key operation handed out by the last [`Agent::poll`] and not answered yet, again.
+    pub fn outstanding_key_op(&self) -> Option<KeyOp<'_>> {
+        if self.pending != Pending::Key || !self.handed_out {
+            return None;
+        }
+        self.key_op()
     }
 
     /// Whether an [`Action::Entropy`] was handed out and not answered yet.
@@ -948,6 +951,7 @@ impl<const N: usize> Agent<N> {
             Pending::Healthz | Pending::Discovery | Pending::Engine | Pending::Trust => {
                 self.on_transport_error(now, "no answer before the next poll")
             }
+            Pending::Key => self.key_abandoned(now),
             Pending::Entropy | Pending::None => self.pending = Pending::None,
         }
     }

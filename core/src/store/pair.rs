@@ -10,8 +10,9 @@ pub(super) fn parse_cert(der_bytes: &[u8]) -> Option<(&[u8], i64, i64)> {
 
 /// Go's `tls.X509KeyPair`: a block is a private key if its type is `PRIVATE KEY` or ends in
 /// ` PRIVATE KEY`.
+/// A key a device holds stands in its reference's block ([`crate::keyref`]).
 pub(super) fn is_private_key_label(label: &str) -> bool {
-    label == "PRIVATE KEY" || label.ends_with(" PRIVATE KEY")
+    crate::keyref::is_key_label(label)
 }
 
 /// The DER of every decodable `CERTIFICATE` block (blocks with headers or bad base64 are skipped,
@@ -80,6 +81,13 @@ pub(super) fn check_key_matches(
     leaf_spki: &[u8],
 ) -> Result<(), StoreErrorKind> {
     use der::Decode;
+    if crate::keyref::Holder::of_label(block.label) != Some(crate::keyref::Holder::Software) {
+        // A device's key: the reference must be one; whether it matches is the device's to say
+        // (the agent compared the device's public point with the certificate before storing).
+        return crate::keyref::check_key_pem(block.text)
+            .map(|_| ())
+            .map_err(|_| StoreErrorKind::MalformedKey);
+    }
     let mut buf = Zeroizing::new(vec![0u8; block.text.len()]);
     let key_der = block.decode(&mut buf).map_err(|_| StoreErrorKind::MalformedKey)?;
     match NodeKey::from_der(key_der) {

@@ -97,7 +97,9 @@ impl<F: Fs> FileSteps<F> {
                 self.fs.create_dir_all(&path, DIR_MODE).map_err(|e| StoreError::io(&path, &e))
             }
             FileStep::WriteKeyCache { path, pem } => self.write(&p(path), pem, |back| {
-                NodeKey::from_pem(back).map(|_| ()).map_err(|_| StoreErrorKind::MalformedKey)
+                crate::keyref::check_key_pem(back)
+                    .map(|_| ())
+                    .map_err(|_| StoreErrorKind::MalformedKey)
             }),
             FileStep::WritePair { path, content } => {
                 self.write(&p(path), content, |back| load_pair(back, back).map(|_| ()))

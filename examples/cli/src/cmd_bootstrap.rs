@@ -85,6 +85,15 @@ pub struct AgentArgs {
     /// (one JSON object per line, the same keys).
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormatArg,
+    /// Make every new client key in a device it never leaves: `tpm:` (the blobs go into the cert
+    /// dir) or `pkcs11:token=T?module-path=M&pin-source=F` (each key an object of its own). The
+    /// cert dir and the node kubeconfig then hold the key's reference, never the key.
+    #[arg(long, value_name = "DEVICE")]
+    key: Option<String>,
+    /// The TPM's TCTI, as tpm2-tools takes it (default: TPM2TOOLS_TCTI, then
+    /// device:/dev/tpmrm0).
+    #[arg(long)]
+    tcti: Option<String>,
     /// `run`: how often to re-read the cluster's CA (kube-public/cluster-info and the
     /// ClusterTrustBundles of kubernetes.io/kube-apiserver-serving) and keep <cert-dir>/ca.crt,
     /// which the node kubeconfig names, current; a new bundle is written only once the apiserver
@@ -185,6 +194,10 @@ pub fn run(a: &AgentArgs, how: Run) -> CmdResult {
         .map(|p| CaPin::parse(p).map_err(|e| Rejected(format!("{p}: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
     let bootstrap = a.bootstrap_kubeconfig.as_deref().map(text).transpose()?;
+    let device = match a.key.as_deref() {
+        Some(k) => crate::devkey::KeyArg::parse(k)?.device()?,
+        None => None,
+    };
     let mut c = Config::new("rust", text(&cwd)?, text(&a.kubeconfig)?, "");
     a.node.configure(&mut c)?;
     c.bootstrap_kubeconfig = bootstrap;
@@ -221,10 +234,12 @@ pub fn run(a: &AgentArgs, how: Run) -> CmdResult {
         LogFormatArg::Json => LogFormat::Json,
     };
     c.verifier = &kubeboot::backend::ring::Ring;
+    c.key_device = device.as_deref();
     let mut out = MetricsOut::start(a.metrics_bind_address.as_deref(), a.metrics_textfile.clone())?;
     let mut agent: Box<Agent> = Box::default();
-    agent.start(&c)?;
-    let r = drive(&mut agent, &mut out);
+    // (the typed reason first, as the C and Go agents print it)
+    agent.start(&c).map_err(|e| Rejected(format!("{}: {e}", e.name())))?;
+    let r = drive(&mut agent, &mut out, crate::devkey::devices(a.tcti.as_deref()));
     out.update(agent.metrics(), unix_now());
     r
 }
@@ -247,8 +262,10 @@ fn print_line(line: &str, update: bool, rows: &mut usize) {
 }
 
 /// The I/O loop.
-fn drive(agent: &mut Agent, out: &mut MetricsOut) -> CmdResult {
-    let (files, mut http, mut rows) = (FileSteps::new(), Http::default(), 0);
+fn drive(agent: &mut Agent, out: &mut MetricsOut, devices: kubeboot_hwkey::Devices) -> CmdResult {
+    let (files, mut rows) = (FileSteps::new(), 0);
+    let mut http = Http::default();
+    http.devices = devices.clone();
     let mut notify = service::Notifier::from_env();
     service::handle_signals();
     loop {
@@ -267,6 +284,12 @@ fn drive(agent: &mut Agent, out: &mut MetricsOut) -> CmdResult {
             Action::Read(_) | Action::File(_) => {
                 if let Some(Err(e)) = files.perform(agent, now) {
                     // The agent decides what it means; the OS's words are for the operator.
+                    eprintln!("kubeboot: {e}");
+                }
+            }
+            Action::Key(_) => {
+                if let Some(e) = devices.perform(agent, now) {
+                    // The agent decides what it means; the device's words are for the operator.
                     eprintln!("kubeboot: {e}");
                 }
             }

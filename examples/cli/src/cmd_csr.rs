@@ -2,15 +2,14 @@
 
 use std::io::Write;
 use std::net::IpAddr;
-use std::path::PathBuf;
 
 use clap::Args;
 use kubeboot::api::{self, CsrObject, ObjectName};
 use kubeboot::backend::ring::RingSigner;
 use kubeboot::csr::{CsrBuilder, NODES_GROUP};
-use kubeboot::key::NodeKey;
+use kubeboot::key::{NodeKey, P256Signer};
 
-use crate::{CmdResult, Rejected, files};
+use crate::{CmdResult, Rejected, devkey, files};
 
 /// Arguments of `kubeboot csr`.
 #[derive(Args)]
@@ -18,9 +17,13 @@ use crate::{CmdResult, Rejected, files};
 pub struct CsrArgs {
     #[command(subcommand)]
     check: Option<CsrSub>,
-    /// The node's private key (SEC1 or PKCS#8 PEM).
+    /// The node's key: a SEC1 or PKCS#8 PEM file, a `pkcs11:` URI naming the key's object, or
+    /// `tpm:FILE` (a TSS2 PRIVATE KEY blob); a device's key signs the CSR in the device.
     #[arg(long, required = true)]
-    key: Option<PathBuf>,
+    key: Option<String>,
+    /// The TPM's TCTI (default: TPM2TOOLS_TCTI, then device:/dev/tpmrm0).
+    #[arg(long)]
+    tcti: Option<String>,
     /// The node name (CN=system:node:<name>).
     #[arg(long, required = true)]
     node_name: Option<String>,
@@ -60,7 +63,7 @@ pub struct Built {
 
 /// Build the CSR PEM and the CertificateSigningRequest object for `key`.
 pub fn build(
-    key: &NodeKey,
+    key: &dyn P256Signer,
     node_name: &str,
     serving: Option<(&[&str], &[IpAddr])>,
     expiration_seconds: Option<u32>,
@@ -70,11 +73,7 @@ pub fn build(
         Some((dns, ips)) => CsrBuilder::serving(node_name, dns, ips)?,
     };
     let mut pem = vec![0u8; builder.max_pem_len()];
-    // Host backend: the key stays the portable NodeKey (generated from OS entropy, written as
-    // SEC1), the signature is ring's (hedged random nonce, so the CSR bytes vary between runs;
-    // the to-be-signed part does not).
-    let signer = RingSigner::from_node_key(key)?;
-    let n = builder.write_pem(&signer, &mut pem)?;
+    let n = builder.write_pem(key, &mut pem)?;
     pem.truncate(n);
     let (signer, usages) = match serving {
         None => (api::SIGNER_CLIENT, &api::USAGES_CLIENT_EC),
@@ -101,17 +100,26 @@ pub fn run(a: CsrArgs) -> CmdResult {
     if let Some(CsrSub::Check(c)) = a.check {
         return crate::cmd_verify::csr_check(c);
     }
-    let key_path = a.key.ok_or_else(|| Rejected("--key is required".into()))?;
+    let key_arg = a.key.ok_or_else(|| Rejected("--key is required".into()))?;
     let node_name = a.node_name.ok_or_else(|| Rejected("--node-name is required".into()))?;
-    let key = NodeKey::from_pem(&files::read(&key_path)?)
-        .map_err(|e| Rejected(format!("{}: {e}", key_path.display())))?;
+    let signer = match devkey::KeyArg::parse(&key_arg)? {
+        devkey::KeyArg::File(path) => {
+            let key = NodeKey::from_pem(&files::read(&path)?)
+                .map_err(|e| Rejected(format!("{}: {e}", path.display())))?;
+            // Host backend: the signature is ring's (hedged random nonce, so the CSR bytes vary
+            // between runs; the to-be-signed part does not).
+            std::sync::Arc::new(RingSigner::from_node_key(&key)?) as kubeboot_hwkey::SharedSigner
+        }
+        device => devkey::open(&device, &devkey::devices(a.tcti.as_deref()))?,
+    };
+    let key = &*signer;
     let ips =
         a.ip.iter()
             .map(|s| kubeboot::csr::parse_ip(s).map_err(|e| Rejected(format!("{s}: {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
     let dns: Vec<&str> = a.dns.iter().map(String::as_str).collect();
     let serving = a.serving.then_some((dns.as_slice(), ips.as_slice()));
-    let built = build(&key, &node_name, serving, a.expiration_seconds)?;
+    let built = build(key, &node_name, serving, a.expiration_seconds)?;
     let mut out = std::io::stdout().lock();
     if a.object {
         out.write_all(&built.object)?;

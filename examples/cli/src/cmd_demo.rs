@@ -38,7 +38,8 @@ pub fn run(a: DemoArgs) -> CmdResult {
     out.write_all(&buf[..n])?;
     let key = NodeKey::generate(files::os_entropy)?;
     writeln!(out, "# 3. node key: P-256, generated locally (never leaves the node)")?;
-    let built = crate::cmd_csr::build(&key, &a.node_name, None, None)?;
+    let signer = kubeboot::backend::ring::RingSigner::from_node_key(&key)?;
+    let built = crate::cmd_csr::build(&signer, &a.node_name, None, None)?;
     writeln!(out, "# 4. CSR (O=system:nodes, CN=system:node:{}):", a.node_name)?;
     out.write_all(&built.pem)?;
     writeln!(

@@ -13,6 +13,7 @@ mod cmd_kubeconfig;
 mod cmd_status;
 mod cmd_token;
 mod cmd_verify;
+mod devkey;
 mod files;
 mod kubecfg;
 mod metrics_out;

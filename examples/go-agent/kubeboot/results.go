@@ -48,6 +48,8 @@ const (
 	CodeMalformedKey                uint32 = C.KUBEBOOT_RESULT_MALFORMED_KEY                  // 200
 	CodeUnsupportedKey              uint32 = C.KUBEBOOT_RESULT_UNSUPPORTED_KEY                // 201
 	CodeBadEntropy                  uint32 = C.KUBEBOOT_RESULT_BAD_ENTROPY                    // 202
+	CodeInvalidKeyReference         uint32 = C.KUBEBOOT_RESULT_INVALID_KEY_REFERENCE          // 203
+	CodeKeyDevice                   uint32 = C.KUBEBOOT_RESULT_KEY_DEVICE                     // 204
 	CodeInvalidNodeName             uint32 = C.KUBEBOOT_RESULT_INVALID_NODE_NAME              // 300
 	CodeInvalidDNSName              uint32 = C.KUBEBOOT_RESULT_INVALID_DNS_NAME               // 301
 	CodeInvalidIPAddress            uint32 = C.KUBEBOOT_RESULT_INVALID_IP_ADDRESS             // 302
@@ -55,6 +57,7 @@ const (
 	CodeInvalidExpirationSeconds    uint32 = C.KUBEBOOT_RESULT_INVALID_EXPIRATION_SECONDS     // 304
 	CodeSignerFailed                uint32 = C.KUBEBOOT_RESULT_SIGNER_FAILED                  // 305
 	CodeMalformed                   uint32 = C.KUBEBOOT_RESULT_MALFORMED                      // 306
+	CodeServingNeedsIP              uint32 = C.KUBEBOOT_RESULT_SERVING_NEEDS_IP               // 307
 	CodeVerifyMalformed             uint32 = C.KUBEBOOT_RESULT_VERIFY_MALFORMED               // 400
 	CodeVerifyUntrusted             uint32 = C.KUBEBOOT_RESULT_VERIFY_UNTRUSTED               // 401
 	CodeVerifyBadSignature          uint32 = C.KUBEBOOT_RESULT_VERIFY_BAD_SIGNATURE           // 402

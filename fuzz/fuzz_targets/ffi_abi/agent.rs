@@ -6,6 +6,7 @@ use arbitrary::Arbitrary;
 use kubeboot_ffi::agent::{
     self as fag, kubeboot_agent, kubeboot_agent_action, kubeboot_agent_config,
 };
+use kubeboot_ffi::metrics as fme;
 use std::ptr::{null, null_mut};
 
 /// How an agent action is answered (whatever it asked for).
@@ -74,7 +75,7 @@ pub struct Agent {
 
 pub fn metrics_check_textfile(b: &Bytes) {
     let a = Arg::new(b);
-    let r = rc(fag::kubeboot_metrics_check_textfile(a.cptr(), a.len));
+    let r = rc(fme::kubeboot_metrics_check_textfile(a.cptr(), a.len));
     if a.bad() {
         assert_ne!(r, OK);
     }
@@ -82,7 +83,7 @@ pub fn metrics_check_textfile(b: &Bytes) {
 
 pub fn metrics_text(op: &MetricsText) {
     let MetricsText { client, serving, errors, buckets, sum, count, now, out } = op;
-    let m = fag::kubeboot_metrics {
+    let m = fme::kubeboot_metrics {
         has_client: client.is_some(),
         client_not_after: client.unwrap_or(0),
         has_serving: serving.is_some(),
@@ -94,9 +95,9 @@ pub fn metrics_text(op: &MetricsText) {
         serving_rotation_count: *count,
     };
     let (r, text) =
-        out_call(out, false, &mut |p, l, ol| fag::kubeboot_metrics_text(&m, *now, p.cast(), l, ol));
+        out_call(out, false, &mut |p, l, ol| fme::kubeboot_metrics_text(&m, *now, p.cast(), l, ol));
     if let (OK, Some(t)) = (r, text) {
-        assert!(t.len() <= fag::KUBEBOOT_METRICS_TEXT_CAP, "{}", t.len());
+        assert!(t.len() <= fme::KUBEBOOT_METRICS_TEXT_CAP, "{}", t.len());
         assert!(std::str::from_utf8(&t).is_ok());
     }
 }
@@ -278,15 +279,15 @@ pub fn run(hs: &mut Handles, op: &Agent) {
                 assert_eq!(rc(fag::kubeboot_agent_wake(ag, &mut woken)), OK);
             }
             AgentAnswer::Metrics(at, out) => {
-                let mut m = fag::kubeboot_metrics::default();
-                assert_eq!(rc(fag::kubeboot_agent_metrics(ag, &mut m)), OK);
+                let mut m = fme::kubeboot_metrics::default();
+                assert_eq!(rc(fme::kubeboot_agent_metrics(ag, &mut m)), OK);
                 let at = now.saturating_add(i64::from(*at));
                 let (r, text) = out_call(out, false, &mut |p, l, ol| {
-                    fag::kubeboot_metrics_text(&m, at, p.cast(), l, ol)
+                    fme::kubeboot_metrics_text(&m, at, p.cast(), l, ol)
                 });
                 if let (OK, Some(t)) = (r, text) {
                     let t = std::str::from_utf8(&t).expect("metrics are UTF-8");
-                    assert!(t.len() <= fag::KUBEBOOT_METRICS_TEXT_CAP);
+                    assert!(t.len() <= fme::KUBEBOOT_METRICS_TEXT_CAP);
                     assert!(t.lines().all(|l| l.starts_with("# ") || l.starts_with("kubelet_")));
                 }
             }
