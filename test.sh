@@ -108,4 +108,7 @@ if [ -n "$cp_pid" ]; then
 fi
 e2e/run
 
+step "a Cortex-M4 in QEMU joins that control plane over TLS 1.3 through its UART: bootstrap, mutual TLS, rotation, the refusals, a dropped pipe, the footprint gates (about 70 s; 3 min with the image to build)"
+e2e/firmware-join
+
 step "all passed"

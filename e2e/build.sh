@@ -140,15 +140,16 @@ for t in $(tools); do
   [[ -x "$BIN/$c" ]] && continue
   echo "building $c ($K8S_VERSION) with $GO_VERSION into $BIN" >&2
   $NICE "$GO" build -trimpath -ldflags "$ld" -o "$tmp/$c" "$t"
+  mv "$tmp/$c" "$BIN/" # kept even if a later component fails
   built+=("$c")
 done
 for c in $(local_cmds); do
   [[ -x "$BIN/$c" ]] && continue
   echo "building $c (against $K8S_VERSION) with $GO_VERSION into $BIN" >&2
   $NICE "$GO" build -trimpath -ldflags "$ld" -o "$tmp/$c" "./cmd/$c"
+  mv "$tmp/$c" "$BIN/"
   built+=("$c")
 done
-for c in "${built[@]}"; do mv "$tmp/$c" "$BIN/"; done
 end=$(date +%s)
 etcd_version=$("$GO" list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)
 {

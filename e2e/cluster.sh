@@ -304,7 +304,8 @@ cmd_up() {
   wait_for 60 "etcd /health" curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
 
   # Audit: one Metadata line per CSR / cluster-info request (e2e/run counts requests per agent),
-  # and per request on Node objects (who registered a kubelet's Node, with which credentials).
+  # per request on Node objects (who registered a kubelet's Node, with which credentials), and
+  # per SelfSubjectReview (e2e/firmware-join: who the apiserver took the device for).
   cat >"$W/audit-policy.yaml" <<'EOF2'
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -318,6 +319,8 @@ rules:
   resources:
   - group: ""
     resources: ["nodes", "nodes/status"]
+  - group: authentication.k8s.io
+    resources: ["selfsubjectreviews"]
 - level: None
 EOF2
   APISERVER_CMD=("$BIN/kube-apiserver"

@@ -30,14 +30,14 @@ pub const MAX_SANS: usize = 16;
 pub const COMMON_NAME_CAP: usize = NODE_USER_PREFIX.len() + MAX_NODE_NAME;
 
 /// The names of `owned` as string slices in `refs` (for a [`Profile::Serving`] built from owned
-/// names); at most [`MAX_SANS`], as `owned` holds.
-pub(crate) fn borrow_names<'r, const L: usize>(
-    owned: &'r heapless::Vec<heapless::String<L>, MAX_SANS>,
+/// names); at most [`MAX_SANS`] (`owned` holds at most `C`, which is never more).
+pub(crate) fn borrow_names<'r, const L: usize, const C: usize>(
+    owned: &'r heapless::Vec<heapless::String<L>, C>,
     refs: &mut heapless::Vec<&'r str, MAX_SANS>,
 ) {
     refs.clear();
     for name in owned {
-        // Same capacity as `owned`: never full.
+        // `owned` holds no more than MAX_SANS: never full.
         let _ = refs.push(name.as_str());
     }
 }

@@ -54,8 +54,8 @@
 //! ```
 //!
 //! Memory: the engine keeps the signed kubeconfig and the CA PEM in two `N`-byte buffers
-//! (default [`DEFAULT_BUFFER`]), the server URL in [`MAX_SERVER_LEN`] bytes and one DER
-//! certificate ([`MAX_CA_CERT_DER`] bytes) of scratch for the pin check. No heap.
+//! (default [`DEFAULT_BUFFER`]) and the server URL in [`MAX_SERVER_LEN`] bytes; the pin check
+//! decodes one DER certificate ([`MAX_CA_CERT_DER`] bytes) on the stack while it runs. No heap.
 
 use core::fmt;
 
@@ -362,7 +362,6 @@ pub struct Discovery<const N: usize = DEFAULT_BUFFER> {
     kubeconfig: Filled<N>,
     ca: Filled<N>,
     server: Filled<MAX_SERVER_LEN>,
-    scratch: [u8; MAX_CA_CERT_DER],
     phase: Phase,
     resume: Phase,
     until: i64,
@@ -465,7 +464,6 @@ impl<const N: usize> Discovery<N> {
             kubeconfig: Filled::new(),
             ca: Filled::new(),
             server: Filled::new(),
-            scratch: [0u8; MAX_CA_CERT_DER],
             phase: Phase::Idle,
             resume: Phase::Idle,
             until: 0,
@@ -519,7 +517,6 @@ impl<const N: usize> Discovery<N> {
             kubeconfig,
             ca,
             server,
-            scratch: _,
             phase,
             resume,
             until,
@@ -697,6 +694,7 @@ impl<const N: usize> Discovery<N> {
     /// The whole response to the outstanding request. A failure that ends discovery comes out of
     /// the next [`Discovery::poll`]; a response when no request is outstanding is ignored and
     /// changes nothing.
+    #[inline(never)] // its locals stay out of the agent's on_http_response frame (firmware stacks)
     pub fn on_response(&mut self, now: i64, status: u16, body: &[u8]) {
         if !matches!(self.phase, Phase::Fetching | Phase::Confirming) {
             return;
@@ -808,7 +806,8 @@ impl<const N: usize> Discovery<N> {
                 "cluster-info has no certificate-authority-data",
             ));
         }
-        pin::check_any_pem(&self.pins, ca, &mut self.scratch).map_err(|e| match e {
+        let mut scratch = [0u8; MAX_CA_CERT_DER];
+        pin::check_any_pem(&self.pins, ca, &mut scratch).map_err(|e| match e {
             Error::PinMismatch => (e, "none of the CA public keys in cluster-info are pinned"),
             Error::BufferTooSmall { .. } => {
                 (Error::TooLarge, "CA certificate in cluster-info larger than the scratch buffer")

@@ -43,8 +43,8 @@
 //!   own deadline).
 //!
 //! Memory: everything lives inside the engine (`N` bytes of work buffer for bodies and watch
-//! events, [`MAX_CERT_PEM`] bytes for the issued certificate, [`MAX_CA_PEM`] for the CA bundle).
-//! No heap. [`Engine::idle`] is a `const fn`, so an engine can be placed in a static and started
+//! events, `PEM` bytes each for the issued certificate and the CA bundle: [`MAX_CERT_PEM`] by
+//! default). No heap. [`Engine::idle`] is a `const fn`, so an engine can be placed in a static and started
 //! there ([`Engine::start`]) without ever being moved through the stack.
 
 use core::fmt;
@@ -76,9 +76,10 @@ use object::*;
 
 /// Default work-buffer size: request bodies, whole responses and single watch events.
 pub const DEFAULT_BUFFER: usize = 32 * 1024;
-/// Largest issued certificate chain (PEM) we keep.
+/// Largest issued certificate chain (PEM) we keep (the default `PEM` of [`Engine`]).
 pub const MAX_CERT_PEM: usize = 16 * 1024;
-/// Largest CA bundle (PEM) the engine keeps to validate the issued certificate against.
+/// Largest CA bundle (PEM) the engine keeps to validate the issued certificate against (the
+/// default `PEM` of [`Engine`]).
 pub const MAX_CA_PEM: usize = 16 * 1024;
 /// Longest object name / UID we keep.
 pub const MAX_NAME: usize = 253;
@@ -224,19 +225,19 @@ impl Jitter {
 }
 
 /// The engine's copy of its [`Config`].
-struct Owned {
+struct Owned<const PEM: usize, const SANS: usize> {
     node_name: heapless::String<MAX_NODE_NAME>,
     serving: bool,
-    dns: heapless::Vec<heapless::String<MAX_DNS_NAME>, MAX_SANS>,
+    dns: heapless::Vec<heapless::String<MAX_DNS_NAME>, SANS>,
     ips: heapless::Vec<IpAddr, MAX_SANS>,
     naming: Naming,
-    ca: heapless::Vec<u8, MAX_CA_PEM>,
+    ca: heapless::Vec<u8, PEM>,
     expiration_seconds: Option<u32>,
     /// `None` is [`SOFTWARE`] (no reference in the idle state: see [`Engine::reset`]).
     verifier: Option<&'static (dyn SignatureVerifier + Sync)>,
 }
 
-impl Owned {
+impl<const PEM: usize, const SANS: usize> Owned<PEM, SANS> {
     const fn empty() -> Self {
         Owned {
             node_name: heapless::String::new(),
@@ -284,13 +285,22 @@ impl Owned {
     }
 }
 
-/// The state machine. `N` is the work-buffer size (largest body/event), default 32 KiB.
+/// The state machine. `N` is the work-buffer size (largest body/event), default 32 KiB; `PEM`
+/// the largest CA bundle and issued chain kept (PEM bytes, default [`MAX_CA_PEM`]); `SANS` the
+/// most DNS names of a serving certificate (default [`MAX_SANS`]). The defaults are the
+/// hosts'; a microcontroller picks capacities it can prove enough (a CA bundle or chain over
+/// `PEM` is [`Error::TooLarge`], more names than `SANS` [`Error::TooManySans`], a response over
+/// `N` a typed failure, never a truncation).
 ///
 /// All-zero bytes are a valid (not a started) engine: no field holds a bare reference, so the
 /// C ABI builds engines in place in zeroed memory, never on the stack, and [`Engine::start`]
 /// (which resets every field) makes one of them; its build checks this property.
-pub struct Engine<const N: usize = DEFAULT_BUFFER> {
-    cfg: Owned,
+pub struct Engine<
+    const N: usize = DEFAULT_BUFFER,
+    const PEM: usize = MAX_CERT_PEM,
+    const SANS: usize = MAX_SANS,
+> {
+    cfg: Owned<PEM, SANS>,
     spki: [u8; P256_SPKI_LEN],
     csr_pem: heapless::Vec<u8, MAX_CSR_PEM>,
     bearer: heapless::String<40>,
@@ -300,7 +310,7 @@ pub struct Engine<const N: usize = DEFAULT_BUFFER> {
     buf: [u8; N],
     /// Bytes of a partial watch event at the start of `buf`.
     pending: usize,
-    cert: heapless::Vec<u8, MAX_CERT_PEM>,
+    cert: heapless::Vec<u8, PEM>,
     verified: Option<Verified>,
     rotation_deadline: i64,
     phase: Phase,
@@ -325,13 +335,13 @@ pub struct Engine<const N: usize = DEFAULT_BUFFER> {
     detail: FailureDetail,
 }
 
-impl<const N: usize> Drop for Engine<N> {
+impl<const N: usize, const PEM: usize, const SANS: usize> Drop for Engine<N, PEM, SANS> {
     fn drop(&mut self) {
         self.wipe_bearer();
     }
 }
 
-impl<const N: usize> fmt::Debug for Engine<N> {
+impl<const N: usize, const PEM: usize, const SANS: usize> fmt::Debug for Engine<N, PEM, SANS> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Engine")
             .field("phase", &self.phase)
@@ -343,13 +353,13 @@ impl<const N: usize> fmt::Debug for Engine<N> {
     }
 }
 
-impl<const N: usize> Default for Engine<N> {
+impl<const N: usize, const PEM: usize, const SANS: usize> Default for Engine<N, PEM, SANS> {
     fn default() -> Self {
         Self::idle()
     }
 }
 
-impl<const N: usize> Engine<N> {
+impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
     /// An engine that has not been started ([`Phase::Idle`]): `const`, so it can initialise a
     /// static. [`Engine::start`] configures it in place.
     pub const fn idle() -> Self {
@@ -472,7 +482,7 @@ impl<const N: usize> Engine<N> {
     /// Errors (the engine is then [`Phase::Idle`]): the CSR's ([`Error::InvalidNodeName`],
     /// [`Error::InvalidDnsName`], [`Error::TooManySans`], [`Error::SignerFailed`], ...),
     /// [`Error::InvalidExpirationSeconds`], and [`Error::TooLarge`] for a CA bundle over
-    /// [`MAX_CA_PEM`] bytes or an empty one.
+    /// `PEM` bytes ([`MAX_CA_PEM`] by default) or an empty one.
     pub fn start<S: P256Signer + ?Sized>(
         &mut self,
         config: &Config<'_>,

@@ -263,8 +263,22 @@ impl NodeKey {
         out
     }
 
-    /// Sign with deterministic ECDSA (RFC 6979) over SHA-256, returning `r || s`.
+    /// The private scalar, big endian (secret).
+    #[cfg(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))]
+    pub(crate) fn scalar_bytes(&self) -> Zeroizing<[u8; 32]> {
+        let mut d = Zeroizing::new([0u8; 32]);
+        d.copy_from_slice(&self.key.to_bytes());
+        d
+    }
+
+    /// Sign with deterministic ECDSA (RFC 6979) over SHA-256, returning `r || s`. With the
+    /// `p256-cortex-m4` backend on a bare-metal Arm target the signature is made by its assembly
+    /// (the same RFC 6979 nonce, so the same `r || s`).
     pub fn sign(&self, message: &[u8]) -> [u8; 64] {
+        #[cfg(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))]
+        if let Ok(m4) = crate::backend::cortex_m4::M4Key::from_scalar_bytes(&self.scalar_bytes()) {
+            return m4.sign(message);
+        }
         let sig: Signature = self.key.sign(message);
         let mut out = [0u8; 64];
         out.copy_from_slice(&sig.to_bytes());

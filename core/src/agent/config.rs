@@ -159,3 +159,102 @@ impl<'a> Config<'a> {
         }
     }
 }
+
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
+    /// Copy `c` into the agent (by [`Agent::start`], on a reset agent).
+    pub(super) fn configure(&mut self, c: &Config<'_>) -> Result<()> {
+        let fe_ok = !c.front_end.is_empty()
+            && c.front_end.len() <= MAX_FRONT_END
+            && c.front_end
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !fe_ok || !path::is_absolute(c.working_dir) {
+            return Err(Error::InvalidConfig);
+        }
+        put(&mut self.front_end, c.front_end)?;
+        self.user_agent.clear();
+        let _ = self.user_agent.push_str("kubeboot-");
+        let _ = self.user_agent.push_str(c.front_end);
+        let _ = self.user_agent.push('/');
+        let _ = self.user_agent.push_str(env!("CARGO_PKG_VERSION"));
+        if let Some(n) = c.node_name {
+            crate::csr::validate_node_name(n)?;
+            put(&mut self.node, n)?;
+            self.node_configured = true;
+        }
+        let wd = c.working_dir;
+        path::resolve_into(wd, c.kubeconfig, &mut self.kubeconfig_path)?;
+        path::resolve_into(wd, c.cert_dir, &mut self.cert_dir)?;
+        path::child_into(&self.cert_dir, &[PREFIX_CLIENT, ".key.tmp"], &mut self.key_cache_path)?;
+        path::child_into(&self.cert_dir, &[CA_FILE], &mut self.ca_file_path)?;
+        if let Some(b) = c.bootstrap_kubeconfig {
+            path::resolve_into(wd, b, &mut self.bootstrap_path)?;
+        }
+        if let Some(b) = c.ca_bundle {
+            path::resolve_into(wd, b, &mut self.bundle_path)?;
+        }
+        if let Some(d) = c.discovery {
+            if c.bootstrap_kubeconfig.is_none() {
+                return Err(Error::InvalidConfig);
+            }
+            if d.pins.is_empty() && !d.allow_unpinned {
+                return Err(Error::PinMismatch);
+            }
+            put(&mut self.discovery_server, d.server.trim_end_matches('/'))?;
+            self.discovery_pins.extend_from_slice(d.pins).map_err(|_| Error::InvalidPin)?;
+            self.discovery_token = Some(d.token.clone());
+            self.discovery_unpinned = d.allow_unpinned;
+            self.discovery_timeout = d.timeout_secs;
+            self.discovery_on = true;
+        }
+        if let Some(d) = c.key_device {
+            keyref::Device::parse(d)?;
+            if c.serving.is_some() {
+                return Err(Error::InvalidConfig);
+            }
+            put(&mut self.dk.device, d)?;
+        }
+        if let Some(s) = c.serving {
+            // As the kubelet since v1.31: no serving certificate without an IP address.
+            if s.ips.is_empty() {
+                return Err(Error::ServingNeedsIp);
+            }
+            // The same checks as the CSR builder's (a CSR is built only later).
+            crate::csr::CsrBuilder::serving(c.node_name.unwrap_or("node"), s.dns, s.ips)?;
+            for d in s.dns {
+                let d = heapless::String::try_from(*d).map_err(|_| Error::InvalidDnsName)?;
+                self.serving_dns.push(d).map_err(|_| Error::TooManySans)?;
+            }
+            self.serving_ips.extend_from_slice(s.ips).map_err(|_| Error::TooManySans)?;
+            self.serving_on = true;
+        }
+        if c.expiration_seconds.is_some_and(|e| e < crate::api::MIN_EXPIRATION_SECONDS) {
+            return Err(Error::InvalidExpirationSeconds);
+        }
+        if c.ca_refresh_secs < 0 {
+            return Err(Error::InvalidConfig);
+        }
+        self.ca_refresh_secs = c.ca_refresh_secs;
+        self.bootstrap_wait = c.bootstrap_wait_secs;
+        self.rotation_wait = c.rotation_wait_secs;
+        self.expiration_seconds = c.expiration_seconds;
+        self.watch = c.watch;
+        self.mode = c.mode;
+        self.rotate_now = c.rotate_now;
+        self.utc_offset = c.utc_offset;
+        self.seed = c.seed;
+        self.log_format = c.log_format;
+        self.jitter = engine::Jitter(c.seed);
+        self.verifier = Some(c.verifier);
+        self.st = St::Start;
+        Ok(())
+    }
+}

@@ -95,7 +95,15 @@ fn valid_point(p: &[u8; 65]) -> bool {
     p256::ecdsa::VerifyingKey::from_sec1_bytes(p).is_ok()
 }
 
-impl<const N: usize> Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     /// Whether the current client key (as read) is a device's reference.
     pub(super) fn client_key_in_device(&self) -> bool {
         matches!(Holder::of_pem(&self.client_key), Ok(Holder::Tpm | Holder::Pkcs11))
@@ -416,7 +424,7 @@ impl<const N: usize> Agent<N> {
             return true;
         }
         let spki = spki_from_point(&self.dk.new_point);
-        let _ = self.out.resize_default(OUT_CAP);
+        let _ = self.out.resize_default(OUT);
         let r = CsrBuilder::client(&self.node).and_then(|b| b.write_tbs(&spki, &mut self.out));
         match r {
             Ok(n) => {

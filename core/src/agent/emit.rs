@@ -2,7 +2,15 @@
 
 use super::*;
 
-impl<const N: usize> Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     /// Whether the current state is an external action (made by [`Agent::emit`]), or internal
     /// (made by [`Agent::step`]).
     pub(super) fn needs_io(&mut self, now: i64) -> bool {
@@ -27,16 +35,16 @@ impl<const N: usize> Agent<N> {
 
     /// What file the current state reads, and how much at most.
     pub(super) fn read_spec(&self) -> Option<(FileRole, usize, &str)> {
-        let pair = MAX_CHAIN_PEM + MAX_KEY_PEM;
+        let pair = PEM + MAX_KEY_PEM;
         Some(match self.st {
             St::ReadKubeconfig => (FileRole::Kubeconfig, MAX_KUBECONFIG, &self.kubeconfig_path),
-            St::ReadNodeCa => (FileRole::ClusterCa, MAX_CA_PEM, &self.node_kc.ca_file),
+            St::ReadNodeCa => (FileRole::ClusterCa, PEM, &self.node_kc.ca_file),
             St::ReadClientCert => (FileRole::ClientCertificate, pair, &self.cert_path),
             St::ReadClientKey => (FileRole::ClientKey, pair, &self.key_path),
-            St::ReadBundle => (FileRole::CaBundle, MAX_CA_PEM, &self.bundle_path),
+            St::ReadBundle => (FileRole::CaBundle, PEM, &self.bundle_path),
             St::ReadServing => (FileRole::ServingPair, pair, &self.step_paths[0]),
             St::ReadBootKc => (FileRole::BootstrapKubeconfig, MAX_KUBECONFIG, &self.bootstrap_path),
-            St::ReadBootCa => (FileRole::ClusterCa, MAX_CA_PEM, &self.boot.ca_file),
+            St::ReadBootCa => (FileRole::ClusterCa, PEM, &self.boot.ca_file),
             St::ReadTokenFile => (FileRole::TokenFile, 4096, &self.token_path),
             St::ReadKeyCache => (FileRole::KeyCache, 8192, &self.key_cache_path),
             _ => return None,

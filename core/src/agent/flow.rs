@@ -24,7 +24,15 @@ pub(super) fn file_error(e: StoreErrorKind) -> Error {
     Error::Store(e)
 }
 
-impl<const N: usize> Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     /// One internal transition (states that need no I/O).
     pub(super) fn step(&mut self, now: i64) {
         match self.st {
@@ -80,6 +88,7 @@ impl<const N: usize> Agent<N> {
         };
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn load_node_kubeconfig(&mut self, bytes: &[u8]) -> Result<()> {
         let kc = Kubeconfig::parse(bytes)?;
         let r = kc.resolve()?;
@@ -95,7 +104,7 @@ impl<const N: usize> Agent<N> {
         match r.cluster.ca_source() {
             Source::Data(d) => data_into(d, &mut self.node_kc.ca)?,
             Source::File(f) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.node_kc_dir, &rel, &mut self.node_kc.ca_file)?;
                 self.need_node_ca = true;
@@ -114,7 +123,7 @@ impl<const N: usize> Agent<N> {
                 split_pair(&self.out, &mut self.client_chain, None::<&mut heapless::Vec<u8, 1>>)?;
             }
             Source::File(f) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.node_kc_dir, &rel, &mut self.cert_path)?;
                 self.need_cert = true;
@@ -131,19 +140,20 @@ impl<const N: usize> Agent<N> {
                 self.out.clear();
             }
             Source::File(f) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.node_kc_dir, &rel, &mut self.key_path)?;
                 self.need_key = self.key_path != self.cert_path || !self.need_cert;
             }
             Source::None => return Err(Error::Store(StoreErrorKind::NoCertKeyFiles)),
         }
-        let mut current = PathBuf::new();
+        let mut current = PathBuf::<PATH>::new();
         path::child_into(&self.cert_dir, &[PREFIX_CLIENT, "-current.pem"], &mut current)?;
         self.kc_points_at_current = self.cert_path == current && self.key_path == current;
         Ok(())
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn load_bootstrap_kubeconfig(&mut self, bytes: &[u8]) -> Result<()> {
         let kc = Kubeconfig::parse(bytes)?;
         let r = kc.resolve()?;
@@ -159,7 +169,7 @@ impl<const N: usize> Agent<N> {
         match r.cluster.ca_source() {
             Source::Data(d) => data_into(d, &mut self.boot.ca)?,
             Source::File(f) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.boot_dir, &rel, &mut self.boot.ca_file)?;
             }
@@ -178,7 +188,7 @@ impl<const N: usize> Agent<N> {
                 self.token = Some(token?);
             }
             (None, Some(f)) => {
-                let mut rel = PathBuf::new();
+                let mut rel = PathBuf::<PATH>::new();
                 scalar_into(f, &mut rel)?;
                 path::resolve_into(&self.boot_dir, &rel, &mut self.token_path)?;
             }
@@ -188,6 +198,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// Validate a pair of the node (`chain` PEM, `key` PEM) for `profile`.
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn validate(
         &mut self,
         chain_and_key: Option<&[u8]>,
@@ -255,6 +266,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn report(&mut self, kind: &str, v: Verdict) {
         let not_after = match v {
             Verdict::Valid(c) => Some(c.not_after),
@@ -287,6 +299,7 @@ impl<const N: usize> Agent<N> {
         self.event(line);
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn check_client(&mut self, now: i64) {
         if self.client == Verdict::Unknown {
             self.client = self.validate(None, false, now);
@@ -346,6 +359,7 @@ impl<const N: usize> Agent<N> {
     // -----------------------------------------------------------------------------------------
     // Deciding
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn decide(&mut self, now: i64) {
         if self.mode == Mode::Check {
             let valid = |v| if let Verdict::Valid(c) = v { Some(c) } else { None };
@@ -462,6 +476,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn begin_bootstrap(&mut self, now: i64) {
         self.key = None;
         self.key_generated = false;
@@ -492,6 +507,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn prepare_bootstrap(&mut self, now: i64) {
         if self.token.is_none() {
             return self.attempt_failed(
@@ -541,6 +557,7 @@ impl<const N: usize> Agent<N> {
     // -----------------------------------------------------------------------------------------
     // Running an attempt
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn start_engine(&mut self, now: i64) {
         if self.prepare_device_signature(now) {
             return;
@@ -622,6 +639,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// `step=wait`: what the CSR waits for, what unblocks it, and for how long it has waited.
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn wait_line(&self, now: i64) -> Line {
         let name = self.engine.csr_name();
         let signer = self.engine.signer_name();
@@ -643,6 +661,7 @@ impl<const N: usize> Agent<N> {
             .done()
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn drive_discovery(&mut self, now: i64) {
         enum Next {
             Send,
@@ -654,7 +673,7 @@ impl<const N: usize> Agent<N> {
             discovery::Action::Send(_) | discovery::Action::AwaitResponse { .. } => Next::Send,
             discovery::Action::Wait { until } => Next::Sleep(until),
             discovery::Action::Done(found) => {
-                let _ = self.out.resize_default(OUT_CAP);
+                let _ = self.out.resize_default(OUT);
                 match found.write_bootstrap_kubeconfig(&mut self.out) {
                     Ok(n) => {
                         self.out.truncate(n);
@@ -694,6 +713,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn drive_engine(&mut self, now: i64) {
         enum Next {
             Send(engine::RequestKind),
@@ -774,6 +794,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// The certificate was issued and validated: plan the files.
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn issued(&mut self, now: i64) {
         self.issued = true;
         let prefix = if self.kind == Kind::Serving { PREFIX_SERVER } else { PREFIX_CLIENT };
@@ -826,6 +847,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn write_node_kubeconfig(&mut self) -> Result<()> {
         // After bootstrap: the bootstrap kubeconfig's server and CA (as the kubelet does); after
         // a rotation (a kubeconfig that did not name -current.pem): its own.
@@ -839,7 +861,7 @@ impl<const N: usize> Agent<N> {
             insecure_skip_tls_verify: c.insecure,
             cert_dir: &self.cert_dir,
         };
-        let _ = self.out.resize_default(OUT_CAP);
+        let _ = self.out.resize_default(OUT);
         match write_node_kubeconfig(&cfg, &mut self.out) {
             Ok(n) => {
                 self.out.truncate(n);
@@ -878,6 +900,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// The attempt failed with `e`: undo what it made that is of no use, then stop or retry.
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn attempt_failed(&mut self, now: i64, e: Error, why: &str) {
         self.failure = Some(e);
         self.detail = detail(format_args!("{}: {why}", self.kind.as_str()));
@@ -931,6 +954,7 @@ impl<const N: usize> Agent<N> {
         *c = c.saturating_add(1);
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn finish_failure(&mut self, now: i64) {
         if self.mode != Mode::Check {
             self.count_failure();

@@ -18,7 +18,7 @@ pub(super) fn scalar_into<const M: usize>(
     dst: &mut heapless::String<M>,
 ) -> Result<()> {
     dst.clear();
-    let mut buf = [0u8; MAX_PATH];
+    let mut buf = [0u8; M];
     let text = s.decode_into(&mut buf).map_err(|e| match e {
         Error::BufferTooSmall { .. } => Error::TooLarge,
         e => e,

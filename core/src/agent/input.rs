@@ -4,7 +4,15 @@
 use super::flow::*;
 use super::*;
 
-impl<const N: usize> Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     /// The outcome of [`Action::Read`]: the whole file, or why not. Ignored when no read is
     /// outstanding.
     pub fn on_read(&mut self, now: i64, result: core::result::Result<&[u8], StoreErrorKind>) {
@@ -330,6 +338,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn after_store(&mut self, now: i64) {
         if self.replaced_key_in_device() {
             self.st = St::DestroyOld;
@@ -390,6 +399,7 @@ impl<const N: usize> Agent<N> {
         }
     }
 
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn healthz_failed(&mut self, now: i64, status: Option<u16>) {
         if now.saturating_add(HEALTHZ_INTERVAL_SECS) < self.healthz_until {
             let mut b = self.ev("healthz").kv("state", "not-ready");

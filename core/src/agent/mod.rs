@@ -143,9 +143,9 @@ pub const CA_FILE: &str = "ca.crt";
 pub const DEFAULT_CA_REFRESH_SECS: i64 = 600;
 /// Longest server URL kept.
 pub const MAX_URL: usize = 512;
-/// Largest CA bundle (PEM) kept, per source.
+/// Largest CA bundle (PEM) kept, per source (the default `PEM` of [`Agent`]).
 pub const MAX_CA_PEM: usize = engine::MAX_CA_PEM;
-/// Largest certificate chain (PEM) kept for the current client credentials.
+/// Largest certificate chain (PEM) kept for the current client credentials (the default `PEM`).
 pub const MAX_CHAIN_PEM: usize = engine::MAX_CERT_PEM;
 /// Largest private-key PEM block kept.
 pub const MAX_KEY_PEM: usize = 4096;
@@ -157,8 +157,10 @@ pub const HEALTHZ_WAIT_SECS: i64 = 60;
 pub const HEALTHZ_INTERVAL_SECS: i64 = 2;
 /// Attempts at turning entropy into a key before giving up ([`Error::BadEntropy`]).
 const KEY_ATTEMPTS: u32 = 8;
-/// Room for what a file step writes: a pair (chain + key) or a kubeconfig with inline CA data.
-const OUT_CAP: usize = MAX_CHAIN_PEM + SEC1_PEM_LEN + MAX_CA_PEM / 3 * 4 + 8 * 1024;
+/// Room for what a file step writes: a pair (chain + key) or a kubeconfig with inline CA data
+/// (the default `OUT` of [`Agent`]; with another `PEM`, `OUT` must hold `PEM + 227` and
+/// `PEM / 3 * 4` plus the kubeconfig's other fields).
+pub const MAX_OUT: usize = MAX_CHAIN_PEM + SEC1_PEM_LEN + MAX_CA_PEM / 3 * 4 + 8 * 1024;
 const MAX_DETAIL: usize = 512;
 const MAX_FRONT_END: usize = 16;
 const MAX_UA: usize = 64;
@@ -247,23 +249,40 @@ enum Conn {
     Node,
 }
 
-/// The node agent. `N` is the engine's work-buffer size (largest response or watch event).
+/// The node agent. Its capacities, all fixed at compile time (the defaults are the hosts'; a
+/// microcontroller picks what it can prove enough, and anything larger is a typed error, never
+/// a truncation):
+///
+/// * `N`: the engine's work buffer (largest response or watch event; [`engine::Engine`]);
+/// * `PEM`: each CA bundle and certificate chain kept ([`MAX_CA_PEM`]);
+/// * `OUT`: what a file step writes, a pair or a kubeconfig ([`MAX_OUT`]);
+/// * `PATH`: each path ([`MAX_PATH`]);
+/// * `SANS`: the serving certificate's DNS names ([`MAX_SANS`]);
+/// * `DISC`: discovery's buffer for the cluster-info answer
+///   ([`discovery::DEFAULT_BUFFER`]).
 ///
 /// All-zero bytes are a valid (not a started) agent, as for [`Engine`]: the C ABI builds agents
 /// in place in zeroed memory and [`Agent::start`] resets every field.
-pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
+pub struct Agent<
+    const N: usize = { engine::DEFAULT_BUFFER },
+    const PEM: usize = MAX_CA_PEM,
+    const OUT: usize = MAX_OUT,
+    const PATH: usize = MAX_PATH,
+    const SANS: usize = MAX_SANS,
+    const DISC: usize = { discovery::DEFAULT_BUFFER },
+> {
     // Configuration.
     front_end: heapless::String<MAX_FRONT_END>,
     log_format: LogFormat,
     user_agent: heapless::String<MAX_UA>,
     node: heapless::String<MAX_NODE_NAME>,
     node_configured: bool,
-    kubeconfig_path: PathBuf,
-    bootstrap_path: PathBuf,
-    cert_dir: PathBuf,
-    key_cache_path: PathBuf,
-    ca_file_path: PathBuf,
-    bundle_path: PathBuf,
+    kubeconfig_path: PathBuf<PATH>,
+    bootstrap_path: PathBuf<PATH>,
+    cert_dir: PathBuf<PATH>,
+    key_cache_path: PathBuf<PATH>,
+    ca_file_path: PathBuf<PATH>,
+    bundle_path: PathBuf<PATH>,
     discovery_on: bool,
     discovery_server: heapless::String<MAX_URL>,
     discovery_token: Option<BootstrapToken>,
@@ -271,7 +290,7 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     discovery_unpinned: bool,
     discovery_timeout: i64,
     serving_on: bool,
-    serving_dns: heapless::Vec<heapless::String<{ engine::MAX_DNS_NAME }>, MAX_SANS>,
+    serving_dns: heapless::Vec<heapless::String<{ engine::MAX_DNS_NAME }>, SANS>,
     serving_ips: heapless::Vec<IpAddr, MAX_SANS>,
     bootstrap_wait: i64,
     rotation_wait: i64,
@@ -286,25 +305,25 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     ca_refresh_secs: i64,
 
     // What was read.
-    node_kc: ClusterInfo,
-    node_kc_dir: PathBuf,
-    cert_path: PathBuf,
-    key_path: PathBuf,
+    node_kc: ClusterInfo<PEM, PATH>,
+    node_kc_dir: PathBuf<PATH>,
+    cert_path: PathBuf<PATH>,
+    key_path: PathBuf<PATH>,
     need_node_ca: bool,
     need_cert: bool,
     need_key: bool,
     kc_points_at_current: bool,
     kc_names_ca_file: bool,
-    client_chain: heapless::Vec<u8, MAX_CHAIN_PEM>,
+    client_chain: heapless::Vec<u8, PEM>,
     client_key: heapless::Vec<u8, MAX_KEY_PEM>,
-    bundle: heapless::Vec<u8, MAX_CA_PEM>,
+    bundle: heapless::Vec<u8, PEM>,
     bundle_loaded: bool,
     client: Verdict,
     serving: Verdict,
     client_dir_exists: bool,
-    boot: ClusterInfo,
-    boot_dir: PathBuf,
-    token_path: PathBuf,
+    boot: ClusterInfo<PEM, PATH>,
+    boot_dir: PathBuf<PATH>,
+    token_path: PathBuf<PATH>,
     token: Option<BootstrapToken>,
 
     // The attempt.
@@ -344,15 +363,15 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     ca_seen: u8,
 
     // Machinery.
-    engine: Engine<N>,
-    discovery: Discovery,
+    engine: Engine<N, PEM, SANS>,
+    discovery: Discovery<DISC>,
     st: St,
     pending: Pending,
     /// Whether the pending action was handed out (an unanswered one is abandoned at `poll`).
     handed_out: bool,
     read_role: FileRole,
-    step_paths: [PathBuf; 3],
-    out: heapless::Vec<u8, OUT_CAP>,
+    step_paths: [PathBuf<PATH>; 3],
+    out: heapless::Vec<u8, OUT>,
     events: heapless::Deque<(Line, bool), 4>,
     shown: Line,
     failure: Option<Error>,
@@ -360,13 +379,29 @@ pub struct Agent<const N: usize = { engine::DEFAULT_BUFFER }> {
     outcome: Outcome,
 }
 
-impl<const N: usize> Drop for Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Drop for Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     fn drop(&mut self) {
         self.wipe();
     }
 }
 
-impl<const N: usize> core::fmt::Debug for Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> core::fmt::Debug for Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Agent")
             .field("state", &self.st)
@@ -379,13 +414,29 @@ impl<const N: usize> core::fmt::Debug for Agent<N> {
     }
 }
 
-impl<const N: usize> Default for Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Default for Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     fn default() -> Self {
         Self::idle()
     }
 }
 
-impl<const N: usize> Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     /// An agent that has not started: `const`, so it can initialise a static.
     pub const fn idle() -> Self {
         Agent {
@@ -498,7 +549,7 @@ impl<const N: usize> Agent<N> {
                 }),
             }
         }
-        fn file_or(path: &PathBuf, inline: bool) -> Origin<'_> {
+        fn file_or(path: &str, inline: bool) -> Origin<'_> {
             if !path.is_empty() {
                 Origin::File(path)
             } else if inline {
@@ -543,7 +594,7 @@ impl<const N: usize> Agent<N> {
     fn wipe(&mut self) {
         self.client_key.as_mut_slice().zeroize();
         self.client_key.clear();
-        let _ = self.out.resize_default(OUT_CAP);
+        let _ = self.out.resize_default(OUT);
         self.out.as_mut_slice().zeroize();
         self.out.clear();
         self.key = None;
@@ -772,94 +823,6 @@ impl<const N: usize> Agent<N> {
         if !self.node_configured {
             self.node.clear();
         }
-    }
-
-    fn configure(&mut self, c: &Config<'_>) -> Result<()> {
-        let fe_ok = !c.front_end.is_empty()
-            && c.front_end.len() <= MAX_FRONT_END
-            && c.front_end
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-        if !fe_ok || !path::is_absolute(c.working_dir) {
-            return Err(Error::InvalidConfig);
-        }
-        put(&mut self.front_end, c.front_end)?;
-        self.user_agent.clear();
-        let _ = self.user_agent.push_str("kubeboot-");
-        let _ = self.user_agent.push_str(c.front_end);
-        let _ = self.user_agent.push('/');
-        let _ = self.user_agent.push_str(env!("CARGO_PKG_VERSION"));
-        if let Some(n) = c.node_name {
-            crate::csr::validate_node_name(n)?;
-            put(&mut self.node, n)?;
-            self.node_configured = true;
-        }
-        let wd = c.working_dir;
-        path::resolve_into(wd, c.kubeconfig, &mut self.kubeconfig_path)?;
-        path::resolve_into(wd, c.cert_dir, &mut self.cert_dir)?;
-        path::child_into(&self.cert_dir, &[PREFIX_CLIENT, ".key.tmp"], &mut self.key_cache_path)?;
-        path::child_into(&self.cert_dir, &[CA_FILE], &mut self.ca_file_path)?;
-        if let Some(b) = c.bootstrap_kubeconfig {
-            path::resolve_into(wd, b, &mut self.bootstrap_path)?;
-        }
-        if let Some(b) = c.ca_bundle {
-            path::resolve_into(wd, b, &mut self.bundle_path)?;
-        }
-        if let Some(d) = c.discovery {
-            if c.bootstrap_kubeconfig.is_none() {
-                return Err(Error::InvalidConfig);
-            }
-            if d.pins.is_empty() && !d.allow_unpinned {
-                return Err(Error::PinMismatch);
-            }
-            put(&mut self.discovery_server, d.server.trim_end_matches('/'))?;
-            self.discovery_pins.extend_from_slice(d.pins).map_err(|_| Error::InvalidPin)?;
-            self.discovery_token = Some(d.token.clone());
-            self.discovery_unpinned = d.allow_unpinned;
-            self.discovery_timeout = d.timeout_secs;
-            self.discovery_on = true;
-        }
-        if let Some(d) = c.key_device {
-            keyref::Device::parse(d)?;
-            if c.serving.is_some() {
-                return Err(Error::InvalidConfig);
-            }
-            put(&mut self.dk.device, d)?;
-        }
-        if let Some(s) = c.serving {
-            // As the kubelet since v1.31: no serving certificate without an IP address.
-            if s.ips.is_empty() {
-                return Err(Error::ServingNeedsIp);
-            }
-            // The same checks as the CSR builder's (a CSR is built only later).
-            crate::csr::CsrBuilder::serving(c.node_name.unwrap_or("node"), s.dns, s.ips)?;
-            for d in s.dns {
-                let d = heapless::String::try_from(*d).map_err(|_| Error::InvalidDnsName)?;
-                self.serving_dns.push(d).map_err(|_| Error::TooManySans)?;
-            }
-            self.serving_ips.extend_from_slice(s.ips).map_err(|_| Error::TooManySans)?;
-            self.serving_on = true;
-        }
-        if c.expiration_seconds.is_some_and(|e| e < crate::api::MIN_EXPIRATION_SECONDS) {
-            return Err(Error::InvalidExpirationSeconds);
-        }
-        if c.ca_refresh_secs < 0 {
-            return Err(Error::InvalidConfig);
-        }
-        self.ca_refresh_secs = c.ca_refresh_secs;
-        self.bootstrap_wait = c.bootstrap_wait_secs;
-        self.rotation_wait = c.rotation_wait_secs;
-        self.expiration_seconds = c.expiration_seconds;
-        self.watch = c.watch;
-        self.mode = c.mode;
-        self.rotate_now = c.rotate_now;
-        self.utc_offset = c.utc_offset;
-        self.seed = c.seed;
-        self.log_format = c.log_format;
-        self.jitter = engine::Jitter(c.seed);
-        self.verifier = Some(c.verifier);
-        self.st = St::Start;
-        Ok(())
     }
 
     /// End a sleep between attempts now (a daemon's SIGHUP): the next [`Agent::poll`] starts

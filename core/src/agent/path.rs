@@ -8,8 +8,8 @@ use crate::error::{Error, Result};
 /// Longest path the agent keeps (bytes).
 pub const MAX_PATH: usize = 1024;
 
-/// A path owned by the agent.
-pub type PathBuf = heapless::String<MAX_PATH>;
+/// A path owned by the agent (at most `L` bytes, [`MAX_PATH`] by default).
+pub type PathBuf<const L: usize = MAX_PATH> = heapless::String<L>;
 
 /// Whether `p` is absolute.
 pub fn is_absolute(p: &str) -> bool {
@@ -18,8 +18,8 @@ pub fn is_absolute(p: &str) -> bool {
 
 /// `p` cleaned lexically into `out` (Go `filepath.Clean`): repeated slashes collapse, `.`
 /// elements go, `..` removes the element before it (and stays at the root of an absolute
-/// path), no trailing slash; an empty result is `.`. [`Error::TooLarge`] past [`MAX_PATH`].
-pub fn clean_into(p: &str, out: &mut PathBuf) -> Result<()> {
+/// path), no trailing slash; an empty result is `.`. [`Error::TooLarge`] past `out`'s capacity.
+pub fn clean_into<const L: usize>(p: &str, out: &mut PathBuf<L>) -> Result<()> {
     // Go's algorithm: `dotdot` is where `..` can no longer backtrack.
     out.clear();
     let rooted = is_absolute(p);
@@ -63,11 +63,11 @@ pub fn clean_into(p: &str, out: &mut PathBuf) -> Result<()> {
 }
 
 /// `p` made absolute against `base` (an absolute directory) and cleaned, into `out`.
-pub fn resolve_into(base: &str, p: &str, out: &mut PathBuf) -> Result<()> {
+pub fn resolve_into<const L: usize>(base: &str, p: &str, out: &mut PathBuf<L>) -> Result<()> {
     if is_absolute(p) {
         return clean_into(p, out);
     }
-    let mut joined = PathBuf::new();
+    let mut joined = PathBuf::<L>::new();
     joined.push_str(base).map_err(|_| Error::TooLarge)?;
     joined.push('/').map_err(|_| Error::TooLarge)?;
     joined.push_str(p).map_err(|_| Error::TooLarge)?;
@@ -84,7 +84,7 @@ pub fn dir(p: &str) -> &str {
 }
 
 /// `<dir>/<a><b><c>` into `out` (`dir` absolute and clean).
-pub fn child_into(dir: &str, parts: &[&str], out: &mut PathBuf) -> Result<()> {
+pub fn child_into<const L: usize>(dir: &str, parts: &[&str], out: &mut PathBuf<L>) -> Result<()> {
     out.clear();
     out.push_str(dir).map_err(|_| Error::TooLarge)?;
     if !dir.ends_with('/') {
@@ -101,7 +101,7 @@ mod tests {
     use super::*;
 
     fn clean(p: &str) -> PathBuf {
-        let mut out = PathBuf::new();
+        let mut out: PathBuf = PathBuf::new();
         clean_into(p, &mut out).unwrap();
         out
     }
@@ -151,7 +151,7 @@ mod tests {
 
     #[test]
     fn resolve_and_dir() {
-        let mut out = PathBuf::new();
+        let mut out: PathBuf = PathBuf::new();
         resolve_into("/etc/kubernetes", "pki/ca.crt", &mut out).unwrap();
         assert_eq!(out.as_str(), "/etc/kubernetes/pki/ca.crt");
         resolve_into("/etc/kubernetes", "../ca.crt", &mut out).unwrap();

@@ -4,19 +4,19 @@
 use super::*;
 
 /// A kubeconfig's cluster, as loaded.
-pub(super) struct ClusterInfo {
+pub(super) struct ClusterInfo<const PEM: usize, const PATH: usize> {
     pub(super) server: heapless::String<MAX_URL>,
     pub(super) insecure: bool,
     pub(super) server_name: heapless::String<MAX_NODE_NAME>,
     /// The CA (PEM), from data or the file.
-    pub(super) ca: heapless::Vec<u8, MAX_CA_PEM>,
+    pub(super) ca: heapless::Vec<u8, PEM>,
     /// The CA file (absolute), when the CA came from a file.
-    pub(super) ca_file: PathBuf,
+    pub(super) ca_file: PathBuf<PATH>,
     /// Whether `ca_file` was read.
     pub(super) ca_file_read: bool,
 }
 
-impl ClusterInfo {
+impl<const PEM: usize, const PATH: usize> ClusterInfo<PEM, PATH> {
     pub(super) const fn empty() -> Self {
         ClusterInfo {
             server: heapless::String::new(),

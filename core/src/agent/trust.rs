@@ -24,7 +24,15 @@ pub const TRUST_BUNDLES_PATH: &str = "/apis/certificates.k8s.io/v1/clustertrustb
 /// Bytes of scratch for one certificate's DER while bundles are merged and compared.
 const DER_SCRATCH: usize = 4096;
 
-impl<const N: usize> Agent<N> {
+impl<
+    const N: usize,
+    const PEM: usize,
+    const OUT: usize,
+    const PATH: usize,
+    const SANS: usize,
+    const DISC: usize,
+> Agent<N, PEM, OUT, PATH, SANS, DISC>
+{
     /// Whether [`Mode::Run`] refreshes the CA at all.
     pub(super) fn ca_refresh_on(&self) -> bool {
         matches!(self.mode, Mode::Run { .. }) && self.ca_refresh_secs > 0
@@ -156,6 +164,7 @@ impl<const N: usize> Agent<N> {
     }
 
     /// The answer to a refresh request.
+    #[inline(never)] // its locals stay out of on_http_response's frame (firmware stacks)
     pub(super) fn on_ca_response(&mut self, now: i64, status: u16, body: &[u8]) {
         match (self.st, status) {
             (St::CaProbe, _) => {
@@ -369,12 +378,26 @@ impl<const N: usize> Agent<N> {
 
     /// Add the CAs of the `cluster-info` ConfigMap's kubeconfig to the candidate bundle.
     fn add_cluster_info(&mut self, body: &[u8]) -> Result<()> {
-        cluster_info_cas(&mut self.out, body, self.engine.scratch())
+        let before = self.out.len();
+        let r = cluster_info_cas(&mut self.out, body, self.engine.scratch());
+        self.bundle_fits(before, r)
     }
 
     /// Add the CAs of the ClusterTrustBundles in a list answer to the candidate bundle.
     fn add_trust_bundles(&mut self, body: &[u8]) -> Result<()> {
-        trust_bundle_cas(&mut self.out, body, self.engine.scratch())
+        let before = self.out.len();
+        let r = trust_bundle_cas(&mut self.out, body, self.engine.scratch());
+        self.bundle_fits(before, r)
+    }
+
+    /// A candidate bundle over the agent's `PEM` capacity (it could not be read back as the CA
+    /// file) is [`Error::TooLarge`], and `out` is left as it was.
+    fn bundle_fits(&mut self, before: usize, r: Result<()>) -> Result<()> {
+        if r.is_ok() && self.out.len() > PEM {
+            self.out.truncate(before);
+            return Err(Error::TooLarge);
+        }
+        r
     }
 }
 

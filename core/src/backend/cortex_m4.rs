@@ -46,6 +46,13 @@ impl M4Key {
         Ok(M4Key { secret: Zeroizing::new(secret), d: Zeroizing::new(*d), point })
     }
 
+    /// Read the first private key of a PEM input, with the rules of
+    /// [`NodeKey::from_pem`](crate::key::NodeKey::from_pem) (the same errors).
+    pub fn from_pem(input: &[u8]) -> Result<Self> {
+        let key = crate::key::NodeKey::from_pem(input)?;
+        Self::from_scalar_bytes(&key.scalar_bytes())
+    }
+
     /// Derive a key from caller entropy with the rules of
     /// [`NodeKey::from_entropy`](crate::key::NodeKey::from_entropy) (same key for the same
     /// entropy).

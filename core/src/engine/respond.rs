@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl<const N: usize> Engine<N> {
+impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
     /// The request could not be sent or no (complete) response arrived (connection refused, TLS
     /// failure, timeout, a broken stream). Retried with backoff until the deadline. Ignored when
     /// no request is outstanding.
@@ -370,7 +370,7 @@ impl<const N: usize> Engine<N> {
                     }
                     Condition::Approved => {
                         if let Some(cert) = csr.certificate {
-                            let _ = self.cert.resize_default(MAX_CERT_PEM);
+                            let _ = self.cert.resize_default(PEM);
                             match decode_base64_str(cert, &mut self.cert) {
                                 Ok(n) if n > 0 => {
                                     cert_len = n;

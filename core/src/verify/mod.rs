@@ -43,6 +43,10 @@
 //!    (`anyExtendedKeyUsage` is not enough: the kubelet signers never issue it) → field
 //!    `extendedKeyUsage`; a keyUsage without digitalSignature → field `keyUsage`.
 //! 7. **CA**: basicConstraints `CA:TRUE` on the leaf → [`Reason::IsCa`].
+//!
+//! A TLS client that brings its own TLS stack checks the *server's* certificate with the same
+//! parser, path search and signature dispatch: [`verify_server_der`] (chain, time, the dialed
+//! name, serverAuth) and [`ServerKey::verify_signature`] (the handshake's signature).
 
 use core::fmt::{self, Write as _};
 use core::net::IpAddr;
@@ -58,6 +62,7 @@ mod cert;
 mod names;
 mod path;
 mod render;
+mod server;
 mod signature;
 #[cfg(test)]
 mod tests;
@@ -70,6 +75,9 @@ use names::*;
 pub use names::{Described, SERIAL_HEX_CAP, San, describe, for_each_san, subject_node_name};
 use path::*;
 use render::*;
+pub use server::{
+    ECDSA_SECP256R1_SHA256, ECDSA_SECP384R1_SHA384, ServerKey, ServerName, verify_server_der,
+};
 use signature::*;
 pub(crate) use signature::{IssuerKey, rsa_key_decodes, signature_verdict};
 

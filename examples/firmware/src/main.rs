@@ -13,11 +13,11 @@
 #![no_main]
 
 use core::panic::PanicInfo;
-use core::ptr::{addr_of, read_volatile, write_volatile};
-use core::sync::atomic::{AtomicUsize, Ordering};
 
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, syscall};
+use kubeboot_firmware::{
+    exit, image_sizes, line, paint_stack, put, put_u32, stack_peak, timed, timer_start,
+};
 
 #[cfg(feature = "refusals")]
 use kubeboot::Error;
@@ -78,137 +78,6 @@ unsafe extern "C" {
 #[unsafe(no_mangle)]
 static __INTERRUPTS: [unsafe extern "C" fn(); 1] = [DefaultHandler];
 
-// ---------------------------------------------------------------------------------------------
-// Output: semihosting SYS_WRITE of bytes to the host's ":tt" (stdout); no formatting machinery.
-
-/// The host file handle of ":tt" plus one, opened on first use (0: not yet opened; zero-initialised
-/// so it lives in .bss, not in flash-backed .data).
-static STDOUT: AtomicUsize = AtomicUsize::new(0);
-
-/// Write bytes to the host's stdout (errors are ignored: there is nowhere to report them).
-fn put(bytes: &[u8]) {
-    let mut fd = STDOUT.load(Ordering::Relaxed).wrapping_sub(1);
-    if fd == usize::MAX {
-        // SAFETY: SYS_OPEN of the NUL-terminated ":tt" in mode 4 ("w"), as hio::hstdout does.
-        fd = unsafe { syscall!(OPEN, c":tt".as_ptr(), 4, 3) };
-        STDOUT.store(fd.wrapping_add(1), Ordering::Relaxed);
-    }
-    // SAFETY: SYS_WRITE reads `bytes.len()` bytes from `bytes`; partial writes are not retried.
-    unsafe { syscall!(WRITE, fd, bytes.as_ptr(), bytes.len()) };
-}
-
-/// Write an unsigned integer in decimal (u32: division by a constant, no division routine).
-fn put_u32(mut n: u32) {
-    let mut buf = [0u8; 10];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        if let Some(slot) = buf.get_mut(i) {
-            *slot = b'0' + (n % 10) as u8;
-        }
-        n /= 10;
-        if n == 0 || i == 0 {
-            break;
-        }
-    }
-    put(buf.get(i..).unwrap_or(b"?"));
-}
-
-/// One output line: the parts (strings), then an optional number, then a newline.
-fn line(parts: &[&str], n: Option<u32>) {
-    for p in parts {
-        put(p.as_bytes());
-    }
-    if let Some(n) = n {
-        put_u32(n);
-    }
-    put(b"\n");
-}
-
-// ---------------------------------------------------------------------------------------------
-// Stack painting
-
-const PAINT: u32 = 0xC0FF_EE11;
-/// How much stack below the top we paint and scan (the gate is 16 KiB).
-const PROBE: usize = 64 * 1024;
-
-unsafe extern "C" {
-    static _stack_start: u32;
-    static __sheap: u32;
-    static __sidata: u32;
-    static __sdata: u32;
-    static __edata: u32;
-}
-
-fn stack_top() -> usize {
-    addr_of!(_stack_start) as usize
-}
-
-fn paint_bottom() -> usize {
-    let heap = addr_of!(__sheap) as usize;
-    stack_top().saturating_sub(PROBE).max(heap).next_multiple_of(4)
-}
-
-/// Paint the free stack below the current frame. Inlined into `main`, so it runs in main's frame
-/// and only writes below the stack pointer (minus a margin for this code's own spills).
-#[inline(always)]
-fn paint_stack() {
-    let sp = cortex_m::register::msp::read() as usize;
-    let mut p = paint_bottom();
-    while p < sp - 128 {
-        // SAFETY: [paint_bottom, sp - 128) is unused RAM between the statics and the live stack.
-        unsafe { write_volatile(p as *mut u32, PAINT) };
-        p += 4;
-    }
-}
-
-/// Peak stack use: from the top of the stack down to the lowest word no longer painted.
-fn stack_peak() -> usize {
-    let mut p = paint_bottom();
-    let top = stack_top();
-    // SAFETY: reads of RAM in [paint_bottom, top).
-    while p < top && unsafe { read_volatile(p as *const u32) } == PAINT {
-        p += 4;
-    }
-    top - p
-}
-
-// ---------------------------------------------------------------------------------------------
-// Instruction counting
-//
-// QEMU 7.2 does not emulate the DWT cycle counter (CYCCNT stays 0; probed and printed below).
-// Under `-icount shift=0` the virtual clock advances exactly 1 ns per instruction, and the
-// CMSDK APB timer 0 of the mps2 board counts down at the 25 MHz peripheral clock of that
-// virtual clock: one tick = 40 instructions, 32 bits wide (no wrap for 171 s of virtual time).
-// The run script checks the calibration (a 1 000 000-instruction loop = 25 000 ticks).
-
-const TIMER0: usize = 0x4000_0000;
-/// Instructions per timer tick under `-icount shift=0` (1 ns per instruction, 25 MHz).
-const INSNS_PER_TICK: u32 = 40;
-
-fn timer_start() {
-    // SAFETY: the CMSDK APB timer 0 registers (CTRL, VALUE, RELOAD) of the mps2-an386 board.
-    unsafe {
-        write_volatile((TIMER0 + 8) as *mut u32, u32::MAX);
-        write_volatile((TIMER0 + 4) as *mut u32, u32::MAX);
-        write_volatile(TIMER0 as *mut u32, 1);
-    }
-}
-
-fn ticks() -> u32 {
-    // SAFETY: reads the VALUE register of timer 0 (a down counter).
-    u32::MAX - unsafe { read_volatile((TIMER0 + 4) as *const u32) }
-}
-
-/// Run `f` and return its result and how many instructions it took (timer ticks × 40, saturating
-/// at `u32::MAX`, 4.3e9 instructions).
-fn timed<R>(f: impl FnOnce() -> R) -> (R, u32) {
-    let t0 = ticks();
-    let r = f();
-    let t1 = ticks();
-    (r, t1.wrapping_sub(t0).saturating_mul(INSNS_PER_TICK))
-}
-
 fn dwt_probe(mut cp: cortex_m::Peripherals) -> u32 {
     cp.DCB.enable_trace();
     cp.DWT.enable_cycle_counter();
@@ -231,7 +100,9 @@ impl Report {
         line(&[what, if ok { " ok" } else { " FAILED" }], None);
     }
 
-    /// Paint the stack, run one step, and record its peak stack.
+    /// Paint the stack, run one step, and record its peak stack (inlined: the painting runs in
+    /// `main`'s frame).
+    #[inline(always)]
     fn step<R>(&mut self, what: &str, f: impl FnOnce(&mut Self) -> R) -> R {
         paint_stack();
         let r = f(self);
@@ -285,25 +156,17 @@ fn main() -> ! {
         rep.step("refuse-cert", |rep| refuse_certs(rep, &spki));
         rep.step("refuse-key", refuse_keys);
     }
-    let flash =
-        addr_of!(__sidata) as usize + (addr_of!(__edata) as usize - addr_of!(__sdata) as usize);
-    let ram = addr_of!(__sheap) as usize - 0x2000_0000;
+    let (flash, ram) = image_sizes();
     put(b"footprint: flash=");
     put_u32(flash as u32);
     put(b" ram=");
     put_u32(ram as u32);
     line(&[" stack="], Some(rep.stack as u32));
-    debug::exit(if rep.failed { debug::EXIT_FAILURE } else { debug::EXIT_SUCCESS });
-    loop {
-        cortex_m::asm::wfi();
-    }
+    exit(!rep.failed)
 }
 
 fn fail() -> ! {
-    debug::exit(debug::EXIT_FAILURE);
-    loop {
-        cortex_m::asm::wfi();
-    }
+    exit(false)
 }
 
 /// 1. Parse the bootstrap token.
@@ -399,8 +262,29 @@ fn step_rotation(rep: &mut Report, v: &Result<kubeboot::verify::Verified, kubebo
     rep.check(ok, "rotation");
 }
 
-/// With `m4`: RustCrypto's `p256` derives the same key from the same entropy and builds a
-/// byte-identical CSR (RFC 6979 nonces on both sides).
+/// RustCrypto's `p256` signing directly (with `m4`, `NodeKey` itself signs in the assembly).
+#[cfg(all(feature = "m4", feature = "full"))]
+struct Portable(p256::ecdsa::SigningKey);
+
+#[cfg(all(feature = "m4", feature = "full"))]
+impl P256Signer for Portable {
+    fn public_point(&self) -> [u8; 65] {
+        let mut out = [0u8; 65];
+        out.copy_from_slice(self.0.verifying_key().to_sec1_point(false).as_bytes());
+        out
+    }
+
+    fn sign_p256_sha256(&self, message: &[u8]) -> kubeboot::Result<[u8; 64]> {
+        use p256::ecdsa::signature::Signer;
+        let sig: p256::ecdsa::Signature = self.0.sign(message);
+        let mut out = [0u8; 64];
+        out.copy_from_slice(&sig.to_bytes());
+        Ok(out)
+    }
+}
+
+/// With `m4`: RustCrypto's `p256` derives the same key from the same entropy (`NodeKey`) and
+/// builds a byte-identical CSR (its own signer: RFC 6979 nonces on both sides).
 #[cfg(all(feature = "m4", feature = "full"))]
 #[inline(never)]
 fn cross_check(rep: &mut Report, key: &Key, csr_m4: &[u8]) {
@@ -409,8 +293,12 @@ fn cross_check(rep: &mut Report, key: &Key, csr_m4: &[u8]) {
         return;
     };
     rep.check(p256.public_point() == key.public_point(), "m4 = p256 key");
+    let Ok(portable) = p256::ecdsa::SigningKey::from_slice(&ENTROPY).map(Portable) else {
+        rep.check(false, "m4 = p256 csr");
+        return;
+    };
     let mut csr = [0u8; 1024];
-    let r = CsrBuilder::client(NODE).and_then(|b| b.write_pem(&p256, &mut csr));
+    let r = CsrBuilder::client(NODE).and_then(|b| b.write_pem(&portable, &mut csr));
     let ok = matches!(r, Ok(n) if csr.get(..n) == Some(csr_m4));
     rep.check(ok, "m4 = p256 csr");
 }
@@ -560,8 +448,5 @@ fn refuse_keys(rep: &mut Report) {
 #[panic_handler]
 fn panic(_: &PanicInfo) -> ! {
     put(b"panic\n");
-    debug::exit(debug::EXIT_FAILURE);
-    loop {
-        cortex_m::asm::wfi();
-    }
+    exit(false)
 }
