@@ -9,6 +9,8 @@ import (
 	"bytes"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/pem"
@@ -23,7 +25,7 @@ import (
 	"time"
 )
 
-func need(t *testing.T, tools ...string) {
+func need(t testing.TB, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -32,7 +34,7 @@ func need(t *testing.T, tools ...string) {
 	}
 }
 
-func run(t *testing.T, env []string, name string, args ...string) []byte {
+func run(t testing.TB, env []string, name string, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -44,7 +46,7 @@ func run(t *testing.T, env []string, name string, args ...string) []byte {
 }
 
 // swtpm starts a TPM simulator on 127.0.0.1 and returns its TCTI.
-func swtpm(t *testing.T) string {
+func swtpm(t testing.TB) string {
 	need(t, "swtpm", "tpm2_load", "openssl")
 	dir := t.TempDir()
 	var port int
@@ -156,12 +158,12 @@ func TestTPMKeysLoadAcrossFrontEnds(t *testing.T) {
 	}
 }
 
-// SoftHSM2 behind p11-kit server: a key made through crypto11 is sensitive and never
-// extractable (pkcs11-tool reads it), signs, and is destroyed; a wrong PIN and a missing object
-// are errors naming the token.
-func TestPKCS11Token(t *testing.T) {
+const p11Client = "/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so"
+
+// softhsm starts SoftHSM2 behind p11-kit server with a token "gotest" (user PIN 1234) and
+// returns the device URI and the directory.
+func softhsm(t testing.TB) (string, string) {
 	need(t, "softhsm2-util", "p11-kit", "pkcs11-tool")
-	const client = "/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so"
 	module := "/usr/lib/softhsm/libsofthsm2.so"
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "softhsm2.conf")
@@ -185,10 +187,17 @@ func TestPKCS11Token(t *testing.T) {
 	t.Setenv("P11_KIT_SERVER_ADDRESS", "unix:path="+sock)
 	pin := filepath.Join(dir, "pin")
 	os.WriteFile(pin, []byte("1234\n"), 0o600)
-	device := "pkcs11:token=gotest?module-path=" + client + "&pin-source=" + pin
+	return "pkcs11:token=gotest?module-path=" + p11Client + "&pin-source=" + pin, dir
+}
+
+// SoftHSM2 behind p11-kit server: a key made through crypto11 is sensitive and never
+// extractable (pkcs11-tool reads it), signs, and is destroyed; a wrong PIN and a missing object
+// are errors naming the token.
+func TestPKCS11Token(t *testing.T) {
+	device, dir := softhsm(t)
 	// A wrong PIN (first: a token logged in once stays logged in for this process).
 	os.WriteFile(filepath.Join(dir, "bad"), []byte("9999\n"), 0o600)
-	bad := "pkcs11:token=gotest?module-path=" + client + "&pin-source=" + dir + "/bad"
+	bad := "pkcs11:token=gotest?module-path=" + p11Client + "&pin-source=" + dir + "/bad"
 	_, _, err := (&Devices{}).Generate(bad, "x")
 	if err == nil || !strings.Contains(err.Error(), "pkcs11 token=gotest") {
 		t.Fatalf("wrong PIN: %v", err)
@@ -203,7 +212,7 @@ func TestPKCS11Token(t *testing.T) {
 		t.Fatal(err)
 	}
 	verify(t, s, pub, []byte("kubeboot"))
-	objects := run(t, nil, "pkcs11-tool", "--module", client, "--login", "--pin", "1234", "--list-objects")
+	objects := run(t, nil, "pkcs11-tool", "--module", p11Client, "--login", "--pin", "1234", "--list-objects")
 	if !bytes.Contains(objects, []byte("Access:     sensitive, always sensitive, never extractable, local")) {
 		t.Fatalf("%s", objects)
 	}
@@ -220,5 +229,45 @@ func TestPKCS11Token(t *testing.T) {
 	_ = s.(io.Closer).Close()
 	if _, _, err := (&Devices{}).Generate(bad, "y"); err == nil {
 		t.Fatal("a wrong PIN after a login made a key")
+	}
+}
+
+// BenchmarkSign: one ECDSA P-256 signature of a CSR-sized message with a software key
+// (crypto/ecdsa), in SoftHSM2 behind p11-kit server (crypto11), and in swtpm (go-tpm: connect,
+// recreate the storage key, load, sign, flush), side by side.
+func BenchmarkSign(b *testing.B) {
+	msg := bytes.Repeat([]byte{0x30}, 300)
+	soft, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	device, _ := softhsm(b)
+	d := &Devices{TCTI: swtpm(b)}
+	tref, _, err := d.Generate("tpm", "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	pref, _, err := d.Generate(device, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		ref  []byte
+	}{{"software", nil}, {"pkcs11-softhsm", pref}, {"tpm-swtpm", tref}} {
+		var s crypto.Signer = soft
+		if c.ref != nil {
+			if s, err = d.Open(c.ref); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				dg := sha256.Sum256(msg)
+				if _, err := s.Sign(rand.Reader, dg[:], crypto.SHA256); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
