@@ -492,9 +492,9 @@ int main(int argc, char **argv) {
     /* --key: where every client key is made. A token's URI (its PIN from pin-source=, never from
        the command line); the agent checks it. */
     if (key && strncmp(key, "tpm:", 4) == 0)
-        return fprintf(stderr, "kubeboot-agent: --key %s: the C agent has no TPM route: libcurl 7.88 presents a client "
-                               "key only from a file, a blob or an OpenSSL engine (the provider key type PROV is curl "
-                               "8.12), and a TPM behind tpm2-pkcs11 is a different key model; use the Rust or Go agent\n",
+        return fprintf(stderr, "kubeboot-agent: --key %s: the C agent has no TPM route: libcurl 7.88 has no "
+                               "provider key type (PROV is curl 8.12) and tpm2-pkcs11 is another key model than the "
+                               "TSS2 blobs the agents share (README); use the Rust or Go agent\n",
                        key), 1;
     if (key && strncmp(key, "pkcs11:", 7) != 0)
         return fprintf(stderr, "kubeboot-agent: --key %s: the agent makes its own keys; give a token "
