@@ -57,6 +57,11 @@
 // Action: failed for good (`result`, `detail`, `line`).
 #define KUBEBOOT_AGENT_FAILED 7
 
+// Action: use the device that holds the node key (`key_op`, `key_holder`, `key_ref`,
+// `key_device`, `key_label`, `data`); answer with the `kubeboot_agent_on_key_*` call the
+// operation names, or `kubeboot_agent_on_key_error`.
+#define KUBEBOOT_AGENT_KEY 8
+
 // File step: open the store `<path>/<path2>-*.pem` (client-go's recovery of an interrupted
 // swap, stale temporary files removed); a missing directory is `STORE_NOT_FOUND`.
 #define KUBEBOOT_FILE_RECOVER 0
@@ -139,6 +144,45 @@
 // Usages checked by [`kubeboot_csr_check`] beyond this count are ignored (the check fails
 // anyway: there are only 23 distinct usages).
 #define KUBEBOOT_CSR_CHECK_MAX_USAGES 64
+
+// KEY operation: load the key `key_ref` names and tell its public point.
+#define KUBEBOOT_KEY_OP_PUBLIC 0
+
+// KEY operation: make a new ECDSA P-256 signing key in `key_device`, named `key_label`, that
+// never leaves it (PKCS#11: `CKA_TOKEN`, `CKA_SENSITIVE`, not `CKA_EXTRACTABLE`, `CKA_SIGN`, a
+// `CKA_ID` of the front-end's choosing; TPM: an unrestricted signing key
+// `fixedTPM|fixedParent|sensitiveDataOrigin|userWithAuth|sign` under the storage key made from
+// tpm2-openssl's ECC template, kept as a `TSS2 PRIVATE KEY`).
+#define KUBEBOOT_KEY_OP_GENERATE 1
+
+// KEY operation: sign `data` (a CSR's `CertificationRequestInfo`) with ECDSA P-256 over its
+// SHA-256 digest with the key `key_ref` names.
+#define KUBEBOOT_KEY_OP_SIGN 2
+
+// KEY operation: destroy the key `key_ref` names (a key already gone is success; a TPM keeps
+// nothing of its keys: answer success).
+#define KUBEBOOT_KEY_OP_DESTROY 3
+
+// Key holder: software (the PEM is the key itself).
+#define KUBEBOOT_KEY_HOLDER_SOFTWARE 0
+
+// Key holder: a TPM 2.0 (the reference is a `TSS2 PRIVATE KEY` blob).
+#define KUBEBOOT_KEY_HOLDER_TPM 1
+
+// Key holder: a PKCS#11 token (the reference is a `PKCS#11 PROVIDER URI` block).
+#define KUBEBOOT_KEY_HOLDER_PKCS11 2
+
+// The largest key reference the agent keeps (bytes of PEM).
+#define KUBEBOOT_KEY_REF_MAX_LEN 1536
+
+// The longest `pkcs11:` URI accepted.
+#define KUBEBOOT_PKCS11_URI_MAX_LEN 1024
+
+// The length of an uncompressed P-256 point (`04 ‖ X ‖ Y`).
+#define KUBEBOOT_P256_POINT_LEN 65
+
+// The length of a raw P-256 signature (`r ‖ s`).
+#define KUBEBOOT_P256_SIGNATURE_LEN 64
 
 // Engine handles that can be live at once without `std` (the pool's size).
 #define ENGINE_SLOTS 2
@@ -588,6 +632,14 @@ typedef struct kubeboot_agent_config {
   // `KUBEBOOT_MODE_RUN`: how often to re-read the cluster's CA and keep `<cert_dir>/ca.crt`
   // current (seconds; 0: the default, 600; negative: never).
   int64_t ca_refresh_seconds;
+  // Where new client keys are made: `tpm`, or a `pkcs11:` URI of the token with its
+  // `module-path` and `pin-source` (no object); NULL: in software (ENTROPY actions). With a
+  // device every new key is made there (KEY actions), the CSR is signed there, and the cert
+  // dir and the node kubeconfig hold the key's reference instead of the key. Not with
+  // `serving` (`INVALID_CONFIG`); a bad name is `INVALID_KEY_REFERENCE`.
+  const char *key_device;
+  // Its length.
+  size_t key_device_len;
 } kubeboot_agent_config;
 
 // What to do next, from [`kubeboot_agent_poll`]. Pointers point into the agent and stay valid
@@ -642,7 +694,8 @@ typedef struct kubeboot_agent_action {
   const uint8_t *client_cert_pem;
   // Length of `client_cert_pem`.
   size_t client_cert_pem_len;
-  // HTTP: its private key (PEM; secret).
+  // HTTP: its private key (PEM; secret), or the reference of the key a device holds
+  // (`key_holder` says which).
   const uint8_t *client_key_pem;
   // Length of `client_key_pem`.
   size_t client_key_pem_len;
@@ -692,6 +745,24 @@ typedef struct kubeboot_agent_action {
   int64_t serving_not_after;
   // DONE: its rotation deadline.
   int64_t serving_rotation_deadline;
+  // KEY: `KUBEBOOT_KEY_OP_*`.
+  uint32_t key_op;
+  // KEY: who holds the key (`KUBEBOOT_KEY_HOLDER_TPM`, `..._PKCS11`); HTTP with a client
+  // certificate: who holds its key (`..._SOFTWARE`: `client_key_pem` is the key itself).
+  uint32_t key_holder;
+  // KEY: PUBLIC, SIGN, DESTROY: the key's reference (PEM: `TSS2 PRIVATE KEY` or
+  // `PKCS#11 PROVIDER URI`; not secret).
+  const uint8_t *key_ref;
+  // Length of `key_ref`.
+  size_t key_ref_len;
+  // KEY: GENERATE: the device (`tpm`, or the token's `pkcs11:` URI).
+  const char *key_device;
+  // Length of `key_device`.
+  size_t key_device_len;
+  // KEY: GENERATE: the new key's name (`kubelet-client-<timestamp>`; PKCS#11 `CKA_LABEL`).
+  const char *key_label;
+  // Length of `key_label`.
+  size_t key_label_len;
 } kubeboot_agent_action;
 
 // Signs `msg_len` bytes at `msg` with ECDSA P-256 / SHA-256 (the callback hashes) and writes the
@@ -938,7 +1009,10 @@ const char *kubeboot_version(void);
 // relative working dir, discovery without a bootstrap kubeconfig, an unknown mode);
 // `INVALID_NODE_NAME`, the serving SANs' errors, `INVALID_PIN`, `PIN_MISMATCH` (discovery with
 // no pin and no unsafe skip), `INVALID_EXPIRATION_SECONDS`, `TOO_LARGE` (a path over 1024
-// bytes); without `std`, `UNKNOWN_ERROR` when [`AGENT_SLOTS`] agents are live.
+// bytes), `INVALID_KEY_REFERENCE` (a `key_device` that is neither `tpm` nor a token's
+// `pkcs11:` URI with `token=` and `module-path=` and no object), `INVALID_CONFIG` (a
+// `key_device` with `serving`); without `std`, `UNKNOWN_ERROR` when [`AGENT_SLOTS`] agents are
+// live.
 kubeboot_result kubeboot_agent_new(const struct kubeboot_agent_config *cfg,
                                    struct kubeboot_agent **out);
 
@@ -1138,6 +1212,98 @@ kubeboot_result kubeboot_csr_check(const uint8_t *csr_pem,
                                    const struct kubeboot_str *usages,
                                    size_t usage_count,
                                    uint32_t expiration_seconds);
+
+// The answer to a PUBLIC: the key's public point (`point_len` =
+// [`KUBEBOOT_P256_POINT_LEN`], uncompressed). `INVALID_STATE` when no PUBLIC is outstanding,
+// `INVALID_PARAMETER` for another length (the operation stays unanswered).
+kubeboot_result kubeboot_agent_on_key_public(struct kubeboot_agent *agent,
+                                             int64_t now,
+                                             const uint8_t *point,
+                                             size_t point_len);
+
+// The answer to a GENERATE: the new key's reference (PEM, at most
+// [`KUBEBOOT_KEY_REF_MAX_LEN`] bytes: a `TSS2 PRIVATE KEY` from a TPM, the block of
+// [`kubeboot_pkcs11_key_reference`] from a token) and its public point. `INVALID_STATE` when no
+// GENERATE is outstanding, `INVALID_PARAMETER` for a point of another length. A reference of
+// another holder than the device's, or a point not on the curve, fails the attempt
+// (`KEY_DEVICE`): the agent checks.
+kubeboot_result kubeboot_agent_on_key_generated(struct kubeboot_agent *agent,
+                                                int64_t now,
+                                                const uint8_t *reference,
+                                                size_t reference_len,
+                                                const uint8_t *point,
+                                                size_t point_len);
+
+// The answer to a SIGN: the signature `r ‖ s` (`rs_len` = [`KUBEBOOT_P256_SIGNATURE_LEN`]).
+// `INVALID_STATE` when no SIGN is outstanding, `INVALID_PARAMETER` for another length. A
+// signature that does not verify with the key's public point fails the attempt (`KEY_DEVICE`).
+kubeboot_result kubeboot_agent_on_key_signature(struct kubeboot_agent *agent,
+                                                int64_t now,
+                                                const uint8_t *rs,
+                                                size_t rs_len);
+
+// Answer the outstanding SIGN through a C sign callback (the signer of
+// `kubeboot_csr_client_with_signer`): `signer->sign` signs the action's `data`; its answer must
+// verify with `signer->public_point`. A callback that fails or signs with another key fails the
+// attempt (`KEY_DEVICE`, the agent decides). `INVALID_STATE` when no SIGN is outstanding,
+// `NULL_PARAMETER` for a signer without a function, `MALFORMED_KEY` for a public point that is
+// not one.
+kubeboot_result kubeboot_agent_sign_with(struct kubeboot_agent *agent,
+                                         int64_t now,
+                                         const struct kubeboot_signer *signer);
+
+// The answer to a DESTROY: the key is gone. `INVALID_STATE` when no DESTROY is outstanding.
+kubeboot_result kubeboot_agent_on_key_destroyed(struct kubeboot_agent *agent, int64_t now);
+
+// The outstanding KEY operation failed: `why` (UTF-8, one line naming the device and what
+// failed, e.g. `pkcs11 token=node: C_Login: CKR_PIN_INCORRECT`; never a secret; may be NULL
+// with 0; cut at 256 bytes) goes into the agent's event or failure. `INVALID_STATE` when no KEY
+// operation is outstanding.
+kubeboot_result kubeboot_agent_on_key_error(struct kubeboot_agent *agent,
+                                            int64_t now,
+                                            const char *why,
+                                            size_t why_len);
+
+// The reference (a `PKCS#11 PROVIDER URI` PEM block, at most [`KUBEBOOT_KEY_REF_MAX_LEN`]
+// bytes) of the private key labelled `label` with `CKA_ID` `id` that a GENERATE made in the
+// token `device` names: its URI is the device's token attributes, `object=<label>`,
+// `id=<id>`, `type=private` and the device's query (`module-path`, `pin-source`), so the same
+// URI opens it (OpenSSL's pkcs11-provider reads the block too). `INVALID_KEY_REFERENCE` when
+// `device` is not a token's URI, `INSUFFICIENT_SIZE` (with the size needed) for a short `buf`.
+kubeboot_result kubeboot_pkcs11_key_reference(const char *device,
+                                              size_t device_len,
+                                              const char *label,
+                                              size_t label_len,
+                                              const uint8_t *id,
+                                              size_t id_len,
+                                              uint8_t *buf,
+                                              size_t len,
+                                              size_t *out_len);
+
+// The `pkcs11:` URI inside a `PKCS#11 PROVIDER URI` reference (the first such block of
+// `pem`), checked as the agent checks it. `MALFORMED_KEY` when there is no such block or it is
+// not the container, `INVALID_KEY_REFERENCE` for a URI kubeboot does not use,
+// `INSUFFICIENT_SIZE` (with the size needed) for a short `buf`.
+kubeboot_result kubeboot_key_reference_uri(const uint8_t *pem,
+                                           size_t pem_len,
+                                           char *buf,
+                                           size_t len,
+                                           size_t *out_len);
+
+// One attribute of an RFC 7512 `pkcs11:` URI, percent-decoded into `buf`: `name` is one of
+// `token`, `manufacturer`, `model`, `serial`, `object`, `id` (bytes), `type`, `slot-id`,
+// `module-path`, `module-name`, `pin-source`. `*found` says whether the URI has it (`*out_len`
+// is then its length, else 0). `INVALID_KEY_REFERENCE` for a URI kubeboot refuses (an unknown
+// or repeated attribute, `pin-value`, ...), `INVALID_PARAMETER` for another `name`,
+// `INSUFFICIENT_SIZE` (with the size needed) for a short `buf`.
+kubeboot_result kubeboot_pkcs11_uri_attribute(const char *uri,
+                                              size_t uri_len,
+                                              const char *name,
+                                              size_t name_len,
+                                              uint8_t *buf,
+                                              size_t len,
+                                              size_t *out_len,
+                                              bool *found);
 
 // Create an engine: copy the configuration, build and sign the CSR with `key` (not kept), and
 // get ready to create it. `now` is the current unix time (the wait deadline counts from it);

@@ -403,9 +403,10 @@ impl<'a> Tss2<'a> {
         }
         let mut empty_auth = false;
         if tlv(rest).is_some_and(|t| t.0 == 0xa0) {
+            // A BER boolean: tpm2-openssl writes TRUE as 0x01, DER (and we) as 0xff.
             empty_auth = match take(&mut rest, 0xa0)? {
                 [0x01, 0x01, 0x00] => false,
-                [0x01, 0x01, 0xff] => true,
+                [0x01, 0x01, _] => true,
                 _ => return Err(Error::MalformedKey),
             };
         }
@@ -665,6 +666,19 @@ mod tests {
         let at = other.windows(6).position(|w| w == OID_LOADABLE_KEY).unwrap() + 5;
         other[at] = 0x04; // 2.23.133.10.1.4: an importable key
         assert_eq!(Tss2::from_der(&other), Err(Error::UnsupportedKey));
+    }
+
+    /// A key `openssl genpkey -provider tpm2 -algorithm EC -pkeyopt group:P-256` wrote (tpm2-openssl
+    /// 1.1.1 on swtpm): its emptyAuth TRUE is the BER byte 0x01.
+    const OPENSSL_TPM2_KEY: &str = "-----BEGIN TSS2 PRIVATE KEY-----\nMIHwBgZngQUKAQOgAwEBAQIEQAAAAQRYAFYAIwALAAYAcgAAABAAEAADABAAIHoQ\nulkwZxeNO8OlP727rq3l7adpeLxjZInuiapAcsqoACCCeJhYtbn89q5r7hQYgz+c\n+mxhFpJa8EWjCbaSiuWg/wSBgAB+ACC1gKnpS69HqmICDQSso+PZzc3i5e5n5MSD\nBXi7nivYEgAQmDYk47cjrmKGBv2npOCNuFyxhBpXRccRPTBYenJPrqfrmCaDg/dz\nCxQfY2FGnb/y3O8PwrwB1eOAbJ8gaFSsMO4sF0mLjJvyDgh7C+s13NhHZbouCc8P\n+6Fq\n-----END TSS2 PRIVATE KEY-----\n";
+
+    #[test]
+    fn tss2_of_tpm2_openssl() {
+        let mut scratch = [0u8; 1024];
+        let k = Tss2::from_pem(OPENSSL_TPM2_KEY.as_bytes(), &mut scratch).unwrap();
+        assert!(k.empty_auth);
+        assert_eq!(k.parent, TPM_RH_OWNER);
+        assert_eq!((k.public.len(), k.private.len()), (88, 128));
     }
 
     #[test]

@@ -1800,6 +1800,8 @@ struct SimToken {
     made: Vec<String>,
     destroyed: Vec<String>,
     signed: usize,
+    /// Sign with another key than the reference's (a broken device or front-end).
+    wrong_key: bool,
 }
 
 impl SimToken {
@@ -1845,7 +1847,11 @@ impl SimToken {
                 Err(e) => agent.on_key_public(now, Err(&e)),
             },
             Op::Sign { key, message } => {
-                let r = self.key(&key).map(|k| k.sign_p256_sha256(&message).unwrap());
+                let other = kubeboot::key::NodeKey::from_entropy(&[0x77; 32]).unwrap();
+                let r = self.key(&key).map(|k| {
+                    let k = if self.wrong_key { &other } else { k };
+                    k.sign_p256_sha256(&message).unwrap()
+                });
                 self.signed += 1;
                 match r {
                     Ok(rs) => agent.on_signature(now, Ok(&rs)),
@@ -1989,13 +1995,26 @@ fn device_failures_are_typed_and_change_nothing() {
     assert_eq!(n.tree(), before);
     assert_eq!(n.token.made.len(), 1, "no key made");
     n.token.keys.insert(label.clone(), kept);
+    // The token signs the CSR with another key: refused before any CSR is sent, the key it
+    // made destroyed.
+    n.token.wrong_key = true;
+    match n.run(&mut api, &c) {
+        End::Failed(Error::KeyDevice, d) => assert!(d.contains("does not verify"), "{d}"),
+        other => panic!("{other:?} {:#?}", n.events),
+    }
+    n.token.wrong_key = false;
+    assert_eq!(n.tree(), before);
+    assert_eq!(api.csrs.len(), csrs);
+    assert_eq!(n.token.made.len(), 2);
+    assert_eq!(n.token.destroyed, vec![n.token.made[1].clone()]);
+    n.token.destroyed.clear();
     // A denied rotation destroys the key it made and keeps the current one.
     api.deny_next = true;
     n.events.clear();
     assert!(matches!(n.run(&mut api, &c), End::Failed(Error::CsrDenied, _)), "{:#?}", n.events);
     assert_eq!(n.tree(), before);
-    assert_eq!(n.token.made.len(), 2);
-    assert_eq!(n.token.destroyed, vec![n.token.made[1].clone()]);
+    assert_eq!(n.token.made.len(), 3);
+    assert_eq!(n.token.destroyed, vec![n.token.made[2].clone()]);
     assert!(n.token.keys.contains_key(&label));
     assert!(n.has("which=unused holder=pkcs11"));
     // The current key is in a device and none is named for the next one.

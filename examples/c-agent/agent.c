@@ -10,15 +10,23 @@
  *                  [--serving --dns D... --ip IP...]
  *                  [--discovery-endpoint URL --discovery-token T --discovery-token-ca-cert-hash H...]
  *                  [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom] [--log-format text|json]
- *                  [--ca-refresh-interval 10m]
+ *                  [--ca-refresh-interval 10m] [--key pkcs11:token=T?module-path=M&pin-source=F]
  *
  * Without --once it runs as a daemon (rotating at every deadline). Output: the agent's
  * `agent=c step=...` lines on stdout; exit 1 on failure with the typed reason. The kubelet's
  * certificate metrics (libkubeboot's text) are served at http://IP:PORT/metrics by a thread that
  * renders the agent's last snapshot when scraped, and/or written to a node_exporter textfile.
+ *
+ * With --key pkcs11:... every client key is made in that PKCS#11 token and never leaves it: the
+ * agent's KEY actions are done in the token (device.c), the CSR is signed there through a C sign
+ * callback, and the TLS handshake is signed there by OpenSSL's pkcs11 engine through libcurl
+ * (CURLOPT_SSLENGINE "pkcs11", CURLOPT_SSLKEYTYPE "ENG"). The cert dir and the kubeconfig hold
+ * the key's reference, never the key. A TPM is not supported by this front-end (README).
  */
 #define _GNU_SOURCE
 #include <kubeboot.h>
+
+#include "device.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -180,11 +188,26 @@ static void http(kubeboot_agent *agent, CURL *h, const kubeboot_agent_action *a)
         curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
         curl_easy_setopt(h, CURLOPT_CAPATH, NULL); /* never the system roots */
     }
+    char key_uri[KUBEBOOT_PKCS11_URI_MAX_LEN + 1], why[512];
     if (a->client_cert_pem) {
         struct curl_blob cert = {(void *)a->client_cert_pem, a->client_cert_pem_len, CURL_BLOB_COPY};
         struct curl_blob key = {(void *)a->client_key_pem, a->client_key_pem_len, CURL_BLOB_COPY};
         curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
-        curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
+        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+        if (a->key_holder == KUBEBOOT_KEY_HOLDER_SOFTWARE) {
+            curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
+        } else if (a->key_holder == KUBEBOOT_KEY_HOLDER_PKCS11 &&
+                   device_tls_key(a->client_key_pem, a->client_key_pem_len, key_uri, sizeof key_uri, why, sizeof why)) {
+            /* The token signs the handshake: OpenSSL's pkcs11 engine loads the key by its URI. */
+            ok = ok && curl_easy_setopt(h, CURLOPT_SSLENGINE, "pkcs11") == CURLE_OK;
+            curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "ENG");
+            curl_easy_setopt(h, CURLOPT_SSLKEY, key_uri);
+        } else {
+            if (a->key_holder != KUBEBOOT_KEY_HOLDER_PKCS11) snprintf(why, sizeof why, "tpm: the C agent has no TPM route");
+            curl_slist_free_all(hdrs);
+            kubeboot_agent_on_transport_error(agent, now, why, strlen(why));
+            return;
+        }
     }
     if (strcmp(a->method, "POST") == 0) {
         /* A request with a body goes over HTTP/1.1: an HTTP/2 server may answer it before reading
@@ -385,6 +408,9 @@ static int drive(kubeboot_agent *agent, CURL *curl) {
         case KUBEBOOT_AGENT_ENTROPY:
             if (kubeboot_agent_perform_entropy(agent) != KUBEBOOT_RESULT_OK) return 1;
             break;
+        case KUBEBOOT_AGENT_KEY:
+            device_key_action(agent, now, &a);
+            break;
         case KUBEBOOT_AGENT_HTTP:
             in_http = 1;
             if (stop_requested) return notify("STOPPING=1", 10), 0;
@@ -420,14 +446,14 @@ static void usage(void) {
                     "  [--discovery-endpoint URL --discovery-token T --discovery-token-ca-cert-hash H..\n"
                     "   | --discovery-token-unsafe-skip-ca-verification]\n"
                     "  [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom] [--log-format text|json]\n"
-                    "  [--ca-refresh-interval D (0: never)]\n");
+                    "  [--ca-refresh-interval D (0: never)] [--key pkcs11:token=T?module-path=M&pin-source=F]\n");
 }
 
 int main(int argc, char **argv) {
     kubeboot_agent_config c;
     memset(&c, 0, sizeof c);
     const char *kubeconfig = NULL, *bootstrap = NULL, *cert_dir = "/var/lib/kubelet/pki", *node = NULL;
-    const char *ca_bundle = NULL, *endpoint = NULL, *token = NULL, *metrics_addr = NULL;
+    const char *ca_bundle = NULL, *endpoint = NULL, *token = NULL, *metrics_addr = NULL, *key = NULL;
     kubeboot_str dns[MAX_LIST], ips[MAX_LIST], pins[MAX_LIST];
     size_t ndns = 0, nips = 0, npins = 0;
     bool once = false;
@@ -451,6 +477,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(f, "--discovery-endpoint")) endpoint = v;
         else if (!strcmp(f, "--discovery-token")) token = v;
         else if (!strcmp(f, "--metrics-bind-address")) metrics_addr = v;
+        else if (!strcmp(f, "--key")) key = v;
         else if (!strcmp(f, "--metrics-textfile")) metrics_textfile = v;
         else if (!strcmp(f, "--log-format") && !strcmp(v, "text")) c.log_format = KUBEBOOT_LOG_TEXT;
         else if (!strcmp(f, "--log-format") && !strcmp(v, "json")) c.log_format = KUBEBOOT_LOG_JSON;
@@ -467,6 +494,17 @@ int main(int argc, char **argv) {
         if (takes) i++;
     }
     if (!kubeconfig) return usage(), 2;
+    /* --key: where every client key is made. A token's URI (its PIN from pin-source=, never from
+       the command line); the agent checks it. */
+    if (key && strncmp(key, "tpm:", 4) == 0)
+        return fprintf(stderr, "kubeboot-agent: --key %s: the C agent has no TPM route: libcurl 7.88 has no "
+                               "provider key type (PROV is curl 8.12) and tpm2-pkcs11 is another key model than the "
+                               "TSS2 blobs the agents share (README); use the Rust or Go agent\n",
+                       key), 1;
+    if (key && strncmp(key, "pkcs11:", 7) != 0)
+        return fprintf(stderr, "kubeboot-agent: --key %s: the agent makes its own keys; give a token "
+                               "(pkcs11:token=T?module-path=M&pin-source=F) or no --key\n", key), 1;
+    if (key) c.key_device = key, c.key_device_len = strlen(key);
     if (metrics_textfile &&
         kubeboot_metrics_check_textfile(metrics_textfile, strlen(metrics_textfile)) != KUBEBOOT_RESULT_OK)
         return fprintf(stderr, "kubeboot-agent: --metrics-textfile %s: node_exporter reads only *.prom files\n",

@@ -1225,9 +1225,98 @@ static kubeboot_agent_config agent_config(const char *dir, const char *node, boo
     return c;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* A node key in a device, through the ABI: the "token" here is a software key (the recorded
+   approval's, so the recorded certificate matches), answered the way a front-end answers a
+   PKCS#11 token: GENERATE with kubeboot_pkcs11_key_reference, SIGN through the C sign callback
+   (kubeboot_agent_sign_with), PUBLIC with the point. The files hold the reference only. */
+
+#define DEV "pkcs11:token=sim;serial=0042?module-path=/opt/sim%20hsm.so&pin-source=/etc/kb/pin"
+
+struct sim_token {
+    const kubeboot_key *key;
+    int generated, signed_, publics, destroyed, fail;
+};
+
+/* Answer a KEY action as the token would. */
+static void sim_key(kubeboot_agent *agent, int64_t now, const kubeboot_agent_action *a, struct sim_token *t) {
+    uint8_t point[KUBEBOOT_P256_POINT_LEN];
+    CHECK_RC(kubeboot_key_public_point(t->key, point), OK);
+    if (t->fail) {
+        CHECK_RC(kubeboot_agent_on_key_error(agent, now, S("pkcs11 token=sim: C_Login: CKR_PIN_INCORRECT")), OK);
+        return;
+    }
+    CHECK(a->key_holder == KUBEBOOT_KEY_HOLDER_PKCS11);
+    switch (a->key_op) {
+    case KUBEBOOT_KEY_OP_GENERATE: {
+        t->generated++;
+        CHECK(bytes_eq(a->key_device, a->key_device_len, DEV));
+        CHECK(a->key_label_len > 15 && memcmp(a->key_label, "kubelet-client-", 15) == 0);
+        uint8_t ref[KUBEBOOT_KEY_REF_MAX_LEN];
+        size_t n = 0, need = 0;
+        const uint8_t id[] = {0xde, 0xad, 0x01};
+        CHECK_RC(kubeboot_pkcs11_key_reference(a->key_device, a->key_device_len, a->key_label, a->key_label_len,
+                                               id, sizeof id, ref, 10, &need), SHORT);
+        CHECK(need > 10 && need <= sizeof ref);
+        CHECK_RC(kubeboot_pkcs11_key_reference(a->key_device, a->key_device_len, a->key_label, a->key_label_len,
+                                               id, sizeof id, ref, sizeof ref, &n), OK);
+        CHECK(n > 40 && memcmp(ref, "-----BEGIN PKCS#11 PROVIDER URI-----\n", 37) == 0);
+        /* A point of the wrong length, or an answer to another operation: refused, unanswered. */
+        CHECK_RC(kubeboot_agent_on_key_generated(agent, now, ref, n, point, 64), KUBEBOOT_RESULT_INVALID_PARAMETER);
+        CHECK_RC(kubeboot_agent_on_key_public(agent, now, point, sizeof point), KUBEBOOT_RESULT_INVALID_STATE);
+        CHECK_RC(kubeboot_agent_on_key_destroyed(agent, now), KUBEBOOT_RESULT_INVALID_STATE);
+        CHECK_RC(kubeboot_agent_on_key_generated(agent, now, ref, n, point, sizeof point), OK);
+        break;
+    }
+    case KUBEBOOT_KEY_OP_SIGN: {
+        t->signed_++;
+        CHECK(a->data_len > 100 && a->key_ref_len > 40);
+        struct cb_state st = {t->key, 0, 0};
+        kubeboot_signer signer;
+        memset(&signer, 0, sizeof signer);
+        CHECK_RC(kubeboot_agent_sign_with(agent, now, &signer), NULLP); /* no function */
+        signer.sign = sign_cb;
+        signer.userdata = &st;
+        memcpy(signer.public_point, point, sizeof point);
+        CHECK_RC(kubeboot_agent_on_key_signature(agent, now, point, 63), KUBEBOOT_RESULT_INVALID_PARAMETER);
+        CHECK_RC(kubeboot_agent_sign_with(agent, now, &signer), OK);
+        CHECK(st.calls == 1);
+        CHECK_RC(kubeboot_agent_sign_with(agent, now, &signer), KUBEBOOT_RESULT_INVALID_STATE); /* answered */
+        break;
+    }
+    case KUBEBOOT_KEY_OP_PUBLIC: {
+        t->publics++;
+        /* The reference names the key the GENERATE made: its URI, its attributes decoded. */
+        char uri[KUBEBOOT_PKCS11_URI_MAX_LEN];
+        size_t un = 0, vn = 0;
+        uint8_t v[64];
+        bool found = false;
+        CHECK_RC(kubeboot_key_reference_uri(a->key_ref, a->key_ref_len, uri, sizeof uri, &un), OK);
+        CHECK(find_bytes(uri, un, ";id=%de%ad%01;type=private?module-path=", 39) != NULL);
+        CHECK_RC(kubeboot_pkcs11_uri_attribute(uri, un, S("module-path"), v, sizeof v, &vn, &found), OK);
+        CHECK(found && bytes_eq((const char *)v, vn, "/opt/sim hsm.so"));
+        CHECK_RC(kubeboot_pkcs11_uri_attribute(uri, un, S("id"), v, sizeof v, &vn, &found), OK);
+        CHECK(found && vn == 3 && v[0] == 0xde && v[2] == 0x01);
+        CHECK_RC(kubeboot_pkcs11_uri_attribute(uri, un, S("serial"), v, sizeof v, &vn, &found), OK);
+        CHECK(found && bytes_eq((const char *)v, vn, "0042"));
+        CHECK_RC(kubeboot_pkcs11_uri_attribute(uri, un, S("model"), v, sizeof v, &vn, &found), OK);
+        CHECK(!found && vn == 0);
+        CHECK_RC(kubeboot_agent_on_key_public(agent, now, point, sizeof point), OK);
+        break;
+    }
+    case KUBEBOOT_KEY_OP_DESTROY:
+        t->destroyed++;
+        CHECK_RC(kubeboot_agent_on_key_destroyed(agent, now), OK);
+        break;
+    default:
+        CHECK(!"unknown key operation");
+    }
+}
+
 /* Drive `agent` at `now`, answering HTTP from the recording (the first create is pushed back
- * with 429 and Retry-After: 1, as API Priority and Fairness does). Returns the final action. */
-static kubeboot_agent_action agent_run(kubeboot_agent *agent, int64_t now, int *requests) {
+   with 429 and Retry-After: 1, as API Priority and Fairness does) and KEY actions from `t` (NULL:
+   none expected). Returns the final action. */
+static kubeboot_agent_action agent_run(kubeboot_agent *agent, int64_t now, int *requests, struct sim_token *t) {
     kubeboot_agent_action a;
     char msg[256];
     size_t n = 0;
@@ -1240,7 +1329,12 @@ static kubeboot_agent_action agent_run(kubeboot_agent *agent, int64_t now, int *
             CHECK_RC(kubeboot_agent_perform_file_action(agent, now, msg, sizeof msg, &n), OK);
             break;
         case KUBEBOOT_AGENT_ENTROPY:
+            CHECK(t == NULL); /* a device agent asks for no entropy */
             CHECK_RC(kubeboot_agent_perform_entropy(agent), OK);
+            break;
+        case KUBEBOOT_AGENT_KEY:
+            CHECK(t != NULL);
+            if (t) sim_key(agent, now, &a, t);
             break;
         case KUBEBOOT_AGENT_HTTP: {
             (*requests)++;
@@ -1303,11 +1397,11 @@ static kubeboot_agent_action agent_run(kubeboot_agent *agent, int64_t now, int *
     return a;
 }
 
-static void test_agent(void) {
-    char tmpl[] = "/tmp/kubeboot-c-agent-XXXXXX";
+/* A node's directory for the recorded bootstrap: the CAs and the bootstrap kubeconfig. */
+static char *agent_dir(char *tmpl) {
     char *dir = mkdtemp(tmpl);
     CHECK(dir != NULL);
-    if (!dir) return;
+    if (!dir) return NULL;
     size_t n = 0;
     unsigned char *ca = data("recorded/client-ca.pem", &n);
     write_file(dir, "client-ca.pem", ca, n);
@@ -1319,6 +1413,14 @@ static void test_agent(void) {
                      "    certificate-authority: serving-ca.pem\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
                      "current-context: c\nusers:\n- name: u\n  user:\n    token: hi3rc6.cpoi3m254kzpt12t\n";
     write_file(dir, "bootstrap.conf", bk, strlen(bk));
+    return dir;
+}
+
+static void test_agent(void) {
+    char tmpl[] = "/tmp/kubeboot-c-agent-XXXXXX";
+    char *dir = agent_dir(tmpl);
+    if (!dir) return;
+    size_t n = 0;
 
     /* Bad configurations, *out untouched. */
     kubeboot_agent *agent = (kubeboot_agent *)&n;
@@ -1345,7 +1447,7 @@ static void test_agent(void) {
     int requests = 0;
     kubeboot_agent_config nb = agent_config(dir, "rec-1", false);
     CHECK_RC(kubeboot_agent_new(&nb, &agent), OK);
-    kubeboot_agent_action a = agent_run(agent, REC_NOW, &requests);
+    kubeboot_agent_action a = agent_run(agent, REC_NOW, &requests, NULL);
     CHECK(a.kind == KUBEBOOT_AGENT_FAILED && a.result == KUBEBOOT_RESULT_STORE_NOT_FOUND);
     CHECK(find_bytes(a.detail, a.detail_len, "no bootstrap kubeconfig", 23) != NULL);
     CHECK(requests == 0 && !exists(dir, "pki") && !exists(dir, "kubelet.conf"));
@@ -1359,7 +1461,7 @@ static void test_agent(void) {
     write_file(dir, "pki/kubelet-client.key.tmp", kp, kn);
     free(kp);
     CHECK_RC(kubeboot_agent_new(&c, &agent), OK);
-    a = agent_run(agent, REC_NOW, &requests);
+    a = agent_run(agent, REC_NOW, &requests, NULL);
     CHECK(a.kind == KUBEBOOT_AGENT_DONE);
     CHECK(a.client_not_after > REC_NOW && a.client_rotation_deadline > REC_NOW && !a.has_serving);
     CHECK(requests == 4); /* healthz, create (429, Retry-After: 1), create, watch */
@@ -1370,7 +1472,7 @@ static void test_agent(void) {
     /* Again: the credentials are valid, nothing is sent. */
     requests = 0;
     CHECK_RC(kubeboot_agent_new(&c, &agent), OK);
-    a = agent_run(agent, REC_NOW + 60, &requests);
+    a = agent_run(agent, REC_NOW + 60, &requests, NULL);
     CHECK(a.kind == KUBEBOOT_AGENT_DONE && requests == 0);
     /* The metrics, as data (copied out, rendered later: a server thread's way): the valid
        certificate's TTL at the time asked, no renewal error, no serving certificate (+Inf); a
@@ -1426,6 +1528,92 @@ static void test_agent(void) {
     CHECK(system(cmd) == 0);
 }
 
+static bool file_has(const char *dir, const char *name, const char *needle) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    size_t n = 0;
+    unsigned char *b = read_file(p, &n);
+    bool has = b && find_bytes(b, n, needle, strlen(needle)) != NULL;
+    free(b);
+    return has;
+}
+
+static void test_agent_device(void) {
+    char tmpl[] = "/tmp/kubeboot-c-device-XXXXXX";
+    char *dir = agent_dir(tmpl);
+    if (!dir) return;
+    size_t n = 0;
+    unsigned char *b = data("recorded/approved.key.pem", &n);
+    kubeboot_key *key = NULL;
+    CHECK_RC(kubeboot_key_from_pem(b, n, &key), OK);
+    free(b);
+    struct sim_token t = {key, 0, 0, 0, 0, 0};
+
+    /* Bad device names and a device with a serving certificate: refused at start. */
+    kubeboot_agent *agent = NULL;
+    kubeboot_agent_config c = agent_config(dir, "rec-1", true);
+    kubeboot_agent_config bad = c;
+    bad.key_device = "pkcs11:token=sim;colour=blue?module-path=/m.so";
+    bad.key_device_len = strlen(bad.key_device);
+    CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_KEY_REFERENCE);
+    bad.key_device = "pkcs11:token=sim;object=k?module-path=/m.so"; /* a device names no object */
+    bad.key_device_len = strlen(bad.key_device);
+    CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_KEY_REFERENCE);
+    CHECK(agent == NULL);
+
+    /* The token fails: the typed reason with the device's words, nothing written. */
+    int requests = 0;
+    c.key_device = DEV;
+    c.key_device_len = strlen(DEV);
+    t.fail = 1;
+    CHECK_RC(kubeboot_agent_new(&c, &agent), OK);
+    kubeboot_agent_action a = agent_run(agent, REC_NOW, &requests, &t);
+    CHECK(a.kind == KUBEBOOT_AGENT_FAILED && a.result == KUBEBOOT_RESULT_KEY_DEVICE);
+    CHECK(find_bytes(a.detail, a.detail_len, "CKR_PIN_INCORRECT", 17) != NULL);
+    CHECK(requests == 0 && !exists(dir, "pki") && !exists(dir, "kubelet.conf"));
+    CHECK_RC(kubeboot_agent_on_key_error(agent, REC_NOW, NULL, 0), KUBEBOOT_RESULT_INVALID_STATE);
+    kubeboot_agent_free(agent);
+
+    /* Bootstrap: the key made in the token, the CSR signed there, the reference stored. */
+    t.fail = 0;
+    CHECK_RC(kubeboot_agent_new(&c, &agent), OK);
+    a = agent_run(agent, REC_NOW, &requests, &t);
+    CHECK(a.kind == KUBEBOOT_AGENT_DONE);
+    CHECK(t.generated == 1 && t.signed_ == 1 && t.destroyed == 0 && requests == 4); /* the first create pushed back */
+    CHECK(file_has(dir, "pki/kubelet-client-current.pem", "-----BEGIN PKCS#11 PROVIDER URI-----"));
+    CHECK(!file_has(dir, "pki/kubelet-client-current.pem", "PRIVATE KEY-----"));
+    CHECK(!exists(dir, "pki/kubelet-client.key.tmp"));
+    kubeboot_agent_free(agent);
+
+    /* Again: the token tells the key's point, the credentials are valid, nothing is sent. */
+    requests = 0;
+    CHECK_RC(kubeboot_agent_new(&c, &agent), OK);
+    a = agent_run(agent, REC_NOW + 60, &requests, &t);
+    CHECK(a.kind == KUBEBOOT_AGENT_DONE && requests == 0 && t.publics > 0 && t.generated == 1);
+    kubeboot_agent_free(agent);
+
+    /* The helpers refuse what the agent refuses; NULLs are typed. */
+    char out[64];
+    size_t on = 0;
+    bool found = false;
+    CHECK_RC(kubeboot_pkcs11_key_reference(S("tpm"), S("k"), NULL, 0, (uint8_t *)out, sizeof out, &on),
+             KUBEBOOT_RESULT_INVALID_KEY_REFERENCE);
+    CHECK_RC(kubeboot_pkcs11_key_reference(S(DEV), S("k"), NULL, 0, (uint8_t *)out, sizeof out, NULL), NULLP);
+    CHECK_RC(kubeboot_key_reference_uri((const uint8_t *)"x", 1, out, sizeof out, &on), KUBEBOOT_RESULT_MALFORMED_KEY);
+    CHECK_RC(kubeboot_pkcs11_uri_attribute(S("pkcs11:token=a;pin-value=1"), S("token"), (uint8_t *)out, sizeof out,
+                                           &on, &found), KUBEBOOT_RESULT_INVALID_KEY_REFERENCE);
+    CHECK_RC(kubeboot_pkcs11_uri_attribute(S("pkcs11:token=a"), S("colour"), (uint8_t *)out, sizeof out, &on, &found),
+             KUBEBOOT_RESULT_INVALID_PARAMETER);
+    CHECK_RC(kubeboot_pkcs11_uri_attribute(S("pkcs11:token=a"), S("token"), (uint8_t *)out, sizeof out, &on, NULL),
+             NULLP);
+    CHECK_RC(kubeboot_agent_on_key_public(NULL, REC_NOW, (const uint8_t *)out, 65), NULLP);
+    CHECK_RC(kubeboot_agent_sign_with(NULL, REC_NOW, NULL), NULLP);
+    kubeboot_key_free(key);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s <k1.pem> [<k1.der>]\n", argv[0]);
@@ -1450,6 +1638,7 @@ int main(int argc, char **argv) {
     test_kubeconfig();
     test_store(pem, pem_len);
     test_agent();
+    test_agent_device();
     free(pem);
     free(der);
     printf("%d passed, %d failed\n", passed, failed);

@@ -9,6 +9,7 @@
 //! | `KUBEBOOT_AGENT_FILE` | the file step `file_step` (crash-safe, see the header) | [`kubeboot_agent_on_file_done`] |
 //! | `KUBEBOOT_AGENT_ENTROPY` | `entropy_len` bytes from a CSPRNG | [`kubeboot_agent_on_entropy`] |
 //! | `KUBEBOOT_AGENT_HTTP` | the HTTPS request (connection fields, request fields) | [`kubeboot_agent_on_http_response_with_retry_after`] (or [`kubeboot_agent_on_http_response`]), the stream calls, or [`kubeboot_agent_on_transport_error`] |
+//! | `KUBEBOOT_AGENT_KEY` | the device operation `key_op` (see [`crate::device`]) | `kubeboot_agent_on_key_*` |
 //! | `KUBEBOOT_AGENT_SLEEP` | sleep until `until` | — |
 //! | `KUBEBOOT_AGENT_EVENT` | print `line` | — |
 //! | `KUBEBOOT_AGENT_DONE` | exit 0 | — |
@@ -67,6 +68,10 @@ pub const KUBEBOOT_AGENT_EVENT: u32 = 5;
 pub const KUBEBOOT_AGENT_DONE: u32 = 6;
 /// Action: failed for good (`result`, `detail`, `line`).
 pub const KUBEBOOT_AGENT_FAILED: u32 = 7;
+/// Action: use the device that holds the node key (`key_op`, `key_holder`, `key_ref`,
+/// `key_device`, `key_label`, `data`); answer with the `kubeboot_agent_on_key_*` call the
+/// operation names, or `kubeboot_agent_on_key_error`.
+pub const KUBEBOOT_AGENT_KEY: u32 = 8;
 
 /// File step: open the store `<path>/<path2>-*.pem` (client-go's recovery of an interrupted
 /// swap, stale temporary files removed); a missing directory is `STORE_NOT_FOUND`.
@@ -194,6 +199,14 @@ pub struct kubeboot_agent_config {
     /// `KUBEBOOT_MODE_RUN`: how often to re-read the cluster's CA and keep `<cert_dir>/ca.crt`
     /// current (seconds; 0: the default, 600; negative: never).
     pub ca_refresh_seconds: i64,
+    /// Where new client keys are made: `tpm`, or a `pkcs11:` URI of the token with its
+    /// `module-path` and `pin-source` (no object); NULL: in software (ENTROPY actions). With a
+    /// device every new key is made there (KEY actions), the CSR is signed there, and the cert
+    /// dir and the node kubeconfig hold the key's reference instead of the key. Not with
+    /// `serving` (`INVALID_CONFIG`); a bad name is `INVALID_KEY_REFERENCE`.
+    pub key_device: *const c_char,
+    /// Its length.
+    pub key_device_len: usize,
 }
 
 /// What to do next, from [`kubeboot_agent_poll`]. Pointers point into the agent and stay valid
@@ -250,7 +263,8 @@ pub struct kubeboot_agent_action {
     pub client_cert_pem: *const u8,
     /// Length of `client_cert_pem`.
     pub client_cert_pem_len: usize,
-    /// HTTP: its private key (PEM; secret).
+    /// HTTP: its private key (PEM; secret), or the reference of the key a device holds
+    /// (`key_holder` says which).
     pub client_key_pem: *const u8,
     /// Length of `client_key_pem`.
     pub client_key_pem_len: usize,
@@ -300,6 +314,24 @@ pub struct kubeboot_agent_action {
     pub serving_not_after: i64,
     /// DONE: its rotation deadline.
     pub serving_rotation_deadline: i64,
+    /// KEY: `KUBEBOOT_KEY_OP_*`.
+    pub key_op: u32,
+    /// KEY: who holds the key (`KUBEBOOT_KEY_HOLDER_TPM`, `..._PKCS11`); HTTP with a client
+    /// certificate: who holds its key (`..._SOFTWARE`: `client_key_pem` is the key itself).
+    pub key_holder: u32,
+    /// KEY: PUBLIC, SIGN, DESTROY: the key's reference (PEM: `TSS2 PRIVATE KEY` or
+    /// `PKCS#11 PROVIDER URI`; not secret).
+    pub key_ref: *const u8,
+    /// Length of `key_ref`.
+    pub key_ref_len: usize,
+    /// KEY: GENERATE: the device (`tpm`, or the token's `pkcs11:` URI).
+    pub key_device: *const c_char,
+    /// Length of `key_device`.
+    pub key_device_len: usize,
+    /// KEY: GENERATE: the new key's name (`kubelet-client-<timestamp>`; PKCS#11 `CKA_LABEL`).
+    pub key_label: *const c_char,
+    /// Length of `key_label`.
+    pub key_label_len: usize,
 }
 
 impl kubeboot_agent_action {
@@ -353,6 +385,14 @@ impl kubeboot_agent_action {
             has_serving: false,
             serving_not_after: 0,
             serving_rotation_deadline: 0,
+            key_op: 0,
+            key_holder: 0,
+            key_ref: null(),
+            key_ref_len: 0,
+            key_device: null(),
+            key_device_len: 0,
+            key_label: null(),
+            key_label_len: 0,
         }
     }
 }
@@ -373,11 +413,11 @@ impl crate::macros::Handle for kubeboot_agent {
     }
 }
 
-fn str_ptr(s: &str) -> (*const c_char, usize) {
+pub(crate) fn str_ptr(s: &str) -> (*const c_char, usize) {
     (s.as_ptr().cast(), s.len())
 }
 
-fn bytes_ptr(b: &[u8]) -> (*const u8, usize) {
+pub(crate) fn bytes_ptr(b: &[u8]) -> (*const u8, usize) {
     if b.is_empty() { (null(), 0) } else { (b.as_ptr(), b.len()) }
 }
 
@@ -450,7 +490,10 @@ fn file_step(a: &mut kubeboot_agent_action, step: &FileStep<'_>) {
 /// relative working dir, discovery without a bootstrap kubeconfig, an unknown mode);
 /// `INVALID_NODE_NAME`, the serving SANs' errors, `INVALID_PIN`, `PIN_MISMATCH` (discovery with
 /// no pin and no unsafe skip), `INVALID_EXPIRATION_SECONDS`, `TOO_LARGE` (a path over 1024
-/// bytes); without `std`, `UNKNOWN_ERROR` when [`AGENT_SLOTS`] agents are live.
+/// bytes), `INVALID_KEY_REFERENCE` (a `key_device` that is neither `tpm` nor a token's
+/// `pkcs11:` URI with `token=` and `module-path=` and no object), `INVALID_CONFIG` (a
+/// `key_device` with `serving`); without `std`, `UNKNOWN_ERROR` when [`AGENT_SLOTS`] agents are
+/// live.
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_agent_new(
     cfg: *const kubeboot_agent_config,
@@ -467,6 +510,7 @@ pub extern "C" fn kubeboot_agent_new(
         let bootstrap = try_opt_str!(c.bootstrap_kubeconfig, c.bootstrap_kubeconfig_len);
         let ca_bundle = try_opt_str!(c.ca_bundle, c.ca_bundle_len);
         let discovery_server = try_opt_str!(c.discovery_server, c.discovery_server_len);
+        let key_device = try_opt_str!(c.key_device, c.key_device_len);
         let mut pin_text = heapless::Vec::new();
         if let Err(e) = strs(try_slice!(c.discovery_pins, c.discovery_pin_count), &mut pin_text) {
             return if e == kubeboot_result::TooManySans { kubeboot_result::InvalidPin } else { e };
@@ -532,6 +576,7 @@ pub extern "C" fn kubeboot_agent_new(
             0 => kb::agent::DEFAULT_CA_REFRESH_SECS,
             n => n.max(0),
         };
+        config.key_device = key_device;
         config.verifier = verifier();
         new_in_place(out, |a| {
             match a.agent.start(&config) {
@@ -596,6 +641,7 @@ pub extern "C" fn kubeboot_agent_poll(
                 if let Some(cc) = c.client_certificate {
                     (x.client_cert_pem, x.client_cert_pem_len) = bytes_ptr(cc.chain_pem);
                     (x.client_key_pem, x.client_key_pem_len) = bytes_ptr(cc.key_pem);
+                    x.key_holder = crate::device::holder_of(cc.key_pem);
                 }
                 x.request_kind = match r.kind {
                     RequestKind::Healthz => KUBEBOOT_AGENT_REQUEST_HEALTHZ,
@@ -622,6 +668,11 @@ pub extern "C" fn kubeboot_agent_poll(
                 (x.data, x.data_len) = bytes_ptr(r.body);
                 (x.user_agent, x.user_agent_len) = str_ptr(r.user_agent);
                 x.until = r.give_up_at;
+                x
+            }
+            Action::Key(op) => {
+                let mut x = kubeboot_agent_action::empty(KUBEBOOT_AGENT_KEY);
+                crate::device::key_action(&mut x, &op);
                 x
             }
             Action::Sleep { until } => {
@@ -666,6 +717,18 @@ pub extern "C" fn kubeboot_agent_poll(
         *out = action;
         kubeboot_result::Ok
     }}
+}
+
+/// A front-end's reason (UTF-8, cut at 256 bytes on a character boundary; `otherwise` when it is
+/// not UTF-8) for the agent's event.
+pub(crate) fn why_text(bytes: &[u8], otherwise: &str) -> heapless::String<256> {
+    let mut text = heapless::String::new();
+    for c in core::str::from_utf8(bytes).unwrap_or(otherwise).chars() {
+        if text.push(c).is_err() {
+            break;
+        }
+    }
+    text
 }
 
 /// A store code from a C result (anything else is an I/O error).
@@ -810,13 +873,7 @@ pub extern "C" fn kubeboot_agent_on_transport_error(
 ) -> kubeboot_result {
     ffi_panic_boundary! {{
         let a = try_mut!(agent);
-        let bytes = try_slice!(why.cast::<u8>(), why_len);
-        let mut text: heapless::String<256> = heapless::String::new();
-        for c in core::str::from_utf8(bytes).unwrap_or("transport error").chars() {
-            if text.push(c).is_err() {
-                break;
-            }
-        }
+        let text = why_text(try_slice!(why.cast::<u8>(), why_len), "transport error");
         a.agent.on_transport_error(now, &text);
         kubeboot_result::Ok
     }}

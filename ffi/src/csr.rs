@@ -70,7 +70,7 @@ const _: () = assert!(KUBEBOOT_NODE_CSR_NAME_LEN == api::NODE_CSR_NAME_LEN);
 pub const KUBEBOOT_CSR_CHECK_MAX_USAGES: usize = 64;
 
 /// A [`kubeboot_signer`] seen from Rust.
-struct CallbackSigner {
+pub(crate) struct CallbackSigner {
     sign: unsafe extern "C" fn(*mut c_void, *const u8, usize, *mut u8) -> u32,
     userdata: *mut c_void,
     point: [u8; 65],
@@ -100,7 +100,7 @@ impl P256Signer for CallbackSigner {
     }
 }
 
-fn callback_signer(s: &kubeboot_signer) -> Result<CallbackSigner, kubeboot_result> {
+pub(crate) fn callback_signer(s: &kubeboot_signer) -> Result<CallbackSigner, kubeboot_result> {
     let sign = s.sign.ok_or(kubeboot_result::NullParameter)?;
     let key = p256::ecdsa::VerifyingKey::from_sec1_bytes(&s.public_point)
         .map_err(|_| kubeboot_result::MalformedKey)?;

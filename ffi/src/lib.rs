@@ -38,6 +38,7 @@ mod macros;
 
 pub mod agent;
 pub mod csr;
+pub mod device;
 pub mod engine;
 pub mod error;
 pub mod expected;

@@ -303,6 +303,74 @@ fn callback_signer_and_policy() {
     kubeboot_key_free(key);
 }
 
+#[test]
+fn pkcs11_references_round_trip() {
+    use crate::device::*;
+    let device = "pkcs11:token=t%20one;serial=7?module-path=/m.so&pin-source=/p";
+    let (d, dn) = s(device);
+    let (l, ln) = s("kubelet-client-1");
+    let id = [0u8, 0xff, 0x10];
+    let mut pem = [0u8; KUBEBOOT_KEY_REF_MAX_LEN];
+    let mut n = 0usize;
+    let r =
+        kubeboot_pkcs11_key_reference(d, dn, l, ln, id.as_ptr(), 3, pem.as_mut_ptr(), 8, &mut n);
+    assert_eq!(r, kubeboot_result::InsufficientSize);
+    let need = n;
+    let r = kubeboot_pkcs11_key_reference(
+        d,
+        dn,
+        l,
+        ln,
+        id.as_ptr(),
+        3,
+        pem.as_mut_ptr(),
+        pem.len(),
+        &mut n,
+    );
+    assert_eq!((r, n), (kubeboot_result::Ok, need));
+    let mut uri = [0u8; KUBEBOOT_PKCS11_URI_MAX_LEN];
+    let mut un = 0usize;
+    let r =
+        kubeboot_key_reference_uri(pem.as_ptr(), n, uri.as_mut_ptr().cast(), uri.len(), &mut un);
+    assert_eq!(r, kubeboot_result::Ok);
+    let text = core::str::from_utf8(&uri[..un]).unwrap();
+    assert_eq!(
+        text,
+        "pkcs11:token=t%20one;serial=7;object=kubelet-client-1;id=%00%ff%10;type=private?module-path=/m.so&pin-source=/p"
+    );
+    let attr = |name: &str| {
+        let (np, nl) = s(name);
+        let (mut v, mut vn, mut found) = ([0u8; 64], 0usize, true);
+        let r = kubeboot_pkcs11_uri_attribute(
+            uri.as_ptr().cast(),
+            un,
+            np,
+            nl,
+            v.as_mut_ptr(),
+            v.len(),
+            &mut vn,
+            &mut found,
+        );
+        assert_eq!(r, kubeboot_result::Ok);
+        found.then(|| v[..vn].to_vec())
+    };
+    assert_eq!(attr("token").as_deref(), Some(&b"t one"[..]));
+    assert_eq!(attr("id").as_deref(), Some(&id[..]));
+    assert_eq!(attr("model"), None);
+    // A device that is not a token, a reference that is not one, NULLs.
+    let (t, tn) = s("tpm");
+    let r =
+        kubeboot_pkcs11_key_reference(t, tn, l, ln, null(), 0, pem.as_mut_ptr(), pem.len(), &mut n);
+    assert_eq!(r, kubeboot_result::InvalidKeyReference);
+    let r =
+        kubeboot_key_reference_uri(b"x".as_ptr(), 1, uri.as_mut_ptr().cast(), uri.len(), &mut un);
+    assert_eq!(r, kubeboot_result::MalformedKey);
+    let r = kubeboot_key_reference_uri(null(), 3, uri.as_mut_ptr().cast(), uri.len(), &mut un);
+    assert_eq!(r, NULL_RESULT);
+    assert_eq!(kubeboot_agent_on_key_destroyed(null_mut(), 0), NULL_RESULT);
+    assert_eq!(kubeboot_agent_sign_with(null_mut(), 0, null()), NULL_RESULT);
+}
+
 #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
 #[test]
 fn csr_max_len_suffices() {

@@ -29,10 +29,15 @@
 //! * the agent's one error channel: its `on_*` calls are `OK` unless given NULL with a length;
 //!   every pointer of a polled action is readable for its length (ASan), its static strings
 //!   are NUL-terminated UTF-8, `FAILED` carries a declared non-`OK` result, and it stays
-//!   answering after `DONE` / `FAILED`.
+//!   answering after `DONE` / `FAILED`; with a key device (`tpm`, a token's URI, any bytes) its
+//!   KEY answers (`kubeboot_agent_on_key_*`, `kubeboot_agent_sign_with` through a callback)
+//!   are `OK` exactly when they answer the operation asked for, `INVALID_STATE` otherwise;
+//! * a PKCS#11 key reference the ABI writes reads back through `kubeboot_key_reference_uri`
+//!   and `kubeboot_pkcs11_uri_attribute` with the object, id and type it was made for.
 //!
 //! Layout: one module per area of the ABI under `ffi_abi/` (`token`, `key`, `csr`, `verify`,
-//! `kubeconfig`, `store`, `engine`, `agent` with the metrics, `misc`), each with its operations'
+//! `kubeconfig`, `store`, `engine`, `agent` with the metrics and the KEY answers, `device`,
+//! `misc`), each with its operations'
 //! arguments and their checks; `harness` holds what they share. The order of [`Call`]'s variants
 //! and of each operation's fields is what the committed inputs (`regressions/ffi_abi/`) decode
 //! through: keep it (add new operations at the end).
@@ -42,6 +47,8 @@
 mod agent;
 #[path = "ffi_abi/csr.rs"]
 mod csr;
+#[path = "ffi_abi/device.rs"]
+mod device;
 #[path = "ffi_abi/engine.rs"]
 mod engine;
 #[path = "ffi_abi/harness.rs"]
@@ -112,6 +119,10 @@ enum Call {
     MetricsCheckTextfile(Bytes),
     MetricsText(agent::MetricsText),
     Agent(agent::Agent),
+    AgentDevice(agent::Agent, agent::KeyDevice),
+    Pkcs11KeyReference(device::KeyReference),
+    KeyReferenceUri(device::ReferenceUri),
+    Pkcs11UriAttribute(device::UriAttribute),
 }
 
 fuzz_target!(|calls: Vec<Call>| {
@@ -160,7 +171,11 @@ fuzz_target!(|calls: Vec<Call>| {
             Call::Engine(op) => engine::run(&mut hs, op),
             Call::MetricsCheckTextfile(b) => agent::metrics_check_textfile(b),
             Call::MetricsText(op) => agent::metrics_text(op),
-            Call::Agent(op) => agent::run(&mut hs, op),
+            Call::Agent(op) => agent::run(&mut hs, op, None),
+            Call::AgentDevice(op, d) => agent::run(&mut hs, op, Some(d)),
+            Call::Pkcs11KeyReference(op) => device::key_reference(op),
+            Call::KeyReferenceUri(op) => device::reference_uri(op),
+            Call::Pkcs11UriAttribute(op) => device::uri_attribute(op),
         }
     }
     for t in hs.tokens {

@@ -319,7 +319,15 @@ impl<
             return;
         }
         self.pending = Pending::None;
-        match result {
+        // A device (or a front-end's callback) that signs with another key, or answers garbage,
+        // fails here with a typed reason rather than as a CSR the apiserver refuses.
+        let checked = result.and_then(|rs| {
+            match self.verifier().p256_sha256(&self.dk.new_point, &self.out, rs) {
+                crate::backend::Verdict::Valid => Ok(rs),
+                _ => Err("the signature does not verify with the key's public point"),
+            }
+        });
+        match checked {
             Ok(rs) => {
                 self.dk.signature = Some(*rs);
                 self.st = St::StartEngine;

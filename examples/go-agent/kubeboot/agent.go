@@ -82,6 +82,11 @@ type AgentConfig struct {
 	// CARefresh: with ModeRun, how often to re-read the cluster's CA and keep
 	// <CertDir>/ca.crt current (0: the default, 10 min; negative: never).
 	CARefresh time.Duration
+	// KeyDevice: where new client keys are made ("tpm", or a token's pkcs11: URI with
+	// module-path and pin-source); empty: in software. With a device the agent asks for
+	// AgentKey actions (PerformKeyAction with a KeyStore), and the cert dir and the node
+	// kubeconfig hold the key's reference instead of the key.
+	KeyDevice string
 }
 
 // LogFormat is how event lines are written.
@@ -114,6 +119,8 @@ const (
 	AgentDone AgentActionKind = C.KUBEBOOT_AGENT_DONE
 	// AgentFailed: stopped; AgentAction.Err (an *Error) and Line say why.
 	AgentFailed AgentActionKind = C.KUBEBOOT_AGENT_FAILED
+	// AgentKey: do AgentAction.Key in the device that holds the node key (PerformKeyAction).
+	AgentKey AgentActionKind = C.KUBEBOOT_AGENT_KEY
 )
 
 // AgentRequestKind is what an HTTP request is for.
@@ -142,6 +149,9 @@ type Connection struct {
 	ServerName string
 	// ClientCertPEM / ClientKeyPEM (secret): the certificate to present, if any.
 	ClientCertPEM, ClientKeyPEM []byte
+	// ClientKeyHolder: HolderSoftware (ClientKeyPEM is the key), or the device whose key
+	// ClientKeyPEM's reference names (present it with KeyStore.Open's signer).
+	ClientKeyHolder KeyHolder
 }
 
 // AgentHTTPRequest is an HTTPS request of the agent.
@@ -193,6 +203,7 @@ type AgentAction struct {
 	LineReady bool
 	Err       error
 	Done      *AgentOutcome
+	Key       *KeyRequest
 }
 
 // Agent is the node agent: every decision of a kubelet-style agent, with the I/O left to the
@@ -249,6 +260,7 @@ func NewAgent(cfg AgentConfig) (*Agent, error) {
 	c.utc_offset = C.int32_t(cfg.UTCOffset)
 	c.seed = C.uint64_t(cfg.Seed)
 	c.log_format = C.uint32_t(cfg.LogFormat)
+	c.key_device, c.key_device_len = str(cfg.KeyDevice)
 	switch {
 	case cfg.CARefresh < 0:
 		c.ca_refresh_seconds = -1
@@ -332,14 +344,17 @@ func (a *Agent) Poll(now time.Time) AgentAction {
 			out.HTTP = &AgentHTTPRequest{
 				Conn: Connection{ID: uint32(x.conn_id), Server: cGoString(x.server, x.server_len),
 					CAPEM: cGoBytes(unsafe.Pointer(x.ca_pem), x.ca_pem_len), Insecure: bool(x.insecure),
-					ServerName:    cGoString(x.server_name, x.server_name_len),
-					ClientCertPEM: cGoBytes(unsafe.Pointer(x.client_cert_pem), x.client_cert_pem_len),
-					ClientKeyPEM:  cGoBytes(unsafe.Pointer(x.client_key_pem), x.client_key_pem_len)},
+					ServerName:      cGoString(x.server_name, x.server_name_len),
+					ClientCertPEM:   cGoBytes(unsafe.Pointer(x.client_cert_pem), x.client_cert_pem_len),
+					ClientKeyPEM:    cGoBytes(unsafe.Pointer(x.client_key_pem), x.client_key_pem_len),
+					ClientKeyHolder: KeyHolder(x.key_holder)},
 				Kind: AgentRequestKind(x.request_kind), Method: cStatic(x.method),
 				Path: cGoString(x.path, x.path_len), Authorization: cGoString(x.authorization, x.authorization_len),
 				ContentType: cStatic(x.content_type), Accept: cStatic(x.accept),
 				UserAgent: cGoString(x.user_agent, x.user_agent_len),
 				Body:      cGoBytes(unsafe.Pointer(x.data), x.data_len), GiveUpAt: fromUnix(x.until)}
+		case AgentKey:
+			out.Key = keyRequest(x)
 		case AgentSleep:
 			out.Until = fromUnix(x.until)
 		case AgentEvent:

@@ -6,6 +6,8 @@ use arbitrary::Arbitrary;
 use kubeboot_ffi::agent::{
     self as fag, kubeboot_agent, kubeboot_agent_action, kubeboot_agent_config,
 };
+use kubeboot_ffi::device as fdev;
+use kubeboot_ffi::key as fkey;
 use kubeboot_ffi::metrics as fme;
 use std::ptr::{null, null_mut};
 
@@ -31,12 +33,31 @@ pub enum AgentAnswer {
     Wake,
     /// The metrics copied out and rendered at `now` + this into a buffer.
     Metrics(i32, Out),
+    /// `kubeboot_agent_on_key_public` with these bytes as the point.
+    KeyPublic(Bytes),
+    /// `kubeboot_agent_on_key_generated`: a reference (or the fixture of a live key's
+    /// `kubeboot_pkcs11_key_reference`) and a point (or the live key's).
+    KeyGenerated(Bytes, Result<H, Bytes>),
+    /// `kubeboot_agent_on_key_signature` with these bytes as `r || s`.
+    KeySignature(Bytes),
+    /// `kubeboot_agent_sign_with` a callback that behaves as told (a live key's point).
+    SignWith(H, crate::csr::SignBehaviour),
+    KeyDestroyed,
+    KeyError(Bytes),
     /// A response with a `Retry-After` value (NULL: absent).
     HttpRetryAfter {
         status: u16,
         retry_after: Bytes,
         body: Bytes,
     },
+}
+
+/// The device of a [`Call::AgentDevice`](crate::Call) agent's configuration.
+#[derive(Arbitrary, Debug)]
+pub enum KeyDevice {
+    Tpm,
+    Pkcs11,
+    Any(Bytes),
 }
 
 /// `kubeboot_metrics_text` of any metrics.
@@ -102,7 +123,10 @@ pub fn metrics_text(op: &MetricsText) {
     }
 }
 
-pub fn run(hs: &mut Handles, op: &Agent) {
+/// The token URI of a device agent.
+const DEVICE: &str = "pkcs11:token=fuzz;serial=1?module-path=/opt/fuzz.so&pin-source=/etc/pin";
+
+pub fn run(hs: &mut Handles, op: &Agent, device: Option<&KeyDevice>) {
     let Agent {
         t,
         text,
@@ -124,6 +148,12 @@ pub fn run(hs: &mut Handles, op: &Agent) {
         ips.iter().take(20).map(Arg::new).collect(),
     );
     let (ps, ds, is) = (strs(&pa), strs(&da), strs(&ia));
+    let dev = match device {
+        None => Arg::new(&Bytes::Null),
+        Some(KeyDevice::Tpm) => Arg::new(&Bytes::Data(b"tpm".to_vec())),
+        Some(KeyDevice::Pkcs11) => Arg::new(&Bytes::Data(DEVICE.as_bytes().to_vec())),
+        Some(KeyDevice::Any(b)) => Arg::new(b),
+    };
     let cfg = kubeboot_agent_config {
         front_end: a[0].cptr(),
         front_end_len: a[0].len,
@@ -165,6 +195,8 @@ pub fn run(hs: &mut Handles, op: &Agent) {
         log_format: u32::from(flags >> 5 & 3),
         // never, the default, every 5 minutes
         ca_refresh_seconds: i64::from(*max_rotations % 3) * 300 - 300,
+        key_device: dev.cptr(),
+        key_device_len: dev.len,
     };
     let mut ag: *mut kubeboot_agent = 0x10 as *mut _;
     let r = rc(fag::kubeboot_agent_new(&cfg, &mut ag));
@@ -172,14 +204,22 @@ pub fn run(hs: &mut Handles, op: &Agent) {
         assert_eq!(ag, 0x10 as *mut _, "*out written on error");
         return;
     }
-    assert!(a.iter().chain(&pa).chain(&da).chain(&ia).all(|x| !x.bad()));
+    assert!(a.iter().chain(&pa).chain(&da).chain(&ia).chain([&dev]).all(|x| !x.bad()));
     let mut now = 1_796_208_640i64;
     let mut ended = false;
     for answer in answers.iter().take(64) {
         // SAFETY: plain data.
         let mut act: kubeboot_agent_action = unsafe { std::mem::zeroed() };
         assert_eq!(rc(fag::kubeboot_agent_poll(ag, now, &mut act)), OK);
-        assert!(act.kind <= fag::KUBEBOOT_AGENT_FAILED, "kind {}", act.kind);
+        assert!(act.kind <= fag::KUBEBOOT_AGENT_KEY, "kind {}", act.kind);
+        assert!(act.kind != fag::KUBEBOOT_AGENT_KEY || !dev.null, "a KEY action without a device");
+        if act.kind == fag::KUBEBOOT_AGENT_KEY {
+            assert!(act.key_op <= fdev::KUBEBOOT_KEY_OP_DESTROY, "key op {}", act.key_op);
+            assert!(
+                act.key_holder != fdev::KUBEBOOT_KEY_HOLDER_SOFTWARE,
+                "a KEY action for software"
+            );
+        }
         // Every pointer the action hands out is readable for its length (ASan).
         for (p, l) in [
             (act.path.cast::<u8>(), act.path_len),
@@ -194,6 +234,9 @@ pub fn run(hs: &mut Handles, op: &Agent) {
             (act.user_agent.cast(), act.user_agent_len),
             (act.line.cast(), act.line_len),
             (act.detail.cast(), act.detail_len),
+            (act.key_ref, act.key_ref_len),
+            (act.key_device.cast(), act.key_device_len),
+            (act.key_label.cast(), act.key_label_len),
         ] {
             assert!(!p.is_null() || l == 0, "NULL with a length");
             if !p.is_null() {
@@ -291,8 +334,120 @@ pub fn run(hs: &mut Handles, op: &Agent) {
                     assert!(t.lines().all(|l| l.starts_with("# ") || l.starts_with("kubelet_")));
                 }
             }
+            AgentAnswer::KeyPublic(p) => {
+                let p = Arg::new(p);
+                let r = rc(fdev::kubeboot_agent_on_key_public(ag, now, p.ptr(), p.len));
+                key_answer_checked(r, &act, fdev::KUBEBOOT_KEY_OP_PUBLIC, p.bad(), p.len == 65);
+            }
+            AgentAnswer::KeyGenerated(reference, point) => {
+                let live = match point {
+                    Ok(h) => pick(&hs.keys, h),
+                    Err(_) => null_mut(),
+                };
+                let mut live_point = [0u8; 65];
+                let pt = match point {
+                    Err(b) => Arg::new(b),
+                    Ok(_) if live.is_null() => Arg::new(&Bytes::NullLen(64)),
+                    Ok(_) => {
+                        assert_eq!(
+                            rc(fkey::kubeboot_key_public_point(live, live_point.as_mut_ptr())),
+                            OK
+                        );
+                        Arg::new(&Bytes::Data(live_point.to_vec()))
+                    }
+                };
+                // A well-formed reference for the device asked for, when the fuzzer gives none.
+                let reference = match reference {
+                    Bytes::Null
+                        if act.kind == fag::KUBEBOOT_AGENT_KEY && !act.key_device.is_null() =>
+                    {
+                        let mut pem = vec![0u8; fdev::KUBEBOOT_KEY_REF_MAX_LEN];
+                        let mut n = 0usize;
+                        let r = rc(fdev::kubeboot_pkcs11_key_reference(
+                            act.key_device,
+                            act.key_device_len,
+                            act.key_label,
+                            act.key_label_len,
+                            b"\x01\x02".as_ptr(),
+                            2,
+                            pem.as_mut_ptr(),
+                            pem.len(),
+                            &mut n,
+                        ));
+                        pem.truncate(if r == OK { n } else { 0 });
+                        Arg::new(&Bytes::Data(pem))
+                    }
+                    b => Arg::new(b),
+                };
+                let r = rc(fdev::kubeboot_agent_on_key_generated(
+                    ag,
+                    now,
+                    reference.ptr(),
+                    reference.len,
+                    pt.ptr(),
+                    pt.len,
+                ));
+                let bad = reference.bad() || pt.bad();
+                key_answer_checked(r, &act, fdev::KUBEBOOT_KEY_OP_GENERATE, bad, pt.len == 65);
+            }
+            AgentAnswer::KeySignature(rs) => {
+                let rs = Arg::new(rs);
+                let r = rc(fdev::kubeboot_agent_on_key_signature(ag, now, rs.ptr(), rs.len));
+                key_answer_checked(r, &act, fdev::KUBEBOOT_KEY_OP_SIGN, rs.bad(), rs.len == 64);
+            }
+            AgentAnswer::SignWith(h, behaviour) => {
+                let key = pick(&hs.keys, h);
+                let st = crate::csr::SignerState { behaviour: behaviour.clone(), key };
+                let mut signer = kubeboot_ffi::csr::kubeboot_signer {
+                    sign: Some(crate::csr::sign_cb),
+                    userdata: &st as *const _ as *mut core::ffi::c_void,
+                    public_point: [0u8; 65],
+                };
+                if !key.is_null() {
+                    assert_eq!(
+                        rc(fkey::kubeboot_key_public_point(key, signer.public_point.as_mut_ptr())),
+                        OK
+                    );
+                }
+                let r = rc(fdev::kubeboot_agent_sign_with(ag, now, &signer));
+                if key.is_null() {
+                    assert_eq!(r, MALFORMED_KEY, "an all-zero point is no key");
+                } else {
+                    key_answer_checked(r, &act, fdev::KUBEBOOT_KEY_OP_SIGN, false, true);
+                }
+            }
+            AgentAnswer::KeyDestroyed => {
+                let r = rc(fdev::kubeboot_agent_on_key_destroyed(ag, now));
+                key_answer_checked(r, &act, fdev::KUBEBOOT_KEY_OP_DESTROY, false, true);
+            }
+            AgentAnswer::KeyError(why) => {
+                let w = Arg::new(why);
+                let r = rc(fdev::kubeboot_agent_on_key_error(ag, now, w.cptr(), w.len));
+                if w.bad() {
+                    assert_eq!(r, NULL_PARAMETER);
+                } else {
+                    assert_eq!(r == OK, act.kind == fag::KUBEBOOT_AGENT_KEY, "{r}");
+                }
+            }
         }
     }
     assert_eq!(rc(fag::kubeboot_agent_poll(null_mut(), now, null_mut())), NULL_PARAMETER);
+    assert_eq!(rc(fdev::kubeboot_agent_on_key_destroyed(null_mut(), now)), NULL_PARAMETER);
     fag::kubeboot_agent_free(ag);
+}
+
+/// A KEY answer's result: NULL with a length is `NULL_PARAMETER`, a wrong length
+/// `INVALID_PARAMETER`, an answer to another operation (or to none) `INVALID_STATE`, else OK.
+fn key_answer_checked(r: u32, act: &kubeboot_agent_action, op: u32, bad: bool, sized: bool) {
+    let asked = act.kind == fag::KUBEBOOT_AGENT_KEY && act.key_op == op;
+    let want = if bad {
+        NULL_PARAMETER
+    } else if !sized {
+        INVALID_PARAMETER
+    } else if !asked {
+        INVALID_STATE
+    } else {
+        OK
+    };
+    assert_eq!(r, want, "KEY answer for op {op} to {} / {}", act.kind, act.key_op);
 }

@@ -43,6 +43,9 @@ pub fn rc(r: kubeboot_result) -> u32 {
 pub const OK: u32 = 0;
 pub const NULL_PARAMETER: u32 = 1;
 pub const INSUFFICIENT: u32 = 3;
+pub const INVALID_PARAMETER: u32 = 5;
+pub const MALFORMED_KEY: u32 = 200;
+pub const INVALID_STATE: u32 = 711;
 
 pub const FIXTURES: &[&[u8]] = &[
     include_bytes!("../../seeds/ffi_abi/p256.key"),

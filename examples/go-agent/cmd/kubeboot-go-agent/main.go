@@ -8,12 +8,17 @@
 //	    [--rotation-wait 15m] [--expiration-seconds N] [--poll] [--serving --dns D --ip IP]
 //	    [--discovery-endpoint URL --discovery-token T --discovery-token-ca-cert-hash H]
 //	    [--metrics-bind-address IP:PORT] [--metrics-textfile F.prom] [--log-format text|json]
-//	    [--ca-refresh-interval 10m]
+//	    [--ca-refresh-interval 10m] [--key pkcs11:token=T?module-path=M&pin-source=F | --key tpm: [--tcti T]]
 //
 // Without --once it runs as a daemon. The agent's `agent=go step=...` lines go to stdout; on
 // failure it exits 1 with the typed reason. The kubelet's certificate metrics (libkubeboot's
 // text, rendered when scraped) are served at http://IP:PORT/metrics and/or written to a
 // node_exporter textfile.
+//
+// With --key every client key is made in a device it never leaves (a PKCS#11 token through
+// crypto11, a TPM 2.0 through go-tpm: kubeboot.dev/go/hwkey), the CSR is signed there, and the
+// TLS handshake presents the key as a crypto.Signer (tls.Certificate{PrivateKey: signer}); the
+// cert dir and the kubeconfig hold the key's reference, never the key.
 package main
 
 import (
@@ -22,6 +27,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,6 +42,7 @@ import (
 	"time"
 	"unsafe"
 
+	"kubeboot.dev/go/hwkey"
 	"kubeboot.dev/go/kubeboot"
 )
 
@@ -55,6 +62,8 @@ type options struct {
 	unsafeSkip     bool
 	metricsAddr    string
 	textfile       string
+	key            string
+	devices        hwkey.Devices
 }
 
 func main() {
@@ -113,6 +122,8 @@ func main() {
 		}
 		return nil
 	})
+	flag.StringVar(&o.key, "key", "", "make every client key in a device: pkcs11:token=T?module-path=M&pin-source=F, or tpm:")
+	flag.StringVar(&o.devices.TCTI, "tcti", "", "the TPM's TCTI (swtpm:host=H,port=P, device:/dev/tpmrm0; default TPM2TOOLS_TCTI)")
 	flag.Parse()
 	if c.Kubeconfig == "" || flag.NArg() != 0 {
 		flag.Usage()
@@ -132,6 +143,17 @@ func run(o *options) error {
 		return err
 	}
 	c.FrontEnd, c.WorkingDir = "go", wd
+	switch {
+	case o.key == "":
+	case o.key == "tpm:":
+		c.KeyDevice = "tpm"
+	case strings.HasPrefix(o.key, "tpm:"):
+		return fmt.Errorf("--key %s: the agent keeps its TPM keys in the cert dir; give --key tpm:", o.key)
+	case strings.HasPrefix(o.key, "pkcs11:"):
+		c.KeyDevice = o.key // (the agent checks it)
+	default:
+		return fmt.Errorf("--key %s: the agent makes its own keys; give a device (pkcs11:... or tpm:) or no --key", o.key)
+	}
 	c.Mode = kubeboot.ModeRun
 	if o.once {
 		c.Mode = kubeboot.ModeOnce
@@ -179,7 +201,7 @@ func run(o *options) error {
 	defer stop()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	return drive(ctx, agent, &textfile{path: o.textfile}, hup)
+	return drive(ctx, agent, &textfile{path: o.textfile}, hup, &o.devices)
 }
 
 // notifier is systemd's notification socket ($NOTIFY_SOCKET, sd_notify(3)): READY=1 at the
@@ -310,8 +332,8 @@ func printLine(line string, update bool, rows *int) {
 	}
 }
 
-func drive(ctx context.Context, agent *kubeboot.Agent, tf *textfile, hup <-chan os.Signal) error {
-	var t transport
+func drive(ctx context.Context, agent *kubeboot.Agent, tf *textfile, hup <-chan os.Signal, keys kubeboot.KeyStore) error {
+	t := transport{keys: keys}
 	rows := 0
 	notify := newNotifier()
 	for {
@@ -344,6 +366,10 @@ func drive(ctx context.Context, agent *kubeboot.Agent, tf *textfile, hup <-chan 
 			if err := agent.PerformEntropy(); err != nil {
 				return err
 			}
+		case kubeboot.AgentKey:
+			if err := agent.PerformKeyAction(now, a.Key, keys); err != nil {
+				fmt.Fprintln(os.Stderr, "kubeboot-go-agent:", err)
+			}
 		case kubeboot.AgentHTTP:
 			t.do(ctx, agent, a.HTTP)
 		case kubeboot.AgentSleep:
@@ -374,11 +400,15 @@ func drive(ctx context.Context, agent *kubeboot.Agent, tf *textfile, hup <-chan 
 	}
 }
 
-// transport is net/http with one client per connection id.
+// transport is net/http with one client per connection id; a client key held by a device is
+// presented through its crypto.Signer.
 type transport struct {
 	id     uint32
 	client *http.Client
 	err    error
+	keys   kubeboot.KeyStore
+	// signer: the device's key of the current client, closed with it.
+	signer io.Closer
 }
 
 func (t *transport) clientFor(c kubeboot.Connection) (*http.Client, error) {
@@ -386,6 +416,10 @@ func (t *transport) clientFor(c kubeboot.Connection) (*http.Client, error) {
 		return t.client, t.err
 	}
 	t.id, t.client, t.err = c.ID, nil, nil
+	if t.signer != nil {
+		_ = t.signer.Close()
+		t.signer = nil
+	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.ServerName, InsecureSkipVerify: c.Insecure}
 	if !c.Insecure {
 		tc.RootCAs = x509.NewCertPool() // exactly the agent's CAs, never the system's
@@ -393,7 +427,13 @@ func (t *transport) clientFor(c kubeboot.Connection) (*http.Client, error) {
 			t.err = errors.New("no certificate in the CA bundle")
 		}
 	}
-	if len(c.ClientCertPEM) > 0 {
+	if len(c.ClientCertPEM) > 0 && c.ClientKeyHolder != kubeboot.HolderSoftware {
+		pair, err := t.deviceCertificate(c)
+		if err != nil {
+			t.err = fmt.Errorf("client certificate: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	} else if len(c.ClientCertPEM) > 0 {
 		pair, err := tls.X509KeyPair(c.ClientCertPEM, c.ClientKeyPEM)
 		if err != nil {
 			t.err = fmt.Errorf("client certificate: %w", err)
@@ -403,6 +443,30 @@ func (t *transport) clientFor(c kubeboot.Connection) (*http.Client, error) {
 	t.client = &http.Client{Transport: &http.Transport{TLSClientConfig: tc, ForceAttemptHTTP2: true,
 		TLSHandshakeTimeout: 10 * time.Second}}
 	return t.client, t.err
+}
+
+// deviceCertificate is the certificate chain with the device's key as its crypto.Signer: the
+// handshake's CertificateVerify is signed in the device.
+func (t *transport) deviceCertificate(c kubeboot.Connection) (tls.Certificate, error) {
+	var pair tls.Certificate
+	for rest := c.ClientCertPEM; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		if b.Type == "CERTIFICATE" {
+			pair.Certificate = append(pair.Certificate, b.Bytes)
+		}
+	}
+	if len(pair.Certificate) == 0 {
+		return pair, errors.New("no certificate")
+	}
+	signer, err := t.keys.Open(c.ClientKeyPEM)
+	pair.PrivateKey = signer
+	if closer, ok := signer.(io.Closer); ok {
+		t.signer = closer
+	}
+	return pair, err
 }
 
 func (t *transport) do(stop context.Context, agent *kubeboot.Agent, r *kubeboot.AgentHTTPRequest) {
