@@ -29,7 +29,15 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
-use kubeboot::agent::{Action, Agent, Config, Mode, RequestKind};
+use kubeboot::agent::{Action, Config, Mode, RequestKind};
+
+/// The node agent with capacities sized to a node that bootstraps its client certificate (the
+/// core's defaults are a host's: 251 KiB; this one is 53 KiB): the engine's work buffer 8 KiB (a
+/// CSR watch event of v1.37.2 is under 4 KiB), each CA bundle and chain 2 KiB (the fleet's are
+/// about 1 KiB), a file step 4 KiB (a pair is under 1.5 KiB, the node kubeconfig under 1 KiB),
+/// paths 512 B, no serving SANs, no discovery. Larger input is a typed `too-large`, never a
+/// truncation, so a node that needed more would say so.
+type Agent = kubeboot::agent::Agent<8192, 2048, 4096, 512, 0, 0>;
 use kubeboot::engine::{Method, StreamControl};
 use kubeboot::pushback::{self, Headers};
 use kubeboot::store::FileSteps;

@@ -49,9 +49,16 @@ impl<F: Fs> FileSteps<F> {
     /// outstanding; else the outcome, whose error (with its path and OS error) is for printing —
     /// the agent already got its kind. A read of a missing file is `Ok` here: the agent was told
     /// [`StoreErrorKind::NotFound`], which is an answer, not a fault.
-    pub fn perform<const N: usize>(
+    pub fn perform<
+        const N: usize,
+        const PEM: usize,
+        const OUT: usize,
+        const PATH: usize,
+        const SANS: usize,
+        const DISC: usize,
+    >(
         &self,
-        agent: &mut crate::agent::Agent<N>,
+        agent: &mut crate::agent::Agent<N, PEM, OUT, PATH, SANS, DISC>,
         now: i64,
     ) -> Option<StoreResult<()>> {
         if let Some(r) = agent.outstanding_read() {
