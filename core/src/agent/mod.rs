@@ -959,3 +959,4 @@ impl<
 
 mod flow;
 mod input;
+mod load;
