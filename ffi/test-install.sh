@@ -71,7 +71,7 @@ check_app "$tmp/app/pc-static" static
 cat >"$tmp/app/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.16)
 project(kubeboot_consumer C)
-find_package(kubeboot 0.2 REQUIRED)
+find_package(kubeboot 0.3 REQUIRED)
 add_executable(cmake-shared app.c)
 target_link_libraries(cmake-shared PRIVATE kubeboot::kubeboot)
 add_executable(cmake-static app.c)
@@ -88,12 +88,12 @@ cmake -S "$tmp/app" -B "$tmp/app/build-static" -DCMAKE_PREFIX_PATH="$prefix" -DK
   { cat "$tmp/cmake.log"; fail "cmake KUBEBOOT_USE_STATIC"; }
 check_app "$tmp/app/build-static/cmake-shared" static
 # A version this one is not compatible with is refused (0.x: the minor must match).
-sed -i 's/find_package(kubeboot 0.2 REQUIRED)/find_package(kubeboot 0.3 REQUIRED)/' "$tmp/app/CMakeLists.txt"
-if cmake -S "$tmp/app" -B "$tmp/app/build-0.3" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cmake-0.3.log" 2>&1; then
-  fail "find_package(kubeboot 0.3) accepted $version"
+sed -i 's/find_package(kubeboot 0.3 REQUIRED)/find_package(kubeboot 0.4 REQUIRED)/' "$tmp/app/CMakeLists.txt"
+if cmake -S "$tmp/app" -B "$tmp/app/build-0.4" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cmake-0.4.log" 2>&1; then
+  fail "find_package(kubeboot 0.4) accepted $version"
 fi
-grep -q "compatible with requested version \"0.3\"" "$tmp/cmake-0.3.log" || { cat "$tmp/cmake-0.3.log"; fail "no version message"; }
-ok "find_package(kubeboot 0.3) refuses $version"
+grep -q "compatible with requested version \"0.4\"" "$tmp/cmake-0.4.log" || { cat "$tmp/cmake-0.4.log"; fail "no version message"; }
+ok "find_package(kubeboot 0.4) refuses $version"
 
 # The Go binding from another module: its import path, a replace line, pkg-config for the library.
 mkdir -p "$tmp/goconsumer"

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #define KUBEBOOT_VERSION_MAJOR 0
-#define KUBEBOOT_VERSION_MINOR 2
+#define KUBEBOOT_VERSION_MINOR 3
 #define KUBEBOOT_VERSION_PATCH 0
 /* Hosted builds (the default) have the OS-RNG functions; define KUBEBOOT_NO_STD for a
    bare-metal libkubeboot built without the `std` feature. */
@@ -1000,7 +1000,7 @@ typedef struct kubeboot_ca_pin {
 extern "C" {
 #endif // __cplusplus
 
-// The library version, a static NUL-terminated string (e.g. `"0.2.0"`); never NULL.
+// The library version, a static NUL-terminated string (e.g. `"0.3.0"`); never NULL.
 const char *kubeboot_version(void);
 
 // Create an agent from `cfg` (copied; pointers are only read during the call).

@@ -73,7 +73,7 @@ fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
     loop {}
 }
 
-/// The library version, a static NUL-terminated string (e.g. `"0.2.0"`); never NULL.
+/// The library version, a static NUL-terminated string (e.g. `"0.3.0"`); never NULL.
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_version() -> *const core::ffi::c_char {
     ffi_panic_boundary! {
