@@ -143,9 +143,11 @@ impl ServerKey {
 
 /// Check a TLS server's certificate chain as sent in its Certificate message (`chain`: the leaf
 /// first, then intermediates in any order, unused ones ignored) against CAs parsed beforehand
-/// ([`TrustedCas`], [`Anchor`]), for the host the client dialed, at `now`. See the
-/// [module docs](self) for the checks; the result holds the key the handshake signature must
-/// verify with.
+/// ([`TrustedCas`], [`Anchor`]), for the host the client dialed, at `now`: parse → path and
+/// signatures (as for an issued certificate) → time → the dialed IP or DNS name among the SANs
+/// (never the CN) → serverAuth in extendedKeyUsage, digitalSignature in keyUsage, no unknown
+/// critical extension → a P-256 (or P-384) key; the first failing step decides the [`Reason`].
+/// The result holds the key the handshake signature must verify with.
 pub fn verify_server_der(
     verifier: &dyn SignatureVerifier,
     chain: &[&[u8]],
