@@ -469,8 +469,14 @@ fn main() {
             std::process::exit(2);
         }
     };
-    // One thread drives every node (the tokio runtime's); file steps go to its blocking pool.
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    // One thread drives every node (the tokio runtime's); file steps go to its blocking pool,
+    // at most 4 threads: tokio's default, 512, started one thread per node when a fleet began
+    // (each with its stack and allocator arena: 17.4 MiB peak at N = 100 against 13.9 MiB).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .max_blocking_threads(4)
+        .build()
+        .expect("runtime");
     let (vmhwm_idle, _) = memory_kib();
     let shared = Arc::new(Shared {
         tls: std::sync::Mutex::new(None),
