@@ -7,25 +7,19 @@
 //! The handshake is rustls (kubeboot-hwkey's client key) against `openssl s_server -Verify 1`
 //! (TLS 1.3, the client certificate checked), fresh connection each time.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kubeboot::csr::CsrBuilder;
 use kubeboot::key::NodeKey;
 use kubeboot_hwkey::{Devices, SharedSigner};
+
+#[path = "../tests/support/mtls.rs"]
+mod mtls;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let ok = Command::new("openssl").current_dir(dir).args(args).stderr(Stdio::null()).status();
-    assert!(ok.is_ok_and(|s| s.success()), "openssl {args:?}");
 }
 
 fn main() {
@@ -41,93 +35,8 @@ fn main() {
         ("pkcs11 (SoftHSM via p11-kit server)", devices.open(&token.reference).unwrap()),
         ("tpm (swtpm, TCP)", devices.open(&tpm.reference).unwrap()),
     ];
-    openssl(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.crt",
-            "-subj",
-            "/CN=timing-ca",
-            "-days",
-            "2",
-        ],
-    );
-    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
-    openssl(
-        dir,
-        &[
-            "req",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            "srv.key",
-            "-out",
-            "srv.csr",
-            "-subj",
-            "/CN=localhost",
-        ],
-    );
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "srv.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "srv.crt",
-            "-days",
-            "2",
-            "-extfile",
-            "san.ext",
-        ],
-    );
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut server = Command::new("openssl")
-        .current_dir(dir)
-        .args([
-            "s_server",
-            "-accept",
-            &format!("127.0.0.1:{port}"),
-            "-cert",
-            "srv.crt",
-            "-key",
-            "srv.key",
-        ])
-        .args([
-            "-CAfile",
-            "ca.crt",
-            "-Verify",
-            "1",
-            "-verify_return_error",
-            "-rev",
-            "-naccept",
-            "100000",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    let ca = std::fs::read(dir.join("ca.crt")).unwrap();
+    mtls::pki(dir, "timing-ca");
+    let server = mtls::Server::start(dir);
     let mut base = (Duration::ZERO, Duration::ZERO);
     println!("{rounds} rounds each, medians");
     for (i, (name, signer)) in keys.iter().enumerate() {
@@ -137,33 +46,13 @@ fn main() {
             signer.sign_p256_sha256(format!("message {r}").as_bytes()).unwrap();
             sign.push(t.elapsed());
         }
-        let mut csr = vec![0u8; 2048];
-        let n = CsrBuilder::client("timing").unwrap().write_pem(&**signer, &mut csr).unwrap();
-        std::fs::write(dir.join("c.csr"), &csr[..n]).unwrap();
-        openssl(
-            dir,
-            &[
-                "x509", "-req", "-in", "c.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-out",
-                "c.crt", "-days", "2",
-            ],
-        );
-        let chain = std::fs::read(dir.join("c.crt")).unwrap();
-        let key = kubeboot_hwkey::tls::DeviceSigningKey::new(signer.clone(), name);
-        let mut config = kubeboot_hwkey::tls::client_config(&ca, &chain, key).unwrap();
-        // A full handshake every time (a resumed one sends no CertificateVerify).
-        config.resumption = rustls::client::Resumption::disabled();
-        let config = Arc::new(config);
+        let chain = mtls::issue(dir, signer, "timing");
+        let config = mtls::client(dir, &chain, signer.clone(), name).unwrap();
         let mut hs = Vec::new();
         for _ in 0..rounds.min(30) {
             let t = Instant::now();
-            let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
-            let mut conn = rustls::ClientConnection::new(config.clone(), name).unwrap();
-            let mut sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
-            let mut tls = rustls::Stream::new(&mut conn, &mut sock);
-            tls.write_all(b"ping\n").unwrap();
-            let mut back = [0u8; 5];
-            tls.read_exact(&mut back).unwrap();
-            assert_eq!(&back, b"gnip\n");
+            // -rev: the server answers the line reversed, once it verified the handshake.
+            assert_eq!(server.ping(&config, "ping\n").unwrap(), "gnip\n");
             hs.push(t.elapsed());
         }
         let (s, h) = (median(sign), median(hs));
@@ -184,7 +73,6 @@ fn main() {
             );
         }
     }
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     devices.destroy(&token.reference).unwrap();
 }

@@ -4,16 +4,17 @@
 //! wrote: pkcs11-tool, tpm2-tools, OpenSSL (`dgst -verify`, the tpm2 provider, `s_server
 //! -Verify`).
 
-use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 
 use kubeboot::csr::CsrBuilder;
 use kubeboot::key::{P256Signer, spki_from_point};
 use kubeboot::keyref;
 use kubeboot_hwkey::Devices;
+
+#[path = "support/mtls.rs"]
+mod mtls;
 
 const P11_CLIENT: &str = "/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so";
 const SOFTHSM: &str = "/usr/lib/softhsm/libsofthsm2.so";
@@ -392,118 +393,18 @@ fn tls_client_authentication_is_signed_by_the_device() {
     let devices = Devices { tcti: Some(tpm.tcti()) };
     let k = devices.generate("tpm", "unused").unwrap();
     let signer = devices.open(&k.reference).unwrap();
-    // A CA, a server certificate, and a client certificate for the device's CSR.
-    let o = |args: &[&str]| run(Command::new("openssl").current_dir(&dir).args(args));
-    o(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-subj",
-        "/CN=test-ca",
-        "-days",
-        "2",
-    ]);
-    o(&[
-        "req",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-keyout",
-        "srv.key",
-        "-out",
-        "srv.csr",
-        "-subj",
-        "/CN=localhost",
-    ]);
-    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
-    o(&[
-        "x509",
-        "-req",
-        "-in",
-        "srv.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "srv.crt",
-        "-days",
-        "2",
-        "-extfile",
-        "san.ext",
-    ]);
-    let mut csr = vec![0u8; 2048];
-    let n = CsrBuilder::client("node-1").unwrap().write_pem(&*signer, &mut csr).unwrap();
-    std::fs::write(dir.join("node.csr"), &csr[..n]).unwrap();
-    o(&[
-        "x509", "-req", "-in", "node.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-out", "node.crt",
-        "-days", "2",
-    ]);
-    let port = free_port_pair();
-    let mut server = Command::new("openssl")
-        .current_dir(&dir)
-        .args(["s_server", "-accept"])
-        .arg(format!("127.0.0.1:{port}"))
-        .args([
-            "-cert",
-            "srv.crt",
-            "-key",
-            "srv.key",
-            "-CAfile",
-            "ca.crt",
-            "-Verify",
-            "1",
-            "-verify_return_error",
-            "-rev",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let tcti = tpm.tcti();
-    let connect = |signer: kubeboot_hwkey::SharedSigner| -> Result<String, String> {
-        let ca = std::fs::read(dir.join("ca.crt")).unwrap();
-        let chain = std::fs::read(dir.join("node.crt")).unwrap();
-        let key = kubeboot_hwkey::tls::DeviceSigningKey::new(signer, &format!("tpm {tcti}"));
-        let config = kubeboot_hwkey::tls::client_config(&ca, &chain, key)?;
-        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
-        let mut conn =
-            rustls::ClientConnection::new(Arc::new(config), name).map_err(|e| e.to_string())?;
-        let mut sock = None;
-        for _ in 0..100 {
-            if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
-                sock = Some(s);
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        let mut sock = sock.ok_or("s_server did not listen")?;
-        let mut tls = rustls::Stream::new(&mut conn, &mut sock);
-        tls.write_all(b"hello\n").map_err(|e| e.to_string())?;
-        let mut buf = [0u8; 6];
-        tls.read_exact(&mut buf).map_err(|e| e.to_string())?;
-        Ok(String::from_utf8_lossy(&buf).into_owned())
-    };
+    mtls::pki(&dir, "test-ca");
+    let chain = mtls::issue(&dir, &signer, "node-1");
+    let server = mtls::Server::start(&dir);
+    let device = format!("tpm {}", tpm.tcti());
+    let config = mtls::client(&dir, &chain, signer, &device).unwrap();
     // -rev: the server answers each line reversed, once the handshake verified our signature.
-    assert_eq!(connect(signer.clone()).unwrap(), "olleh\n");
+    assert_eq!(server.ping(&config, "hello\n").unwrap(), "olleh\n");
     // With the TPM stopped the handshake fails, and the error names the device.
     tpm.stop();
-    let e = connect(signer).unwrap_err();
-    assert!(e.contains(&format!("tpm {tcti}: the handshake signature failed")), "{e}");
-    let _ = server.kill();
-    let _ = server.wait();
+    let e = server.ping(&config, "hello\n").unwrap_err();
+    assert!(e.contains(&format!("{device}: the handshake signature failed")), "{e}");
+    drop(server);
     let _ = std::fs::remove_dir_all(&dir);
     let _ = keyref::LABEL_TSS2;
 }
