@@ -115,6 +115,10 @@ pub enum Error {
     MalformedResponse,
     /// A response, event or certificate exceeds the engine's buffers.
     TooLarge,
+    /// One of the capacities the caller chose for an agent is too small for what it must hold
+    /// (or the memory given is shorter than they take): found when the agent is made or started,
+    /// before anything runs. A [`Code::TooLarge`] that names the capacity.
+    Capacity(Capacity),
     /// The engine was driven out of order (e.g. a response with no request outstanding).
     InvalidState,
     /// kubeadm token discovery: the `cluster-info` ConfigMap could not be authenticated with the
@@ -181,7 +185,7 @@ impl Error {
             Error::Timeout => Code::Timeout,
             Error::HttpStatus => Code::HttpStatus,
             Error::MalformedResponse => Code::MalformedResponse,
-            Error::TooLarge => Code::TooLarge,
+            Error::TooLarge | Error::Capacity(_) => Code::TooLarge,
             Error::InvalidState => Code::InvalidState,
             Error::JwsInvalid => Code::JwsInvalid,
             Error::NoBootstrapCredentials => Code::NoBootstrapCredentials,
@@ -214,6 +218,12 @@ impl fmt::Display for Error {
                 write!(f, "output buffer too small: {needed} bytes needed")
             }
             Error::Verify(v) => fmt::Display::fmt(v, f),
+            Error::Capacity(c) => write!(
+                f,
+                "{}: the agent's {} capacity is too small for what it must hold",
+                self.message(),
+                c.name()
+            ),
             other => f.write_str(other.message()),
         }
     }
@@ -230,6 +240,46 @@ impl From<VerifyError> for Error {
 impl From<PolicyViolation> for Error {
     fn from(p: PolicyViolation) -> Self {
         Error::Policy(p)
+    }
+}
+
+/// One of an agent's capacities (`kubeboot::agent::Capacities`), as [`Error::Capacity`] names it.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Capacity {
+    /// The work buffer (responses, watch events).
+    Response,
+    /// Each CA bundle and chain.
+    Pem,
+    /// The client key or its reference.
+    Key,
+    /// What one file step writes.
+    File,
+    /// Each path.
+    Path,
+    /// The serving certificate's DNS names.
+    ServingDns,
+    /// The memory block as a whole (shorter than the capacities take).
+    Memory,
+}
+
+impl Capacity {
+    /// The stable name (the field of `Capacities`: `response`, `pem`, ..., and `memory`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Capacity::Response => "response",
+            Capacity::Pem => "pem",
+            Capacity::Key => "key",
+            Capacity::File => "file",
+            Capacity::Path => "path",
+            Capacity::ServingDns => "serving_dns",
+            Capacity::Memory => "memory",
+        }
+    }
+
+    /// The stable number (the C ABI's `KUBEBOOT_CAPACITY_*`).
+    pub const fn number(self) -> u32 {
+        self as u32
     }
 }
 
@@ -599,6 +649,7 @@ catalogue! {
     4 InvalidUtf8 "invalid-utf8" "text argument is not valid UTF-8";
     5 InvalidParameter "invalid-parameter" "argument out of range";
     6 UnknownError "unknown-error" "unknown error";
+    7 PoolExhausted "pool-exhausted" "no free handle: every slot of the static pool is in use (free one; builds with std allocate instead)";
     10 StoreIo "store-io" "filesystem error";
     11 StoreNoCertKeyFiles "store-no-cert-key-files" "no cert/key files read";
     12 StoreNoCertificates "store-no-certificates" "no certificates found in certificate input";

@@ -14,10 +14,9 @@ use base64ct::{Base64, Encoding};
 use common::TempDir;
 use kubeboot::Error;
 use kubeboot::agent::{
-    Action, Agent, Config, DiscoveryConfig, FileStep, HttpRequest, KeyOp, Mode, RequestKind,
-    RotateNow, Serving,
+    Action, Agent, Capacities, Config, DiscoveryConfig, FileStep, HttpRequest, KeyOp, Method, Mode,
+    RequestKind, RotateNow, Serving, StreamControl,
 };
-use kubeboot::engine::{Method, StreamControl};
 use kubeboot::error::{Reason, StoreErrorKind};
 use kubeboot::key::P256Signer;
 use kubeboot::keyref;
@@ -32,6 +31,11 @@ use rcgen::{
     SignatureAlgorithm,
 };
 use serde_json::{Value, json};
+
+/// Memory for one agent with the hosts' capacities.
+fn memory() -> Vec<u8> {
+    vec![0u8; Capacities::HOST.memory_len()]
+}
 
 const T0: i64 = 1_800_000_000; // 2027-01-15T08:00:00Z
 const TOKEN: &str = "abcdef.0123456789abcdef";
@@ -472,12 +476,13 @@ impl Node {
 
     /// Run an agent with `cfg` to its end.
     fn run(&mut self, api: &mut Apiserver, cfg: &Config<'_>) -> End {
-        let mut agent: Box<Agent> = Box::default();
+        let mut mem = memory();
+        let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
         agent.start(cfg).unwrap();
         self.drive(&mut agent, api)
     }
 
-    fn drive(&mut self, agent: &mut Agent, api: &mut Apiserver) -> End {
+    fn drive(&mut self, agent: &mut Agent<'_>, api: &mut Apiserver) -> End {
         let files = FileSteps::new();
         for _ in 0..10_000 {
             let now = self.clock;
@@ -541,12 +546,7 @@ impl Node {
                         }
                         Some((status, body)) => {
                             let ra = api.retry_after.map(str::as_bytes);
-                            agent.on_http_response_with(
-                                now,
-                                status,
-                                &Headers::retry_after(ra),
-                                &body,
-                            );
+                            agent.on_http_response(now, status, &Headers::retry_after(ra), &body);
                         }
                     }
                 }
@@ -1127,7 +1127,8 @@ fn unanswered_actions_count_as_failed() {
     let mut n = Node::new();
     n.write_bootstrap_kubeconfig(&api, TOKEN);
     let k = n.config();
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     agent.start(&base_config(&k)).unwrap();
     // The first action is the recovery step; skipping it is an I/O error: it fails.
     assert!(matches!(agent.poll(T0), Action::File(FileStep::Recover { .. })));
@@ -1178,7 +1179,8 @@ fn apiserver_down_then_up() {
     let mut n = Node::new();
     n.write_bootstrap_kubeconfig(&api, TOKEN);
     let k = n.config();
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     agent.start(&base_config(&k)).unwrap();
     // Drive until a few transport errors were seen, then bring it up.
     n.crash_after_requests = Some(6);
@@ -1212,7 +1214,8 @@ impl Node {
         cfg.mode = Mode::Check;
         cfg.bootstrap_kubeconfig = None;
         let before = (self.tree(), api.log.len(), self.requests);
-        let mut agent: Box<Agent> = Box::default();
+        let mut mem = memory();
+        let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
         agent.start(&cfg).unwrap();
         let end = self.drive(&mut agent, api);
         assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", self.events);
@@ -1299,7 +1302,8 @@ fn metrics_follow_the_kubelets_meaning() {
     let mut api = Apiserver::new();
     let mut n = bootstrapped(&mut api);
     let k = n.config();
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     // A rotation denied once, then retried: one client renewal error; the TTL is the new
     // certificate's, computed at render time.
     let mut c = base_config(&k);
@@ -1455,7 +1459,8 @@ fn wake_ends_a_sleep_and_reads_everything_again() {
     let mut c = base_config(&k);
     c.mode = Mode::Run { max_rotations: None };
     c.ca_refresh_secs = 0;
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     agent.start(&c).unwrap();
     assert!(!agent.wake(), "not sleeping yet");
     let files = FileSteps::new();
@@ -1520,7 +1525,7 @@ fn other_ca(cn: &str) -> String {
 }
 
 /// Run mode with a refresh every 600 s, until the next sleep (the agent's `Sleep`).
-fn refresh_once(n: &mut Node, api: &mut Apiserver, agent: &mut Agent) {
+fn refresh_once(n: &mut Node, api: &mut Apiserver, agent: &mut Agent<'_>) {
     let before = n.events.len();
     let until = loop {
         let now = n.clock;
@@ -1543,14 +1548,14 @@ fn refresh_once(n: &mut Node, api: &mut Apiserver, agent: &mut Agent) {
                         }
                     }
                 }
-                Some((status, body)) => agent.on_http_response(now, status, &body),
+                Some((status, body)) => agent.on_http_response(now, status, &Headers::NONE, &body),
                 None => agent.on_transport_error(now, "connection refused"),
             },
             Action::Http(req) => match api.handle(&req, now) {
                 None => {
                     agent.on_transport_error(now, "x509: certificate signed by unknown authority")
                 }
-                Some((status, body)) => agent.on_http_response(now, status, &body),
+                Some((status, body)) => agent.on_http_response(now, status, &Headers::NONE, &body),
             },
             Action::Sleep { until } => {
                 let refreshed = n.events[before..].iter().any(|e| e.contains("step=ca "));
@@ -1575,7 +1580,8 @@ fn ca_rotation_is_followed_and_a_bundle_without_the_connected_ca_is_refused() {
     let mut c = base_config(&k);
     c.mode = Mode::Run { max_rotations: None };
     c.ca_refresh_secs = 600;
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     agent.start(&c).unwrap();
     let ca1 = api.ca_pem.clone();
     let (ca2_key, ca2_params, ca2) = new_ca("sim-cluster-ca-2");
@@ -1692,7 +1698,8 @@ fn ca_refresh_names_the_file_in_a_kubeconfig_with_inline_data() {
     let k = n.config();
     let mut c = base_config(&k);
     c.mode = Mode::Run { max_rotations: None };
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     agent.start(&c).unwrap();
     refresh_once(&mut n, &mut api, &mut agent);
     assert!(n.has("step=ca state=updated"), "{:#?}", n.events);
@@ -1728,7 +1735,8 @@ fn ca_refresh_is_an_interval_after_start_jittered_and_wake_refreshes_at_once() {
         let mut c = base_config(&k);
         c.mode = Mode::Run { max_rotations: None };
         c.seed = seed;
-        let mut agent: Box<Agent> = Box::default();
+        let mut mem = memory();
+        let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
         agent.start(&c).unwrap();
         let start = n.clock;
         let log = api.log.len();
@@ -1819,7 +1827,7 @@ impl SimToken {
         self.keys.get(&label).ok_or_else(|| format!("pkcs11 token=sim: no object {label}"))
     }
 
-    fn answer(&mut self, agent: &mut Agent, op: Op, now: i64) {
+    fn answer(&mut self, agent: &mut Agent<'_>, op: Op, now: i64) {
         match op {
             Op::Generate { device, label } => {
                 let (device, label) = (device.as_str(), label.as_str());
@@ -2069,14 +2077,16 @@ fn device_configuration_is_checked_at_start() {
     ] {
         let mut c = base_config(&k);
         c.key_device = Some(device);
-        let mut agent: Box<Agent> = Box::default();
+        let mut mem = memory();
+        let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
         assert_eq!(agent.start(&c).err(), Some(want), "{device}");
     }
     let mut c = device_config(&k);
     let dns = ["node-1.example"];
     let ip = ["10.0.0.7".parse().unwrap()];
     c.serving = Some(Serving { dns: &dns, ips: &ip });
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     assert_eq!(agent.start(&c).err(), Some(Error::InvalidConfig));
 }
 
@@ -2086,7 +2096,8 @@ fn a_serving_certificate_needs_an_ip_as_the_kubelets_does() {
     let k = n.config();
     let mut c = base_config(&k);
     c.serving = Some(Serving { dns: &["node-1.example"], ips: &[] });
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     assert_eq!(agent.start(&c), Err(Error::ServingNeedsIp));
     assert_eq!(Error::ServingNeedsIp.name(), "serving-needs-ip");
     let ip = ["10.0.0.7".parse().unwrap()];

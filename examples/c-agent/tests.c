@@ -79,7 +79,7 @@ static int eq(const void *got, size_t got_len, const char *want) {
 static void test_results(void) {
     char buf[128];
     size_t n = 12345;
-    CHECK(kubeboot_version() != NULL && strcmp(kubeboot_version(), "0.3.0") == 0);
+    CHECK(kubeboot_version() != NULL && strcmp(kubeboot_version(), "0.4.0") == 0);
 
     CHECK_RC(kubeboot_result_message(KUBEBOOT_RESULT_INVALID_TOKEN, buf, sizeof buf, &n), OK);
     CHECK(n > 0 && n < sizeof buf && find_bytes(buf, n, "a-z0-9", 6) != NULL);

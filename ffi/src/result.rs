@@ -27,6 +27,8 @@ pub enum kubeboot_result {
     InvalidParameter = 5,
     /// unknown error (`unknown-error`).
     UnknownError = 6,
+    /// no free handle: every slot of the static pool is in use (free one; builds with std allocate instead) (`pool-exhausted`).
+    PoolExhausted = 7,
     /// filesystem error (`store-io`).
     StoreIo = 10,
     /// no cert/key files read (`store-no-cert-key-files`).
@@ -210,6 +212,7 @@ pub(crate) const ALL: &[kubeboot_result] = &[
     kubeboot_result::InvalidUtf8,
     kubeboot_result::InvalidParameter,
     kubeboot_result::UnknownError,
+    kubeboot_result::PoolExhausted,
     kubeboot_result::StoreIo,
     kubeboot_result::StoreNoCertKeyFiles,
     kubeboot_result::StoreNoCertificates,

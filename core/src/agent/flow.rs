@@ -1,12 +1,31 @@
-//! The agent's transitions: what each answer means and what comes next.
+//! The conductor's own decisions: what to do once the node's files are judged (nothing,
+//! rotate, request the serving certificate, bootstrap, refresh the CA, sleep, stop), how an
+//! attempt runs from its key to its stored pair, and what a failure costs (undo, fall back to
+//! the bootstrap credential, retry with backoff, or stop).
 
 use core::fmt::Write;
 
-use super::device::Presigned;
-use super::*;
+use super::config::Settings;
+use super::keys::KeysCx;
+use super::loader::{self, Loader};
+use super::plan::{Cleanup, Store};
+use super::{
+    Agent, Conn, HEALTHZ_INTERVAL_SECS, HEALTHZ_WAIT_SECS, Kind, Line, Mode, Outcome, Pending,
+    Phase, RotateNow,
+};
+use crate::csr::{MAX_SANS, Profile};
+use crate::discovery;
+use crate::engine::{self, Expect, Jitter, Naming};
+use crate::error::Error;
+use crate::key::SEC1_PEM_LEN;
+use crate::keyref::Holder;
+use crate::out::Filled;
+use crate::pushback::Headers;
+use crate::{rfc3339, rotation};
 
 /// A detail text.
 pub(super) type Detail = heapless::String<MAX_DETAIL>;
+const MAX_DETAIL: usize = 512;
 
 /// The wait for approval is announced, then again after this long, then at doubling intervals
 /// up to [`MAX_PROGRESS_SECS`].
@@ -20,45 +39,220 @@ pub(super) fn detail(args: core::fmt::Arguments<'_>) -> Detail {
     d
 }
 
-pub(super) fn file_error(e: StoreErrorKind) -> Error {
-    Error::Store(e)
+/// `YYYY-MM-DD-HH-MM-SS` of local time (Go layout `2006-01-02-15-04-05`).
+pub(super) fn timestamp(unix: i64, utc_offset: i32) -> heapless::String<19> {
+    let dt = rfc3339::DateTime::from_unix(unix.saturating_add(i64::from(utc_offset)));
+    let mut s = heapless::String::new();
+    let _ = write!(
+        s,
+        "{:04}-{:02}-{:02}-{:02}-{:02}-{:02}",
+        dt.year.clamp(0, 9999),
+        dt.month,
+        dt.day,
+        dt.hour,
+        dt.minute,
+        dt.second
+    );
+    s
 }
 
-impl<
-    const N: usize,
-    const PEM: usize,
-    const OUT: usize,
-    const PATH: usize,
-    const SANS: usize,
-    const DISC: usize,
-> Agent<N, PEM, OUT, PATH, SANS, DISC>
-{
-    /// One internal transition (states that need no I/O).
-    pub(super) fn step(&mut self, now: i64) {
-        match self.st {
-            St::Start => self.begin(),
-            St::CheckClient => self.check_client(now),
-            St::Decide => self.decide(now),
-            St::PrepareBootstrap => self.prepare_bootstrap(now),
-            St::StartEngine => self.start_engine(now),
-            St::DiscoverRun => self.drive_discovery(now),
-            St::EngineRun => self.drive_engine(now),
-            St::CaCompare => self.ca_compare(now),
-            _ => {}
+/// A device's answer must be a P-256 point.
+pub(super) fn checked_point<'e>(p: &[u8; 65]) -> core::result::Result<[u8; 65], &'e str> {
+    if p256::ecdsa::VerifyingKey::from_sec1_bytes(p).is_ok() {
+        Ok(*p)
+    } else {
+        Err("the device's answer is not a P-256 point")
+    }
+}
+
+/// What the engine checks an issued certificate against for a `kind` attempt: the CA the loader
+/// found and the profile the settings ask for.
+pub(super) fn expect<'a: 'r, 'r>(
+    s: &'a Settings<'_>,
+    loader: &'a Loader<'_>,
+    kind: Kind,
+    refs: &'r mut heapless::Vec<&'a str, MAX_SANS>,
+) -> Expect<'r> {
+    let profile = if kind == Kind::Serving {
+        s.dns_names(refs);
+        Profile::Serving { dns: refs, ips: &s.ips }
+    } else {
+        Profile::Client
+    };
+    Expect { ca_pem: loader.validation_ca(kind == Kind::Bootstrap), profile }
+}
+
+/// The `step=` of a line.
+pub(super) fn step_of(line: &str) -> &'static str {
+    const STEPS: &[&str] = &[
+        "start",
+        "credentials",
+        "bootstrap",
+        "rotate",
+        "serving",
+        "discovery",
+        "discovered",
+        "key",
+        "healthz",
+        "create",
+        "created",
+        "wait",
+        "http",
+        "transport-error",
+        "retry",
+        "issued",
+        "stored",
+        "kubeconfig",
+        "cleanup",
+        "sleep",
+        "done",
+        "warning",
+        "wake",
+        "ca",
+    ];
+    let s = if line.starts_with('{') {
+        line.split("\"step\":\"").nth(1).and_then(|r| r.split('"').next())
+    } else {
+        line.split(" step=").nth(1).and_then(|r| r.split(' ').next())
+    };
+    let s = s.unwrap_or("");
+    STEPS.iter().copied().find(|x| *x == s).unwrap_or("event")
+}
+
+/// The front-end's side of the conversation: what was asked and not answered yet, and the
+/// connection settings' identity.
+pub(super) struct Io {
+    pub(super) pending: Pending,
+    /// Whether the pending action was handed out (an unanswered one is abandoned at `poll`).
+    pub(super) handed_out: bool,
+    /// The time of the last `poll` that handed out an action.
+    pub(super) now: i64,
+    /// Which connection the engine's requests go over.
+    pub(super) conn: Conn,
+    /// Changes whenever a connection's settings do.
+    pub(super) conn_id: u32,
+}
+
+impl Io {
+    pub(super) const fn new() -> Self {
+        Io { pending: Pending::None, handed_out: false, now: 0, conn: Conn::Node, conn_id: 0 }
+    }
+
+    /// An answer of `kind` arrived: whether it was the one outstanding (then it is no longer).
+    pub(super) fn answer(&mut self, kind: Pending) -> bool {
+        if self.pending != kind {
+            return false;
+        }
+        self.pending = Pending::None;
+        true
+    }
+}
+
+/// The attempt under way.
+pub(super) struct Attempt {
+    pub(super) kind: Kind,
+    /// The certificate was issued (its key must be kept).
+    pub(super) issued: bool,
+    /// The apiserver refused the current certificate: bootstrap even if it looks valid.
+    pub(super) force_bootstrap: bool,
+    /// The pair just stored, to be found valid by the next reading.
+    pub(super) just_stored: Option<Kind>,
+    /// A cleanup that ends in a new start (a refused rotation falling back to bootstrap), not a
+    /// failure.
+    pub(super) fallback: bool,
+    /// Until when the kubelet's `/healthz` wait goes on.
+    pub(super) healthz_until: i64,
+}
+
+impl Attempt {
+    pub(super) const fn new() -> Self {
+        Attempt {
+            kind: Kind::Bootstrap,
+            issued: false,
+            force_bootstrap: false,
+            just_stored: None,
+            fallback: false,
+            healthz_until: 0,
+        }
+    }
+}
+
+/// The wait for approval: when it was announced and when to say again that it goes on.
+pub(super) struct Wait {
+    pub(super) announced: bool,
+    /// When the wait began.
+    pub(super) since: i64,
+    /// When the next progress line is due (0: never).
+    pub(super) progress_at: i64,
+    pub(super) progress_gap: i64,
+    /// A request just failed: announce the engine's backoff.
+    pub(super) retrying: bool,
+}
+
+impl Wait {
+    pub(super) const fn new() -> Self {
+        Wait { announced: false, since: 0, progress_at: 0, progress_gap: 0, retrying: false }
+    }
+}
+
+/// The agent's time line across attempts: sleeps, backoff, rotations done, what to rotate now.
+pub(super) struct Schedule {
+    pub(super) sleep_until: Option<i64>,
+    pub(super) attempts_failed: u32,
+    pub(super) rotations: u32,
+    pub(super) jitter: Jitter,
+    pub(super) rotate_now: RotateNow,
+    /// A stale key cache was looked for.
+    pub(super) swept: bool,
+}
+
+impl Schedule {
+    pub(super) const fn new() -> Self {
+        Schedule {
+            sleep_until: None,
+            attempts_failed: 0,
+            rotations: 0,
+            jitter: Jitter(0),
+            rotate_now: RotateNow { client: false, serving: false },
+            swept: false,
         }
     }
 
-    pub(super) fn begin(&mut self) {
-        self.clear_loaded();
-        // Until `decide` picks one, what fails is the client credentials (retry lines, metrics).
-        self.kind = Kind::Bootstrap;
-        self.conn_id = self.conn_id.wrapping_add(2);
-        // Check mode changes nothing, not even an interrupted swap (it reads what is there).
-        self.st = if self.mode == Mode::Check { St::ReadKubeconfig } else { St::RecoverClient };
+    pub(super) fn configure(&mut self, s: &Settings<'_>) {
+        self.jitter = Jitter(s.seed);
+        self.rotate_now = s.rotate_now;
     }
 
-    pub(super) fn can_bootstrap(&self) -> bool {
-        self.discovery_on || !self.bootstrap_path.is_empty()
+    /// A seed for a sub-machine's own jitter.
+    pub(super) fn seed(&mut self) -> u64 {
+        u64::from(self.jitter.next_u32()) << 32 | u64::from(self.jitter.next_u32())
+    }
+}
+
+impl Agent<'_> {
+    /// Begin again: read the node's files (or, in [`Mode::Discover`], discover).
+    pub(super) fn begin(&mut self, now: i64) {
+        // Until `decide` picks one, what fails is the client credentials (retry lines, metrics).
+        self.attempt.kind = Kind::Bootstrap;
+        self.io.conn_id = self.io.conn_id.wrapping_add(2);
+        if self.settings.mode == Mode::Discover {
+            return self.begin_discovery(now);
+        }
+        self.loader.begin(&self.settings);
+        self.phase = Phase::Load;
+    }
+
+    /// The node's files could not be opened at all.
+    pub(super) fn load_failed(&mut self, now: i64) {
+        let Some((e, d, how)) = self.loader.failure() else { return };
+        self.detail = detail(format_args!("{d}"));
+        match how {
+            loader::Fail::Stop => {
+                self.failure = Some(e);
+                self.finish_failure(now);
+            }
+            loader::Fail::Attempt => self.attempt_failed(now, e, &self.detail.clone()),
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -66,300 +260,320 @@ impl<
 
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn decide(&mut self, now: i64) {
-        if self.mode == Mode::Check {
-            let valid = |v| if let Verdict::Valid(c) = v { Some(c) } else { None };
-            self.outcome = Outcome { client: valid(self.client), serving: valid(self.serving) };
-            self.st = St::Done;
+        let (client_v, serving_v) = (self.loader.client, self.loader.serving);
+        if self.settings.mode == Mode::Check {
+            self.outcome = Outcome { client: client_v.valid(), serving: serving_v.valid() };
+            self.phase = Phase::Done;
             return;
         }
-        if let Some(k) = self.just_stored.take() {
-            let v = if k == Kind::Serving { self.serving } else { self.client };
-            if let Verdict::Unusable(e, what) = v {
+        if let Some(k) = self.attempt.just_stored.take() {
+            let v = if k == Kind::Serving { serving_v } else { client_v };
+            if let loader::Verdict::Unusable(e, what) = v {
                 let d = detail(format_args!("the {what} just stored does not validate: {e}"));
                 self.fail(e, &d);
                 return;
             }
         }
-        let client = match self.client {
-            Verdict::Valid(c) if !self.force_bootstrap => c,
+        let client = match client_v {
+            loader::Verdict::Valid(c) if !self.attempt.force_bootstrap => c,
             other => {
                 let (e, what) = match other {
-                    Verdict::Unusable(e, what) => (e, what),
-                    _ => (Error::Unauthorized, Part::ClientCertificate),
+                    loader::Verdict::Unusable(e, what) => (e, what),
+                    _ => (Error::Unauthorized, loader::Part::ClientCertificate),
                 };
-                if self.can_bootstrap() {
-                    self.kind = Kind::Bootstrap;
+                if self.settings.can_bootstrap() {
+                    self.attempt.kind = Kind::Bootstrap;
                     let line = self
+                        .events
                         .ev("bootstrap")
                         .kv("reason", e.name())
                         .kv("what", what.as_str())
                         .done();
-                    self.event(line);
+                    self.events.push(line);
                     self.begin_bootstrap(now);
                 } else {
-                    let d = detail(format_args!(
+                    self.detail = detail(format_args!(
                         "{what}: {e}; no bootstrap kubeconfig to fall back on"
                     ));
                     self.failure = Some(e);
-                    self.detail = d;
                     self.finish_failure(now);
                 }
                 return;
             }
         };
-        if self.rotate_now.client || now >= client.rotation_deadline {
-            self.kind = Kind::Rotate;
-            let reason = if self.rotate_now.client { "forced" } else { "due" };
+        let rotate_now = self.schedule.rotate_now;
+        if rotate_now.client || now >= client.rotation_deadline {
+            self.attempt.kind = Kind::Rotate;
+            let reason = if rotate_now.client { "forced" } else { "due" };
             let line = self
+                .events
                 .ev("rotate")
                 .kv("kind", "client")
                 .kv("reason", reason)
                 .time("deadline", client.rotation_deadline)
                 .done();
-            self.event(line);
-            self.make_key(now);
-            return;
+            self.events.push(line);
+            return self.make_key(now);
         }
         let mut serving = None;
-        if self.serving_on {
-            match self.serving {
-                Verdict::Valid(s) if !self.rotate_now.serving && now < s.rotation_deadline => {
+        if self.settings.serving {
+            match serving_v {
+                loader::Verdict::Valid(s) if !rotate_now.serving && now < s.rotation_deadline => {
                     serving = Some(s)
                 }
                 v => {
-                    self.kind = Kind::Serving;
-                    let mut b = self.ev("serving");
+                    self.attempt.kind = Kind::Serving;
+                    let mut b = self.events.ev("serving");
                     b = match v {
-                        Verdict::Valid(s) => b
-                            .kv("reason", if self.rotate_now.serving { "forced" } else { "due" })
+                        loader::Verdict::Valid(s) => b
+                            .kv("reason", if rotate_now.serving { "forced" } else { "due" })
                             .time("deadline", s.rotation_deadline),
-                        Verdict::Unusable(e, _) => b.kv("reason", e.name()),
-                        Verdict::Unknown => b.kv("reason", "unknown"),
+                        loader::Verdict::Unusable(e, _) => b.kv("reason", e.name()),
+                        loader::Verdict::Unknown => b.kv("reason", "unknown"),
                     };
                     let line = b.done();
-                    self.event(line);
-                    self.make_key(now);
-                    return;
+                    self.events.push(line);
+                    return self.make_key(now);
                 }
             }
         }
-        if !self.swept && self.client_dir_exists {
+        if !self.schedule.swept && self.loader.client_dir_exists {
             // A key cache next to valid credentials was left by a crash after they were stored;
             // a later bootstrap must not reuse its key (its CSR is done).
-            self.swept = true;
-            self.st = St::SweepCache;
+            self.schedule.swept = true;
+            self.plan.begin_sweep();
+            self.phase = Phase::Sweep;
             return;
         }
-        if self.ca_refresh_due(now) {
-            self.begin_ca_refresh();
+        if self.trust.due(&self.settings, &self.loader, &mut self.schedule.jitter, now) {
+            self.trust.begin(&mut self.out);
+            // New connection settings: new ids (info: anonymous; bundles: the node's
+            // certificate; the probe: the candidate bundle).
+            self.io.conn_id = self.io.conn_id.wrapping_add(4);
+            self.phase = Phase::Trust;
             return;
         }
         self.outcome = Outcome { client: Some(client), serving };
         let mut next = serving.map_or(client.rotation_deadline, |s| {
             s.rotation_deadline.min(client.rotation_deadline)
         });
-        if let Some(at) = self.ca_next.filter(|_| self.ca_refresh_on()) {
+        if let Some(at) = self.trust.next_at(&self.settings) {
             next = next.min(at);
         }
-        match self.mode {
-            Mode::Run { max_rotations } if max_rotations.is_none_or(|m| self.rotations < m) => {
-                let line = self.ev("sleep").time("until", next).done();
-                self.event(line);
-                self.sleep_until = Some(next);
-                self.st = St::Start;
+        match self.settings.mode {
+            Mode::Run { max_rotations }
+                if max_rotations.is_none_or(|m| self.schedule.rotations < m) =>
+            {
+                let line = self.events.ev("sleep").time("until", next).done();
+                self.events.push(line);
+                self.schedule.sleep_until = Some(next);
+                self.phase = Phase::Start;
             }
             _ => {
-                let mut b = self.ev("done").time("client_not_after", client.not_after);
+                let mut b = self.events.ev("done").time("client_not_after", client.not_after);
                 b = b.time("client_rotation_deadline", client.rotation_deadline);
                 if let Some(s) = serving {
                     b = b.time("serving_not_after", s.not_after);
                 }
                 let line = b.done();
-                self.event(line);
-                self.st = St::Done;
+                self.events.push(line);
+                self.phase = Phase::Done;
             }
         }
     }
 
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn begin_bootstrap(&mut self, now: i64) {
-        self.key = None;
-        self.key_generated = false;
-        self.key_tries = 0;
-        self.dir_created = false;
-        // The kubelet waits a minute for /healthz; never longer than the whole wait.
-        self.healthz_until = now.saturating_add(HEALTHZ_WAIT_SECS.min(self.bootstrap_wait));
-        if self.discovery_on {
-            let started = match self.discovery_token.as_ref() {
-                Some(t) => {
-                    let mut cfg = discovery::Config::new(t, &self.discovery_pins);
-                    cfg.allow_unpinned = self.discovery_unpinned;
-                    cfg.timeout_secs = self.discovery_timeout;
-                    cfg.jitter_seed =
-                        u64::from(self.jitter.next_u32()) << 32 | u64::from(self.jitter.next_u32());
-                    self.discovery.start(cfg, now)
-                }
-                None => Err(Error::InvalidConfig),
-            };
-            match started {
-                Ok(()) => {
-                    let line = self.ev("discovery").kv("server", &self.discovery_server).done();
-                    self.event(line);
-                    self.st = St::DiscoverRun;
-                }
-                Err(e) => self.attempt_failed(now, e, "starting discovery"),
-            }
+    /// The holder of the current pair's key when a device holds it.
+    fn current_key_in_device(&self) -> Option<Holder> {
+        let l = &self.loader;
+        if l.kc_points_at_current && l.client_key_in_device() {
+            Holder::of_pem(&l.client_key).ok()
         } else {
-            self.st = St::ReadBootKc;
+            None
+        }
+    }
+
+    /// A rotation's (or the serving certificate's) key.
+    fn make_key(&mut self, now: i64) {
+        let current = self.current_key_in_device();
+        let (keys, mut cx) = self.keys_cx();
+        keys.begin(&mut cx, now, current);
+        self.phase = Phase::Key;
+    }
+
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
+    fn begin_bootstrap(&mut self, now: i64) {
+        self.keys.reset();
+        // The kubelet waits a minute for /healthz; never longer than the whole wait.
+        let wait = HEALTHZ_WAIT_SECS.min(self.settings.bootstrap_wait);
+        self.attempt.healthz_until = now.saturating_add(wait);
+        if self.settings.discovery.is_some() {
+            self.begin_discovery(now);
+        } else {
+            self.loader.begin_bootstrap();
+            self.phase = Phase::Boot;
+        }
+    }
+
+    fn begin_discovery(&mut self, now: i64) {
+        let seed = self.schedule.seed();
+        let started = match &self.settings.discovery {
+            Some(d) => {
+                let mut cfg = discovery::Config::new(&d.token, &d.pins);
+                cfg.allow_unpinned = d.allow_unpinned;
+                cfg.timeout_secs = d.timeout_secs;
+                cfg.jitter_seed = seed;
+                self.discovery.start(cfg, now)
+            }
+            None => Err(Error::InvalidConfig),
+        };
+        match started {
+            Ok(()) => {
+                let server = self.settings.discovery.as_ref().map_or("", |d| d.server.as_str());
+                let line = self.events.ev("discovery").kv("server", server).done();
+                self.events.push(line);
+                self.phase = Phase::Discover;
+            }
+            Err(e) => self.attempt_failed(now, e, "starting discovery"),
         }
     }
 
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn prepare_bootstrap(&mut self, now: i64) {
-        if self.token.is_none() {
-            return self.attempt_failed(
-                now,
-                Error::InvalidToken,
-                "the bootstrap kubeconfig has no bootstrap token",
-            );
-        }
-        if !self.boot.insecure && self.boot.ca.is_empty() {
-            return self.attempt_failed(
-                now,
-                Error::NoCa,
-                "the bootstrap kubeconfig has no certificate-authority",
-            );
-        }
-        if self.bundle.is_empty() && self.boot.ca.is_empty() {
-            return self.attempt_failed(
-                now,
+        let l = &self.loader;
+        let why = if l.token.is_none() {
+            Some((Error::InvalidToken, "the bootstrap kubeconfig has no bootstrap token"))
+        } else if !l.boot.insecure && l.boot.ca.is_empty() {
+            Some((Error::NoCa, "the bootstrap kubeconfig has no certificate-authority"))
+        } else if l.bundle.is_empty() && l.boot.ca.is_empty() {
+            Some((
                 Error::NoCa,
                 "no CA to validate the issued certificate against (give a CA bundle)",
-            );
+            ))
+        } else if l.node.is_empty() {
+            Some((Error::InvalidConfig, "bootstrapping needs the node name"))
+        } else {
+            None
+        };
+        if let Some((e, why)) = why {
+            return self.attempt_failed(now, e, why);
         }
-        if self.node.is_empty() {
-            return self.attempt_failed(
-                now,
-                Error::InvalidConfig,
-                "bootstrapping needs the node name",
-            );
-        }
-        let token_id = self.token.as_ref().map_or("", |t| t.id());
+        let token_id = l.token.as_ref().map_or("", |t| t.id());
         let mut id = heapless::String::<8>::new();
         let _ = id.push_str(token_id);
         let line = self
+            .events
             .ev("bootstrap")
-            .kv("node", &self.node)
-            .kv("server", &self.boot.server)
+            .kv("node", &l.node)
+            .kv("server", &l.boot.server)
             .kv("token_id", &id)
             .done();
-        self.event(line);
-        if self.client_dir_exists {
-            self.st = St::ReadKeyCache;
-        } else {
-            self.make_key(now);
-        }
+        self.events.push(line);
+        let (dir_exists, current) = (l.client_dir_exists, self.current_key_in_device());
+        let (keys, mut cx) = self.keys_cx();
+        keys.begin_bootstrap(&mut cx, now, dir_exists, current);
+        self.phase = Phase::Key;
     }
 
     // -----------------------------------------------------------------------------------------
     // Running an attempt
 
+    /// `/healthz` did not answer 200 (`status`) or not at all: again soon, or go on.
+    pub(super) fn healthz_failed(&mut self, now: i64, status: Option<u16>) {
+        if now.saturating_add(HEALTHZ_INTERVAL_SECS) < self.attempt.healthz_until {
+            let mut b = self.events.ev("healthz").kv("state", "not-ready");
+            if let Some(s) = status {
+                b = b.num("status", i64::from(s));
+            }
+            let line = b.done();
+            self.events.push(line);
+            self.schedule.sleep_until = Some(now.saturating_add(HEALTHZ_INTERVAL_SECS));
+        } else {
+            // The kubelet goes on after a minute anyway.
+            let line = self.events.ev("healthz").kv("state", "gave-up").done();
+            self.events.push(line);
+            self.phase = Phase::StartEngine;
+        }
+    }
+
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn start_engine(&mut self, now: i64) {
-        if self.prepare_device_signature(now) {
-            return;
+        {
+            let Agent { keys, settings, events, out, loader, attempt, .. } = self;
+            let mut cx = KeysCx { s: settings, ev: events, out, kind: attempt.kind };
+            if keys.prepare_signature(&mut cx, &loader.node) {
+                self.phase = Phase::Sign;
+                return;
+            }
         }
-        if self.key.is_none() && self.dk.signature.is_none() {
-            return self.attempt_failed(now, Error::InvalidState, "no key");
-        }
-        // A device's key: the engine builds the CSR around the signature the device made.
-        let presigned = self.dk.signature.map(|rs| Presigned {
-            point: self.dk.new_point,
-            message: &self.out,
-            rs,
-        });
-        let Some(key) = presigned
-            .as_ref()
-            .map(|p| p as &dyn crate::key::P256Signer)
-            .or(self.key.as_ref().map(|k| k as &dyn crate::key::P256Signer))
-        else {
-            return;
-        };
-        let ca: &[u8] = if !self.bundle.is_empty() {
-            &self.bundle
-        } else if self.kind == Kind::Bootstrap {
-            &self.boot.ca
-        } else {
-            &self.node_kc.ca
-        };
-        // (In a block: the borrowed SAN names end before the outcome is handled.)
+        let seed = self.schedule.seed();
+        let kind = self.attempt.kind;
         let started = {
-            let mut refs = heapless::Vec::<&str, MAX_SANS>::new();
-            crate::csr::borrow_names(&self.serving_dns, &mut refs);
-            let profile = if self.kind == Kind::Serving {
-                Profile::Serving { dns: &refs, ips: &self.serving_ips }
-            } else {
-                Profile::Client
-            };
-            let (auth, naming, wait) = match (self.kind, self.token.as_ref()) {
+            let s = &self.settings;
+            let (auth, naming, wait) = match (kind, self.loader.token.as_ref()) {
                 #[cfg(feature = "csr-name")]
                 (Kind::Bootstrap, Some(t)) => {
-                    (engine::Auth::Token(t), Naming::NodeCsr, self.bootstrap_wait)
+                    (engine::Auth::Token(t), Naming::NodeCsr, s.bootstrap_wait)
                 }
                 #[cfg(not(feature = "csr-name"))]
                 (Kind::Bootstrap, Some(t)) => {
-                    (engine::Auth::Token(t), Naming::Generate, self.bootstrap_wait)
+                    (engine::Auth::Token(t), Naming::Generate, s.bootstrap_wait)
                 }
-                _ => (engine::Auth::ClientCertificate, Naming::Generate, self.rotation_wait),
+                _ => (engine::Auth::ClientCertificate, Naming::Generate, s.rotation_wait),
             };
+            let mut refs = heapless::Vec::new();
+            let expect = expect(s, &self.loader, kind, &mut refs);
             let cfg = engine::Config {
-                node_name: &self.node,
-                profile,
+                node_name: &self.loader.node,
+                profile: expect.profile,
                 auth,
                 naming,
-                ca_pem: ca,
-                expiration_seconds: self.expiration_seconds,
+                ca_pem: expect.ca_pem,
+                expiration_seconds: s.expiration_seconds,
                 wait_secs: wait,
-                watch: self.watch,
-                verifier: self.verifier(),
+                watch: s.watch,
+                verifier: s.verifier(),
             };
-            let seed = u64::from(self.jitter.next_u32()) << 32 | u64::from(self.jitter.next_u32());
-            self.engine.start(&cfg, key, now, seed)
+            match self.keys.signer(&self.out) {
+                Some(signer) => self.engine.start(&cfg, &signer, now, seed),
+                None => Err(Error::InvalidState),
+            }
         };
-        if self.dk.signature.take().is_some() {
+        if self.keys.signature_used() {
             // The signed `CertificationRequestInfo` is in the CSR now.
             self.out.clear();
         }
         match started {
             Ok(()) => {
-                self.conn = if self.kind == Kind::Bootstrap { Conn::Bootstrap } else { Conn::Node };
-                self.conn_id = self.conn_id.wrapping_add(2);
-                self.announced_wait = false;
+                self.io.conn = if kind == Kind::Bootstrap { Conn::Bootstrap } else { Conn::Node };
+                self.io.conn_id = self.io.conn_id.wrapping_add(2);
+                self.wait.announced = false;
                 // The first watch follows the create at once: it too ends when the first
                 // progress line is due.
                 self.engine.end_watches_by(Some(now.saturating_add(FIRST_PROGRESS_SECS)));
-                self.issued = false;
-                self.st = St::EngineRun;
+                self.attempt.issued = false;
+                self.phase = Phase::Engine;
             }
+            Err(Error::InvalidState) => self.attempt_failed(now, Error::InvalidState, "no key"),
             Err(e) => self.attempt_failed(now, e, "building the CSR"),
         }
     }
 
     /// `step=wait`: what the CSR waits for, what unblocks it, and for how long it has waited.
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn wait_line(&self, now: i64) -> Line {
+    fn wait_line(&self, now: i64) -> Line {
         let name = self.engine.csr_name();
         let signer = self.engine.signer_name();
         let mut hint = Detail::new();
         let _ = write!(hint, "kubectl certificate approve {name}");
-        let elapsed = event::duration(now.saturating_sub(self.wait_since));
+        let elapsed = super::event::duration(now.saturating_sub(self.wait.since));
         let mut msg = Detail::new();
         let _ = write!(msg, "waiting for approval of {name} (signer {signer}): {hint}");
-        if now > self.wait_since {
+        if now > self.wait.since {
             let _ = write!(msg, " (waited {elapsed})");
         }
-        self.ev("wait")
-            .kv("kind", self.kind.as_str())
+        self.events
+            .ev("wait")
+            .kv("kind", self.attempt.kind.as_str())
             .kv("name", name)
             .kv("signer", signer)
             .kv("hint", &hint)
@@ -368,54 +582,56 @@ impl<
             .done()
     }
 
+    /// Discovery's next step; returns whether it needs I/O.
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn drive_discovery(&mut self, now: i64) {
+    pub(super) fn drive_discovery(&mut self, now: i64) -> bool {
         enum Next {
             Send,
             Sleep(i64),
             Done,
             Failed(Error),
         }
-        let next = match self.discovery.poll(now) {
+        let work = self.engine.scratch();
+        let next = match self.discovery.poll(now, work) {
             discovery::Action::Send(_) | discovery::Action::AwaitResponse { .. } => Next::Send,
             discovery::Action::Wait { until } => Next::Sleep(until),
             discovery::Action::Done(found) => {
-                let _ = self.out.resize_default(OUT);
-                match found.write_bootstrap_kubeconfig(&mut self.out) {
-                    Ok(n) => {
-                        self.out.truncate(n);
-                        Next::Done
-                    }
+                match self.out.fill(|b| found.write_bootstrap_kubeconfig(b)) {
+                    Ok(()) => Next::Done,
                     Err(e) => {
-                        self.out.as_mut_slice().zeroize();
-                        self.out.clear();
-                        Next::Failed(if matches!(e, Error::BufferTooSmall { .. }) {
-                            Error::TooLarge
-                        } else {
-                            e
-                        })
+                        self.out.wipe();
+                        Next::Failed(e)
                     }
                 }
             }
             discovery::Action::Failed(e) => Next::Failed(e),
         };
         match next {
-            Next::Send => self.pending = Pending::Discovery,
+            Next::Send => {
+                self.io.pending = Pending::Discovery;
+                return true;
+            }
             Next::Sleep(t) => {
                 if let Some(secs) = self.discovery.retry_after() {
                     self.retry_line(t, secs, "cluster-info");
                 }
-                self.sleep_until = Some(t.max(now));
+                self.schedule.sleep_until = Some(t.max(now));
             }
             Next::Done => {
+                let d = self.settings.discovery.as_ref();
                 let line = self
+                    .events
                     .ev("discovered")
-                    .kv("server", &self.discovery_server)
-                    .kv("pinned", if self.discovery_pins.is_empty() { "false" } else { "true" })
-                    .kv("bootstrap_kubeconfig", &self.bootstrap_path)
+                    .kv("server", d.map_or("", |d| d.server.as_str()))
+                    .kv(
+                        "pinned",
+                        if d.is_some_and(|d| d.pins.is_empty()) { "false" } else { "true" },
+                    )
+                    .kv("bootstrap_kubeconfig", &self.settings.bootstrap)
                     .done();
-                self.event(line);
-                self.st = St::WriteBootKc;
+                self.events.push(line);
+                self.plan.begin_bootstrap_kubeconfig();
+                self.phase = Phase::WriteBootstrap;
             }
             Next::Failed(e) => {
                 let why = self.discovery.failure().map_or("", |f| f.1);
@@ -423,10 +639,12 @@ impl<
                 self.attempt_failed(now, e, &d);
             }
         }
+        false
     }
 
+    /// The engine's next step; returns whether it needs I/O.
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn drive_engine(&mut self, now: i64) {
+    pub(super) fn drive_engine(&mut self, now: i64) -> bool {
         enum Next {
             Send(engine::RequestKind),
             Sleep(i64),
@@ -437,65 +655,70 @@ impl<
             self.engine.phase(),
             engine::Phase::Watch | engine::Phase::Fetch | engine::Phase::Backoff
         );
-        if self.announced_wait && self.progress_at > 0 && now >= self.progress_at && waiting {
+        let w = &self.wait;
+        if w.announced && w.progress_at > 0 && now >= w.progress_at && waiting {
             // Still waiting: say so again, with the time waited, at growing intervals.
             let line = self.wait_line(now);
-            self.push_event(line, true);
-            self.progress_gap = self.progress_gap.saturating_mul(2).min(MAX_PROGRESS_SECS);
-            self.progress_at = now.saturating_add(self.progress_gap);
-            self.engine.end_watches_by(Some(self.progress_at));
+            self.events.update(line);
+            self.wait.progress_gap =
+                self.wait.progress_gap.saturating_mul(2).min(MAX_PROGRESS_SECS);
+            self.wait.progress_at = now.saturating_add(self.wait.progress_gap);
+            self.engine.end_watches_by(Some(self.wait.progress_at));
         }
         let next = match self.engine.poll(now) {
             engine::Action::Send(r) => Next::Send(r.kind),
-            engine::Action::AwaitResponse { .. } => Next::Send(engine::RequestKind::Get),
+            engine::Action::AwaitResponse => Next::Send(engine::RequestKind::Get),
             engine::Action::Wait { until } => Next::Sleep(until),
             engine::Action::Done(_) => Next::Done,
             engine::Action::Failed(e) => Next::Failed(e),
         };
         match next {
             Next::Send(kind) => {
-                self.pending = Pending::Engine;
+                self.io.pending = Pending::Engine;
                 let name = self.engine.csr_name();
                 let signer = self.engine.signer_name();
                 let line = match kind {
                     engine::RequestKind::Create => Some(
-                        self.ev("create")
-                            .kv("kind", self.kind.as_str())
+                        self.events
+                            .ev("create")
+                            .kv("kind", self.attempt.kind.as_str())
                             .kv("name", if name.is_empty() { "csr-<generated>" } else { name })
                             .kv("signer", signer)
                             .done(),
                     ),
-                    _ if !self.announced_wait => {
-                        self.wait_since = now;
-                        self.progress_gap = FIRST_PROGRESS_SECS;
-                        self.progress_at = now.saturating_add(FIRST_PROGRESS_SECS);
-                        self.engine.end_watches_by(Some(self.progress_at));
+                    _ if !self.wait.announced => {
+                        self.wait.since = now;
+                        self.wait.progress_gap = FIRST_PROGRESS_SECS;
+                        self.wait.progress_at = now.saturating_add(FIRST_PROGRESS_SECS);
+                        self.engine.end_watches_by(Some(self.wait.progress_at));
                         Some(self.wait_line(now))
                     }
                     _ => None,
                 };
                 if kind != engine::RequestKind::Create {
-                    self.announced_wait = true;
+                    self.wait.announced = true;
                 }
                 if let Some(l) = line {
-                    self.event(l);
+                    self.events.push(l);
                 }
+                return true;
             }
             Next::Sleep(t) => {
-                if core::mem::take(&mut self.retrying) {
+                if core::mem::take(&mut self.wait.retrying) {
                     match self.engine.retry_after() {
                         Some(secs) => self.retry_line(t, secs, "csr"),
                         None => {
                             let line = self
+                                .events
                                 .ev("retry")
-                                .kv("kind", self.kind.as_str())
+                                .kv("kind", self.attempt.kind.as_str())
                                 .time("at", t)
                                 .done();
-                            self.event(line);
+                            self.events.push(line);
                         }
                     }
                 }
-                self.sleep_until = Some(t.max(now));
+                self.schedule.sleep_until = Some(t.max(now));
             }
             Next::Done => self.issued(now),
             Next::Failed(e) => {
@@ -512,175 +735,196 @@ impl<
                 self.attempt_failed(now, e, &d);
             }
         }
+        false
+    }
+
+    /// An answer to the engine's request.
+    pub(super) fn engine_response(
+        &mut self,
+        now: i64,
+        status: u16,
+        headers: &Headers<'_>,
+        body: &[u8],
+    ) {
+        let kind = self.engine.outstanding_request().map(|r| r.kind);
+        if !(200..300).contains(&status) {
+            let line = self
+                .events
+                .ev("http")
+                .kv("request", self.request_name())
+                .num("status", i64::from(status))
+                .done();
+            self.events.push(line);
+            self.wait.retrying = true;
+        }
+        self.io.pending = Pending::None;
+        {
+            let mut refs = heapless::Vec::new();
+            let expect = expect(&self.settings, &self.loader, self.attempt.kind, &mut refs);
+            self.engine.on_response(now, status, headers, body, &expect);
+        }
+        if kind == Some(engine::RequestKind::Create) && self.engine.created() {
+            let line = self
+                .events
+                .ev("created")
+                .kv("kind", self.attempt.kind.as_str())
+                .kv("name", self.engine.csr_name())
+                .done();
+            self.events.push(line);
+        }
     }
 
     /// The wait until `at` is the server's: it answered `Retry-After: <secs>` to the `request`.
-    pub(super) fn retry_line(&mut self, at: i64, secs: u32, request: &str) {
+    fn retry_line(&mut self, at: i64, secs: u32, request: &str) {
         let line = self
+            .events
             .ev("retry")
-            .kv("kind", self.kind.as_str())
+            .kv("kind", self.attempt.kind.as_str())
             .kv("request", request)
             .kv("reason", "server-asked")
             .num("retry_after", i64::from(secs))
             .time("at", at)
             .done();
-        self.event(line);
+        self.events.push(line);
     }
 
-    /// The certificate was issued and validated: plan the files.
+    /// The certificate was issued and validated: the pair goes into `out`, and the file plan
+    /// stores it.
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn issued(&mut self, now: i64) {
-        self.issued = true;
-        let prefix = if self.kind == Kind::Serving { PREFIX_SERVER } else { PREFIX_CLIENT };
-        let mut line = None;
-        let mut content = Ok(());
+    fn issued(&mut self, now: i64) {
+        self.attempt.issued = true;
+        let kind = self.attempt.kind;
+        let mut content = Err(Error::InvalidState);
         if let engine::Action::Done(i) = self.engine.poll(now) {
-            line = Some(
-                LineBuilder::new(&self.front_end, "issued", self.log_format)
-                    .kv("kind", self.kind.as_str())
-                    .kv("name", i.csr_name)
-                    .time("not_before", i.verified.not_before)
-                    .time("not_after", i.verified.not_after)
-                    .kv("issuer", &i.verified.ca_subject)
-                    .done(),
-            );
+            let line = self
+                .events
+                .ev("issued")
+                .kv("kind", kind.as_str())
+                .kv("name", i.csr_name)
+                .time("not_before", i.verified.not_before)
+                .time("not_after", i.verified.not_after)
+                .kv("issuer", &i.verified.ca_subject)
+                .done();
+            self.events.push(line);
             self.out.clear();
-            content = split_pair(i.cert_pem, &mut self.out, None::<&mut heapless::Vec<u8, 1>>);
-        }
-        if let Some(l) = line {
-            self.event(l);
+            content = loader::split_pair(i.cert_pem, Some(&mut self.out), None);
         }
         let mut key_pem = Filled::<SEC1_PEM_LEN>::new();
-        let key = match (&self.key, content) {
-            // A device's key: its reference takes the key's place.
-            (None, Ok(())) if !self.dk.new_ref.is_empty() => Ok(self.dk.new_ref.as_slice()),
-            (Some(k), Ok(())) => key_pem.fill(|b| k.to_sec1_pem(b)),
-            (_, Err(e)) => Err(e),
-            (None, _) => Err(Error::InvalidState),
+        let r = content
+            .and_then(|()| self.keys.pair_key(&mut key_pem))
+            .and_then(|key| self.out.extend(key));
+        zeroize::Zeroize::zeroize(&mut key_pem);
+        let l = &self.loader;
+        let store = Store {
+            kubeconfig: kind == Kind::Bootstrap
+                || (kind == Kind::Rotate && !l.kc_points_at_current),
+            // The replaced key of this node's pair, when a device holds it.
+            destroy_old: kind != Kind::Serving
+                && l.kc_points_at_current
+                && l.client_key_in_device()
+                && l.client_key.as_slice() != self.keys.new_ref.as_slice(),
+            remove_cache: kind == Kind::Bootstrap,
         };
-        let r = key.and_then(|pem| self.out.extend_from_slice(pem).map_err(|_| Error::TooLarge));
-        key_pem.zeroize();
-        let ts = timestamp(now, self.utc_offset);
-        let paths = r
-            .and_then(|()| {
-                path::child_into(
-                    &self.cert_dir,
-                    &[prefix, "-", &ts, ".pem"],
-                    &mut self.step_paths[0],
-                )
-            })
-            .and_then(|()| {
-                path::child_into(&self.cert_dir, &[prefix, "-current.pem"], &mut self.step_paths[1])
-            })
-            .and_then(|()| {
-                path::child_into(&self.cert_dir, &[prefix, "-updated.pem"], &mut self.step_paths[2])
-            });
-        match paths {
-            Ok(()) => self.st = St::StorePair,
+        match r.and_then(|()| self.plan.begin_store(&self.settings, kind, now, store)) {
+            Ok(()) => self.phase = Phase::Store,
             Err(e) => self.attempt_failed(now, e, "preparing the pair to store"),
         }
     }
 
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn write_node_kubeconfig(&mut self) -> Result<()> {
-        // After bootstrap: the bootstrap kubeconfig's server and CA (as the kubelet does); after
-        // a rotation (a kubeconfig that did not name -current.pem): its own.
-        // The CA is always the cert dir's file (`StoreCa` wrote it), so that a CA rotation can
-        // be followed (see the module docs).
-        let c = if self.kind == Kind::Bootstrap { &self.boot } else { &self.node_kc };
-        let cfg = NodeKubeconfig {
-            server: &c.server,
-            certificate_authority: if c.ca.is_empty() { None } else { Some(&self.ca_file_path) },
-            certificate_authority_data: None,
-            insecure_skip_tls_verify: c.insecure,
-            cert_dir: &self.cert_dir,
-        };
-        let _ = self.out.resize_default(OUT);
-        match write_node_kubeconfig(&cfg, &mut self.out) {
-            Ok(n) => {
-                self.out.truncate(n);
-                Ok(())
-            }
-            Err(e) => {
-                self.out.clear();
-                Err(if matches!(e, Error::BufferTooSmall { .. }) { Error::TooLarge } else { e })
-            }
-        }
-    }
-
     pub(super) fn attempt_succeeded(&mut self, now: i64) {
-        match self.kind {
+        match self.attempt.kind {
             Kind::Rotate => {
-                self.rotate_now.client = false;
-                self.rotations = self.rotations.saturating_add(1);
+                self.schedule.rotate_now.client = false;
+                self.schedule.rotations = self.schedule.rotations.saturating_add(1);
             }
             Kind::Serving => {
-                if let Verdict::Valid(old) = self.serving {
-                    self.rotations = self.rotations.saturating_add(1);
+                if let loader::Verdict::Valid(old) = self.loader.serving {
+                    self.schedule.rotations = self.schedule.rotations.saturating_add(1);
                     // The kubelet's histogram: how long the replaced certificate had lived.
                     self.metrics.serving_rotation.observe(now.saturating_sub(old.not_before));
                 }
-                self.rotate_now.serving = false;
+                self.schedule.rotate_now.serving = false;
             }
-            Kind::Bootstrap => self.force_bootstrap = false,
+            Kind::Bootstrap => self.attempt.force_bootstrap = false,
         }
-        self.attempts_failed = 0;
-        self.key = None;
+        self.schedule.attempts_failed = 0;
+        self.keys.reset();
         self.engine.reset();
-        self.out.as_mut_slice().zeroize();
-        self.out.clear();
-        self.just_stored = Some(self.kind);
-        self.st = St::Start;
+        self.out.wipe();
+        self.attempt.just_stored = Some(self.attempt.kind);
+        self.phase = Phase::Start;
     }
 
     /// The attempt failed with `e`: undo what it made that is of no use, then stop or retry.
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn attempt_failed(&mut self, now: i64, e: Error, why: &str) {
+        let kind = self.attempt.kind;
         self.failure = Some(e);
-        self.detail = detail(format_args!("{}: {why}", self.kind.as_str()));
+        self.detail = detail(format_args!("{}: {why}", kind.as_str()));
         // A rotation refused by the apiserver: fall back to the bootstrap credential.
-        if self.kind == Kind::Rotate
+        if kind == Kind::Rotate
             && e == Error::Unauthorized
-            && self.can_bootstrap()
-            && !self.force_bootstrap
+            && self.settings.can_bootstrap()
+            && !self.attempt.force_bootstrap
         {
-            self.force_bootstrap = true;
+            self.attempt.force_bootstrap = true;
             self.count_failure();
-            let line = self.ev("bootstrap").kv("reason", "rotation-unauthorized").done();
-            self.event(line);
+            let line = self.events.ev("bootstrap").kv("reason", "rotation-unauthorized").done();
+            self.events.push(line);
             self.failure = None;
             self.engine.reset();
-            self.st = if self.unused_device_key() { St::DestroyNew } else { St::Start };
-            return;
-        }
-        // A rotation's device key that will not be current goes at once.
-        if self.kind != Kind::Bootstrap && self.unused_device_key() {
-            self.st = St::DestroyNew;
+            if self.keys.unused_device_key() {
+                self.attempt.fallback = true;
+                self.plan.begin_cleanup(Cleanup { destroy_new: true, ..Cleanup::default() });
+                self.phase = Phase::Cleanup;
+            } else {
+                self.phase = Phase::Start;
+            }
             return;
         }
         // A key cache made for this attempt goes again, unless a CSR signed by it exists and may
         // still be approved (a timeout), or a certificate was issued for it: then a restart must
-        // reuse the key, so that it finds its own `node-csr-` object.
-        let keep = self.issued || (e == Error::Timeout && self.engine.created());
-        if self.kind == Kind::Bootstrap && self.key_generated && !keep {
-            self.st = St::CleanupCache;
+        // reuse the key, so that it finds its own `node-csr-` object. A rotation's device key
+        // that will not be current goes at once.
+        let keep = self.attempt.issued || (e == Error::Timeout && self.engine.created());
+        let bootstrap = kind == Kind::Bootstrap;
+        let remove_cache = bootstrap && self.keys.generated && !keep;
+        let destroy_new = self.keys.unused_device_key() && (!bootstrap || remove_cache);
+        if remove_cache || destroy_new {
+            self.plan.begin_cleanup(Cleanup {
+                remove_cache,
+                destroy_new,
+                remove_dir: self.keys.dir_created,
+            });
+            self.phase = Phase::Cleanup;
             return;
         }
-        if self.kind == Kind::Bootstrap && self.key_generated && keep {
+        if bootstrap && self.keys.generated && keep {
             let line = self
+                .events
                 .ev("cleanup")
-                .kv("kept", &self.key_cache_path)
+                .kv("kept", &self.settings.key_cache)
                 .kv("reason", "the CSR exists; a restart reuses its key")
                 .done();
-            self.event(line);
+            self.events.push(line);
         }
         self.finish_failure(now);
     }
 
+    /// The cleanup is over.
+    pub(super) fn cleaned_up(&mut self, now: i64) {
+        self.keys.dir_created = false;
+        if core::mem::take(&mut self.attempt.fallback) {
+            self.phase = Phase::Start;
+        } else {
+            self.finish_failure(now);
+        }
+    }
+
     /// One more failed attempt in the metrics (the kubelet's renew-error counters).
-    pub(super) fn count_failure(&mut self) {
+    fn count_failure(&mut self) {
         let m = &mut self.metrics;
-        let c = if self.kind == Kind::Serving {
+        let c = if self.attempt.kind == Kind::Serving {
             &mut m.serving_renew_errors
         } else {
             &mut m.client_renew_errors
@@ -688,32 +932,58 @@ impl<
         *c = c.saturating_add(1);
     }
 
+    /// Stop for good ([`Mode::Once`]), or retry after the kubelet's backoff ([`Mode::Run`]).
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn finish_failure(&mut self, now: i64) {
-        if self.mode != Mode::Check {
+        if self.settings.mode != Mode::Check {
             self.count_failure();
         }
-        self.key = None;
+        self.keys.reset();
         self.engine.reset();
-        match self.mode {
-            Mode::Once | Mode::Check => self.st = St::Failed,
-            Mode::Run { .. } => {
-                let e = self.failure.take().unwrap_or(Error::InvalidState);
-                let ms = rotation::backoff_delay_ms(self.attempts_failed, self.jitter.next_u32());
-                self.attempts_failed = self.attempts_failed.saturating_add(1);
-                let secs = i64::try_from(ms.div_ceil(1000)).unwrap_or(i64::MAX);
-                let until = now.saturating_add(secs);
-                let line = self
-                    .ev("retry")
-                    .kv("kind", self.kind.as_str())
-                    .kv("reason", e.name())
-                    .kv("detail", &self.detail)
-                    .time("at", until)
-                    .done();
-                self.event(line);
-                self.sleep_until = Some(until);
-                self.st = St::Start;
+        if !self.settings.runs() {
+            self.phase = Phase::Failed;
+            return;
+        }
+        let e = self.failure.take().unwrap_or(Error::InvalidState);
+        let ms = rotation::backoff_delay_ms(
+            self.schedule.attempts_failed,
+            self.schedule.jitter.next_u32(),
+        );
+        self.schedule.attempts_failed = self.schedule.attempts_failed.saturating_add(1);
+        let secs = i64::try_from(ms.div_ceil(1000)).unwrap_or(i64::MAX);
+        let until = now.saturating_add(secs);
+        let line = self
+            .events
+            .ev("retry")
+            .kv("kind", self.attempt.kind.as_str())
+            .kv("reason", e.name())
+            .kv("detail", &self.detail)
+            .time("at", until)
+            .done();
+        self.events.push(line);
+        self.schedule.sleep_until = Some(until);
+        self.phase = Phase::Start;
+    }
+
+    /// Stop now with `e` (the pair just stored does not validate: nothing is retried).
+    fn fail(&mut self, e: Error, detail: &str) {
+        self.failure = Some(e);
+        self.detail.clear();
+        for c in detail.chars() {
+            if self.detail.push(c).is_err() {
+                break;
             }
+        }
+        self.phase = Phase::Failed;
+    }
+
+    /// The outstanding request's name in lines.
+    pub(super) fn request_name(&self) -> &'static str {
+        match self.io.pending {
+            Pending::Healthz => "healthz",
+            Pending::Discovery => "cluster-info",
+            Pending::Trust => self.trust.request_name(),
+            _ => self.engine.outstanding_request().map_or("request", |r| r.kind.as_str()),
         }
     }
 }
