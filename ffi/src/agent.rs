@@ -499,6 +499,9 @@ pub extern "C" fn kubeboot_agent_start(
 ) -> kubeboot_result {
     ffi_panic_boundary! {{
         let a = try_mut!(agent);
+        // Whatever it held before is forgotten first, so that a configuration refused below
+        // (before the core's `start`) also leaves it idle, as documented.
+        a.agent.reset();
         let c = try_ref!(cfg);
         let front_end = try_str!(c.front_end, c.front_end_len);
         let working_dir = try_str!(c.working_dir, c.working_dir_len);
