@@ -125,6 +125,7 @@ use crate::metrics::Metrics;
 use crate::pushback::Headers;
 
 mod action;
+mod attempt;
 mod config;
 mod event;
 mod flow;
@@ -135,6 +136,7 @@ mod path;
 mod plan;
 mod route;
 mod trust;
+mod verdict;
 
 pub use crate::engine::{Method, StreamControl};
 pub use action::*;

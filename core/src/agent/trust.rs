@@ -6,8 +6,9 @@
 use super::config::Settings;
 use super::event::{Events, LineBuilder};
 use super::flow::{Detail, detail};
-use super::loader::{Loader, cert_jitter};
+use super::loader::Loader;
 use super::plan::node_kubeconfig;
+use super::verdict::cert_jitter;
 use super::{ClientCertificate, Connection, FileStep, HttpRequest, Method, RequestKind};
 use crate::buf::Bytes;
 use crate::csr::Profile;
