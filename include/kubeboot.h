@@ -339,6 +339,8 @@ enum kubeboot_result
   KUBEBOOT_RESULT_INVALID_CONFIG = 802,
   // the apiserver did not prove a CA of the new bundle (a TLS handshake trusting only the new bundle failed): the CA file is unchanged (`ca-bundle-unproven`).
   KUBEBOOT_RESULT_CA_BUNDLE_UNPROVEN = 803,
+  // the clock cannot be trusted to judge the certificate (before this build, before its notBefore, or the apiserver still accepts what it calls expired): the node keeps its identity and waits (`clock-untrusted`).
+  KUBEBOOT_RESULT_CLOCK_UNTRUSTED = 804,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -551,8 +553,12 @@ enum kubeboot_request_kind
   KUBEBOOT_REQUEST_KIND_CREATE = 4,
   // GET the CSR.
   KUBEBOOT_REQUEST_KIND_GET = 5,
-  // Watch the CSR: with status 200 the body is a stream.
+  // Watch the CSR: with status 200 the body is a stream (while it is open and quiet past
+  // `idle_at`, call `kubeboot_agent_on_stream_idle`).
   KUBEBOOT_REQUEST_KIND_WATCH = 6,
+  // `POST` a `SelfSubjectReview` presenting the client certificate: who the apiserver takes
+  // it for (the agent's probe).
+  KUBEBOOT_REQUEST_KIND_SELF_SUBJECT_REVIEW = 7,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -804,6 +810,9 @@ typedef struct kubeboot_http_request {
   struct kubeboot_str user_agent;
   // Give up at this time (unix seconds) and answer `kubeboot_agent_on_transport_error`.
   int64_t give_up_at;
+  // A watch: if the stream is open and nothing arrived by this time, call
+  // `kubeboot_agent_on_stream_idle` (the agent reports progress) and keep reading; 0: never.
+  int64_t idle_at;
 } kubeboot_http_request;
 
 // `KUBEBOOT_ACTION_KIND_SLEEP`.
@@ -1165,6 +1174,20 @@ kubeboot_result kubeboot_agent_on_stream_data(struct kubeboot_agent *agent,
                                               const uint8_t *chunk,
                                               size_t chunk_len,
                                               bool *keep_reading);
+
+// The open watch has been quiet until the request's `idle_at` (or later): the agent reports
+// progress on the wait (fetch the line with [`kubeboot_agent_next_event`]) without ending the
+// watch. `*keep_reading`: false when no watch is open.
+kubeboot_result kubeboot_agent_on_stream_idle(struct kubeboot_agent *agent,
+                                              int64_t now,
+                                              bool *keep_reading);
+
+// The next line the agent has to say, now (also while a watch stream is open, between the
+// stream calls): written to `*event` with `*has` = true, or `*has` = false when there is none.
+// [`kubeboot_agent_poll`] hands out the same lines first, so nothing is lost without it.
+kubeboot_result kubeboot_agent_next_event(struct kubeboot_agent *agent,
+                                          struct kubeboot_event *event,
+                                          bool *has);
 
 // The watch stream ended (server timeout, closed connection, or a broken read).
 kubeboot_result kubeboot_agent_on_stream_end(struct kubeboot_agent *agent, int64_t now);

@@ -139,6 +139,10 @@ pub enum Error {
     /// proven by the apiserver: a TLS handshake that trusts only the new bundle failed, so the
     /// bundle does not contain the CA the connection is trusted with. The CA file is unchanged.
     CaBundleUnproven,
+    /// The agent's clock cannot be trusted to judge a certificate: it is before this build's
+    /// date or the current certificate's notBefore, or the apiserver still takes a certificate
+    /// the clock calls expired. The node keeps its identity and waits for its clock.
+    ClockUntrusted,
 }
 
 impl Error {
@@ -192,6 +196,7 @@ impl Error {
             Error::NoCa => Code::NoCa,
             Error::InvalidConfig => Code::InvalidConfig,
             Error::CaBundleUnproven => Code::CaBundleUnproven,
+            Error::ClockUntrusted => Code::ClockUntrusted,
         }
     }
 
@@ -736,6 +741,7 @@ catalogue! {
     801 NoCa "no-ca" "no CA to trust (the kubeconfig has none and no CA bundle was given); system roots are never used for a cluster";
     802 InvalidConfig "invalid-config" "unusable agent configuration";
     803 CaBundleUnproven "ca-bundle-unproven" "the apiserver did not prove a CA of the new bundle (a TLS handshake trusting only the new bundle failed): the CA file is unchanged";
+    804 ClockUntrusted "clock-untrusted" "the clock cannot be trusted to judge the certificate (before this build, before its notBefore, or the apiserver still accepts what it calls expired): the node keeps its identity and waits";
 }
 
 #[cfg(test)]
@@ -814,6 +820,7 @@ mod tests {
             Error::NoCa,
             Error::InvalidConfig,
             Error::CaBundleUnproven,
+            Error::ClockUntrusted,
         ];
         for (i, a) in samples.iter().enumerate() {
             for b in &samples[i + 1..] {

@@ -72,9 +72,6 @@ impl Agent<'_> {
                 self.io.conn = if kind == Kind::Bootstrap { Conn::Bootstrap } else { Conn::Node };
                 self.io.conn_id = self.io.conn_id.wrapping_add(2);
                 self.wait.announced = false;
-                // The first watch follows the create at once: it too ends when the first
-                // progress line is due.
-                self.engine.end_watches_by(Some(now.saturating_add(FIRST_PROGRESS_SECS)));
                 self.attempt.issued = false;
                 self.phase = Phase::Engine;
             }
@@ -85,26 +82,38 @@ impl Agent<'_> {
 
     /// `step=wait`: what the CSR waits for, what unblocks it, and for how long it has waited.
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
+    /// What unblocks the wait: a person for the serving signer, which nobody approves on their
+    /// own (`hint` is the command); kube-controller-manager for the client signer, which it
+    /// approves by itself for a bootstrap token bound to `nodeclient` and for a node's own
+    /// certificate (`selfnodeclient`): no command to type.
     fn wait_line(&self, now: i64) -> Line {
         let name = self.engine.csr_name();
         let signer = self.engine.signer_name();
+        let by_a_person = signer == crate::api::SIGNER_SERVING;
         let mut hint = Detail::new();
-        let _ = write!(hint, "kubectl certificate approve {name}");
+        if by_a_person {
+            let _ = write!(hint, "kubectl certificate approve {name}");
+        } else {
+            let _ = write!(hint, "approved by kube-controller-manager (csrapproving)");
+        }
         let elapsed = super::event::duration(now.saturating_sub(self.wait.since));
         let mut msg = Detail::new();
         let _ = write!(msg, "waiting for approval of {name} (signer {signer}): {hint}");
         if now > self.wait.since {
             let _ = write!(msg, " (waited {elapsed})");
         }
-        self.events
+        let b = self
+            .events
             .ev("wait")
             .kv("kind", self.attempt.kind.as_str())
             .kv("name", name)
-            .kv("signer", signer)
-            .kv("hint", &hint)
-            .kv("elapsed", &elapsed)
-            .kv("msg", &msg)
-            .done()
+            .kv("signer", signer);
+        let b = if by_a_person {
+            b.kv("hint", &hint)
+        } else {
+            b.kv("approver", "kube-controller-manager")
+        };
+        b.kv("elapsed", &elapsed).kv("msg", &msg).done()
     }
 
     /// Discovery's next step; returns whether it needs I/O.
@@ -176,20 +185,7 @@ impl Agent<'_> {
             Done,
             Failed(Error),
         }
-        let waiting = matches!(
-            self.engine.phase(),
-            engine::Phase::Watch | engine::Phase::Fetch | engine::Phase::Backoff
-        );
-        let w = &self.wait;
-        if w.announced && w.progress_at > 0 && now >= w.progress_at && waiting {
-            // Still waiting: say so again, with the time waited, at growing intervals.
-            let line = self.wait_line(now);
-            self.events.update(line);
-            self.wait.progress_gap =
-                self.wait.progress_gap.saturating_mul(2).min(MAX_PROGRESS_SECS);
-            self.wait.progress_at = now.saturating_add(self.wait.progress_gap);
-            self.engine.end_watches_by(Some(self.wait.progress_at));
-        }
+        self.progress(now);
         let next = match self.engine.poll(now) {
             engine::Action::Send(r) => Next::Send(r.kind),
             engine::Action::AwaitResponse => Next::Send(engine::RequestKind::Get),
@@ -215,7 +211,6 @@ impl Agent<'_> {
                         self.wait.since = now;
                         self.wait.progress_gap = FIRST_PROGRESS_SECS;
                         self.wait.progress_at = now.saturating_add(FIRST_PROGRESS_SECS);
-                        self.engine.end_watches_by(Some(self.wait.progress_at));
                         Some(self.wait_line(now))
                     }
                     _ => None,
@@ -261,6 +256,28 @@ impl Agent<'_> {
             }
         }
         false
+    }
+
+    /// Still waiting for approval (between requests, or while a watch is open and quiet): say so
+    /// again when the next line is due, with the time waited, at growing intervals.
+    pub(super) fn progress(&mut self, now: i64) {
+        let w = &self.wait;
+        if !(w.announced && w.progress_at > 0 && now >= w.progress_at) {
+            return;
+        }
+        if !matches!(
+            self.engine.phase(),
+            engine::Phase::Watch
+                | engine::Phase::Watching
+                | engine::Phase::Fetch
+                | engine::Phase::Backoff
+        ) {
+            return;
+        }
+        let line = self.wait_line(now);
+        self.events.update(line);
+        self.wait.progress_gap = self.wait.progress_gap.saturating_mul(2).min(MAX_PROGRESS_SECS);
+        self.wait.progress_at = now.saturating_add(self.wait.progress_gap);
     }
 
     /// An answer to the engine's request.
@@ -460,7 +477,8 @@ impl Agent<'_> {
     /// Stop for good ([`Mode::Once`]), or retry after the kubelet's backoff ([`Mode::Run`]).
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn finish_failure(&mut self, now: i64) {
-        if self.settings.mode != Mode::Check {
+        // A clock that cannot be trusted is no failed attempt at a certificate.
+        if self.settings.mode != Mode::Check && self.failure != Some(Error::ClockUntrusted) {
             self.count_failure();
         }
         self.keys.reset();
@@ -508,6 +526,7 @@ impl Agent<'_> {
             Pending::Healthz => "healthz",
             Pending::Discovery => "cluster-info",
             Pending::Trust => self.trust.request_name(),
+            Pending::Probe => "self-subject-review",
             _ => self.engine.outstanding_request().map_or("request", |r| r.kind.as_str()),
         }
     }

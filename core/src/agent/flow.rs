@@ -158,6 +158,8 @@ pub(super) struct Attempt {
     pub(super) fallback: bool,
     /// Until when the kubelet's `/healthz` wait goes on.
     pub(super) healthz_until: i64,
+    /// The apiserver refused the certificate the clock calls expired: it is (fall back).
+    pub(super) refused: bool,
 }
 
 impl Attempt {
@@ -169,6 +171,7 @@ impl Attempt {
             just_stored: None,
             fallback: false,
             healthz_until: 0,
+            refused: false,
         }
     }
 }
@@ -231,11 +234,126 @@ impl Agent<'_> {
         // Until `decide` picks one, what fails is the client credentials (retry lines, metrics).
         self.attempt.kind = Kind::Bootstrap;
         self.io.conn_id = self.io.conn_id.wrapping_add(2);
+        self.attempt.refused = false;
         if self.settings.mode == Mode::Discover {
             return self.begin_discovery(now);
         }
         self.loader.begin(&self.settings);
         self.phase = Phase::Load;
+    }
+
+    /// The clock cannot judge a certificate: keep the node's identity, say why and wait for the
+    /// clock (retried with the backoff in [`Mode::Run`]; a failure, changing nothing, in
+    /// [`Mode::Once`]).
+    fn wait_for_the_clock(&mut self, now: i64, why: core::fmt::Arguments<'_>) {
+        self.failure = Some(Error::ClockUntrusted);
+        self.detail = detail(why);
+        let line = self
+            .events
+            .ev("credentials")
+            .kv("kind", "client")
+            .kv("state", "kept")
+            .kv("reason", Error::ClockUntrusted.name())
+            .kv("detail", &self.detail)
+            .done();
+        self.events.push(line);
+        self.finish_failure(now);
+    }
+
+    fn wait_for_the_clock_floor(&mut self, now: i64) {
+        let (t, floor) = (rfc3339::format(now), rfc3339::format(super::CLOCK_FLOOR));
+        let (t, floor) =
+            (t.as_ref().map_or("?", |t| t.as_str()), floor.as_ref().map_or("?", |t| t.as_str()));
+        self.wait_for_the_clock(now, format_args!("the clock says {t}, before {floor}"));
+    }
+
+    /// The clock's judgement of the client certificate, when it cannot be trusted: before this
+    /// build, before the certificate's notBefore, or calling it expired (then the apiserver is
+    /// asked first). Returns whether it took the turn.
+    fn doubt_the_clock(&mut self, now: i64, e: Error, what: verdict::Part) -> bool {
+        let Error::Verify(v) = e else { return false };
+        if what != verdict::Part::ClientCertificate {
+            return false;
+        }
+        let crate::error::Detail::Validity { not_before, not_after, .. } = v.detail else {
+            return false;
+        };
+        match v.reason {
+            crate::error::Reason::NotYetValid => {
+                let t = rfc3339::format(now);
+                let nb = rfc3339::format(not_before);
+                self.wait_for_the_clock(
+                    now,
+                    format_args!(
+                        "the clock says {}, before the certificate's notBefore {}",
+                        t.as_ref().map_or("?", |t| t.as_str()),
+                        nb.as_ref().map_or("?", |t| t.as_str())
+                    ),
+                );
+                true
+            }
+            // The clock calls it expired: the apiserver says whether it is.
+            crate::error::Reason::Expired if !self.attempt.refused => {
+                let line = self
+                    .events
+                    .ev("probe")
+                    .kv("kind", "client")
+                    .kv("reason", e.name())
+                    .time("not_after", not_after)
+                    .done();
+                self.events.push(line);
+                self.phase = Phase::Probe;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The apiserver's answer to the probe of a certificate the clock calls expired.
+    pub(super) fn probed(&mut self, now: i64, answer: super::probe::Answer, status: u16) {
+        use super::probe::Answer;
+        let said = match answer {
+            Answer::TheNode => "the-node",
+            Answer::Refused => "refused",
+            Answer::Unknown => "unknown",
+        };
+        let mut b = self.events.ev("probe").kv("kind", "client").kv("answer", said);
+        if status != 0 {
+            b = b.num("status", i64::from(status));
+        }
+        let line = b.done();
+        self.events.push(line);
+        match answer {
+            Answer::TheNode => {
+                let node = self.loader.node.clone();
+                let t = rfc3339::format(now);
+                self.wait_for_the_clock(
+                    now,
+                    format_args!(
+                        "the apiserver takes the certificate as system:node:{node}: the clock \
+                         ({}) is ahead, not the certificate expired",
+                        t.as_ref().map_or("?", |t| t.as_str())
+                    ),
+                )
+            }
+            Answer::Refused => {
+                // Expired indeed: decide again, now falling back to the bootstrap credential.
+                self.attempt.refused = true;
+                self.phase = Phase::Decide;
+            }
+            Answer::Unknown => {
+                // Nothing known of it: the identity is kept until the apiserver can say.
+                self.failure = Some(Error::Verify(crate::error::VerifyError::field(
+                    crate::error::Reason::Expired,
+                    "the apiserver could not say whether it still takes the certificate",
+                )));
+                self.detail = detail(format_args!(
+                    "client: the certificate looks expired and the apiserver could not say \
+                     whether it still takes it"
+                ));
+                self.finish_failure(now);
+            }
+        }
     }
 
     /// The node's files could not be opened at all.
@@ -262,6 +380,9 @@ impl Agent<'_> {
             self.phase = Phase::Done;
             return;
         }
+        if now < super::CLOCK_FLOOR {
+            return self.wait_for_the_clock_floor(now);
+        }
         if let Some(k) = self.attempt.just_stored.take() {
             let v = if k == Kind::Serving { serving_v } else { client_v };
             if let verdict::Verdict::Unusable(e, what) = v {
@@ -277,6 +398,9 @@ impl Agent<'_> {
                     verdict::Verdict::Unusable(e, what) => (e, what),
                     _ => (Error::Unauthorized, verdict::Part::ClientCertificate),
                 };
+                if !self.attempt.force_bootstrap && self.doubt_the_clock(now, e, what) {
+                    return;
+                }
                 if self.settings.can_bootstrap() {
                     self.attempt.kind = Kind::Bootstrap;
                     let line = self

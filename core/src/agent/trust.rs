@@ -282,6 +282,7 @@ impl Trust {
             body: &[],
             user_agent: &s.user_agent,
             give_up_at: now.saturating_add(10),
+            idle_at: None,
         }
     }
 
