@@ -65,6 +65,9 @@
 // The longest PKCS#11 URI.
 #define KUBEBOOT_PKCS11_URI_MAX_LEN 1024
 
+// The most bytes of one response (or one watch stream) a front-end reads.
+#define KUBEBOOT_MAX_RESPONSE 1048576
+
 // Bytes of entropy [`kubeboot_key_from_entropy`] needs at least (each further 32-byte chunk is a
 // fallback should a chunk be out of range).
 #define KUBEBOOT_KEY_ENTROPY_LEN 32
@@ -341,6 +344,10 @@ enum kubeboot_result
   KUBEBOOT_RESULT_CA_BUNDLE_UNPROVEN = 803,
   // the clock cannot be trusted to judge the certificate (before this build, before its notBefore, or the apiserver still accepts what it calls expired): the node keeps its identity and waits (`clock-untrusted`).
   KUBEBOOT_RESULT_CLOCK_UNTRUSTED = 804,
+  // not a duration (like 90s, 10m, 1h30m, 0) (`invalid-duration`).
+  KUBEBOOT_RESULT_INVALID_DURATION = 900,
+  // not an address to listen on (IPv4:port or [IPv6]:port) (`invalid-address`).
+  KUBEBOOT_RESULT_INVALID_ADDRESS = 901,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1399,6 +1406,39 @@ bool kubeboot_result_is_verify_error(uint32_t result);
 
 // Whether `result` is a CSR policy violation (500–599).
 bool kubeboot_result_is_policy_error(uint32_t result);
+
+// A duration: `0`, or `<digits><unit>`s with units `h`, `m`, `s` (`90s`, `10m`, `1h30m`) →
+// `*secs`. `INVALID_DURATION` otherwise.
+kubeboot_result kubeboot_parse_duration(const char *text, size_t len, int64_t *secs);
+
+// The agent's `--key` (`pkcs11:<token URI>` or `tpm:`) → the device name for
+// `kubeboot_agent_config.key_device`, written to `buf` (`INSUFFICIENT_SIZE` with the size
+// needed when short). `INVALID_KEY_REFERENCE` for a file, `tpm:<file>` or a URI with an object,
+// a PIN or an unknown attribute.
+kubeboot_result kubeboot_parse_key_device(const char *text,
+                                          size_t len,
+                                          char *buf,
+                                          size_t buf_len,
+                                          size_t *out_len);
+
+// OK when `text` is an IP address (a `--ip` value), else `INVALID_IP_ADDRESS`.
+kubeboot_result kubeboot_check_ip(const char *text, size_t len);
+
+// OK when `text` is an address to listen on (`IPv4:port`, `[IPv6]:port`), else
+// `INVALID_ADDRESS`.
+kubeboot_result kubeboot_check_bind_address(const char *text, size_t len);
+
+// The line to print for `value` of `flag` refused with `result` (what the parse and check
+// functions above returned): `<flag> "<value>": <reason>: <how to write it>`, into `buf` (not
+// NUL-terminated). `INVALID_PARAMETER` for a result that is no kubeboot result.
+kubeboot_result kubeboot_flag_refusal(const char *flag,
+                                      size_t flag_len,
+                                      const char *value,
+                                      size_t value_len,
+                                      uint32_t result,
+                                      char *buf,
+                                      size_t buf_len,
+                                      size_t *out_len);
 
 // Derive a key from caller entropy (`len` ≥ 32; the first 32-byte chunk that is a valid scalar
 // is used). `KUBEBOOT_RESULT_INSUFFICIENT_ENTROPY` when `len` < 32,

@@ -143,6 +143,11 @@ pub enum Error {
     /// date or the current certificate's notBefore, or the apiserver still takes a certificate
     /// the clock calls expired. The node keeps its identity and waits for its clock.
     ClockUntrusted,
+
+    /// A duration a user typed is not one ([`crate::grammar::duration`]).
+    InvalidDuration,
+    /// An address to listen on a user typed is not one ([`crate::grammar::bind_address`]).
+    InvalidAddress,
 }
 
 impl Error {
@@ -197,6 +202,8 @@ impl Error {
             Error::InvalidConfig => Code::InvalidConfig,
             Error::CaBundleUnproven => Code::CaBundleUnproven,
             Error::ClockUntrusted => Code::ClockUntrusted,
+            Error::InvalidDuration => Code::InvalidDuration,
+            Error::InvalidAddress => Code::InvalidAddress,
         }
     }
 
@@ -610,7 +617,7 @@ macro_rules! catalogue {
         /// 0–9 ABI-level, 10–25 files and the certificate store, 100s tokens, 200s keys, 300s CSR
         /// input, 400s issued-certificate validation ([`Reason`]), 500s CSR policy
         /// ([`PolicyViolation`]), 600s CA pins, 700s the engine and the apiserver's answers, 800s
-        /// the node agent. A code, once published, never changes meaning.
+        /// the node agent, 900s what users type. A code, once published, never changes meaning.
         #[non_exhaustive]
         #[repr(u32)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -742,6 +749,8 @@ catalogue! {
     802 InvalidConfig "invalid-config" "unusable agent configuration";
     803 CaBundleUnproven "ca-bundle-unproven" "the apiserver did not prove a CA of the new bundle (a TLS handshake trusting only the new bundle failed): the CA file is unchanged";
     804 ClockUntrusted "clock-untrusted" "the clock cannot be trusted to judge the certificate (before this build, before its notBefore, or the apiserver still accepts what it calls expired): the node keeps its identity and waits";
+    900 InvalidDuration "invalid-duration" "not a duration (like 90s, 10m, 1h30m, 0)";
+    901 InvalidAddress "invalid-address" "not an address to listen on (IPv4:port or [IPv6]:port)";
 }
 
 #[cfg(test)]
@@ -821,6 +830,8 @@ mod tests {
             Error::InvalidConfig,
             Error::CaBundleUnproven,
             Error::ClockUntrusted,
+            Error::InvalidDuration,
+            Error::InvalidAddress,
         ];
         for (i, a) in samples.iter().enumerate() {
             for b in &samples[i + 1..] {
