@@ -301,8 +301,6 @@ pub struct Engine<'m> {
     jitter: Jitter,
     /// The `Retry-After` seconds the current backoff honours (`None`: our own backoff).
     asked: Option<u32>,
-    /// The caller wants control back by then: watches sent end by this time.
-    watch_by: Option<i64>,
     error: Option<Error>,
     detail: FailureDetail,
 }
@@ -355,7 +353,6 @@ impl<'m> Engine<'m> {
             events_seen: false,
             jitter: Jitter(0),
             asked: None,
-            watch_by: None,
             error: None,
             detail: FailureDetail::empty(),
         }
@@ -397,7 +394,6 @@ impl<'m> Engine<'m> {
             events_seen,
             jitter,
             asked,
-            watch_by,
             error,
             detail,
         } = self;
@@ -423,7 +419,6 @@ impl<'m> Engine<'m> {
         *events_seen = false;
         *jitter = Jitter(0);
         *asked = None;
-        *watch_by = None;
         *error = None;
         detail.clear();
     }
@@ -509,14 +504,6 @@ impl<'m> Engine<'m> {
         self.buf
     }
 
-    /// Have every watch sent from now on end by `at` (unix seconds; its `timeoutSeconds`, at
-    /// least 1 and at most [`WATCH_TIMEOUT_SECS`]), so that the caller gets control back then
-    /// (the agent reports progress on a long wait this way); `None`: watches last
-    /// [`WATCH_TIMEOUT_SECS`]. A watch that ends is sent again; the wait's deadline is unchanged.
-    pub fn end_watches_by(&mut self, at: Option<i64>) {
-        self.watch_by = at;
-    }
-
     /// The current phase.
     pub fn phase(&self) -> Phase {
         self.phase
@@ -595,10 +582,7 @@ impl<'m> Engine<'m> {
                     self.phase = Phase::Fetch;
                     return self.poll(now);
                 }
-                let timeout = match self.watch_by {
-                    Some(at) => at.saturating_sub(now).clamp(1, i64::from(WATCH_TIMEOUT_SECS)),
-                    None => i64::from(WATCH_TIMEOUT_SECS),
-                };
+                let timeout = i64::from(WATCH_TIMEOUT_SECS);
                 if let Err(e) = self.set_watch_path(timeout as u32) {
                     return self.fail_now(e);
                 }

@@ -104,6 +104,8 @@ struct Apiserver {
     trust_bundles: Option<Vec<String>>,
     /// Anonymous requests are forbidden for now (an apiserver whose RBAC is still loading).
     anonymous_forbidden: bool,
+    /// The apiserver's clock minus the node's (a node whose clock is wrong).
+    skew: i64,
 }
 
 impl Apiserver {
@@ -138,6 +140,7 @@ impl Apiserver {
             cluster_info: None,
             throttle: Default::default(),
             retry_after: None,
+            skew: 0,
             presents: String::new(),
             trust_bundles: None,
             anonymous_forbidden: false,
@@ -399,6 +402,24 @@ impl Apiserver {
                     None => Some((200, Vec::new())),
                 }
             }
+            (RequestKind::SelfSubjectReview, Method::Post) => {
+                assert_eq!(path, kubeboot::agent::SELF_SUBJECT_REVIEWS_PATH);
+                assert_eq!(who, Who::Node, "the review presents the certificate");
+                let v: Value = serde_json::from_slice(body).unwrap();
+                assert_eq!(v["kind"], "SelfSubjectReview");
+                // The apiserver's clock judges the certificate: an expired one is 401.
+                let (cn, not_before, not_after) = leaf_of(client.unwrap());
+                let t = now + self.skew;
+                if t < not_before || t > not_after {
+                    return Some(Self::status(401, "Unauthorized"));
+                }
+                let review = json!({
+                    "kind": "SelfSubjectReview",
+                    "apiVersion": "authentication.k8s.io/v1",
+                    "status": {"userInfo": {"username": cn, "groups": ["system:nodes", "system:authenticated"]}},
+                });
+                Some((201, review.to_string().into_bytes()))
+            }
             other => panic!("unexpected request {other:?} {path}"),
         }
     }
@@ -406,6 +427,20 @@ impl Apiserver {
     fn csrs_for(&self, signer: &str) -> usize {
         self.csrs.values().filter(|c| c.signer == signer).count()
     }
+}
+
+/// The CN, notBefore and notAfter of the first certificate of `chain_pem` (read with x509-cert).
+fn leaf_of(chain_pem: &[u8]) -> (String, i64, i64) {
+    use x509_cert::der::DecodePem;
+    let text = std::str::from_utf8(chain_pem).unwrap();
+    let first = text.split_inclusive("-----END CERTIFICATE-----\n").next().unwrap();
+    let c = x509_cert::Certificate::from_pem(first.as_bytes()).unwrap();
+    let v = &c.tbs_certificate().validity();
+    let unix = |t: &x509_cert::time::Time| t.to_unix_duration().as_secs() as i64;
+    let cn = c.tbs_certificate().subject().to_string();
+    let cn = cn.strip_prefix("CN=").map_or(cn.clone(), |r| r.split(',').next().unwrap().to_owned());
+    let cn = cn.split(",O=").next().unwrap().to_owned();
+    (cn, unix(&v.not_before), unix(&v.not_after))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -517,6 +552,7 @@ impl Node {
                     assert!(req.user_agent.starts_with("kubeboot-sim/"));
                     assert!(req.connection.ca_pem.is_some() || req.connection.insecure);
                     let kind = req.kind;
+                    let first_idle = req.idle_at;
                     let watch_timeout = req
                         .path
                         .split("timeoutSeconds=")
@@ -536,12 +572,34 @@ impl Node {
                                 }
                             }
                             if open {
-                                // The server ends the watch at its timeoutSeconds.
+                                // The server ends the watch at its timeoutSeconds; until then the
+                                // agent is woken whenever it asked (its progress lines).
                                 let timeout =
                                     watch_timeout.expect("a watch names its timeoutSeconds");
                                 assert!((1..=300).contains(&timeout), "timeoutSeconds={timeout}");
-                                self.clock += timeout;
-                                agent.on_stream_end(self.clock);
+                                let end = self.clock + timeout;
+                                let mut idle_at = first_idle;
+                                while let Some(t) = idle_at.filter(|t| *t < end) {
+                                    self.clock = t.max(self.clock);
+                                    if agent.on_stream_idle(self.clock) == StreamControl::Close {
+                                        open = false;
+                                        break;
+                                    }
+                                    while let Some(e) = agent.next_event() {
+                                        self.events.push(e.line.to_owned());
+                                        if e.update {
+                                            self.updates.push(e.line.to_owned());
+                                        }
+                                    }
+                                    idle_at = match agent.outstanding() {
+                                        Some(Action::Http(r)) => r.idle_at,
+                                        _ => None,
+                                    };
+                                }
+                                if open {
+                                    self.clock = end;
+                                    agent.on_stream_end(self.clock);
+                                }
                             }
                         }
                         Some((status, body)) => {
@@ -682,7 +740,8 @@ fn bootstrap_from_nothing_writes_the_kubelet_layout() {
         "done",
     ];
     assert_eq!(steps, want, "{:#?}", n.events);
-    assert!(n.has(&format!("step=wait kind=bootstrap name={name} signer=kubernetes.io/kube-apiserver-client-kubelet hint=\"kubectl certificate approve {name}\"")));
+    // The client signer: kube-controller-manager approves it, no command to type.
+    assert!(n.has(&format!("step=wait kind=bootstrap name={name} signer=kubernetes.io/kube-apiserver-client-kubelet approver=kube-controller-manager")));
     assert!(n.events[0].starts_with("agent=sim step=credentials kind=client state=unusable reason=store-not-found what=kubeconfig"), "{}", n.events[0]);
 }
 
@@ -894,21 +953,21 @@ fn a_long_wait_says_what_unblocks_it_at_growing_intervals() {
     assert_eq!(elapsed, ["0s", "30s", "1m30s", "3m30s", "7m30s"], "{waits:#?}");
     let signer = "kubernetes.io/kube-apiserver-client-kubelet";
     assert!(waits[0].contains(&format!(
-        "msg=\"waiting for approval of {name} (signer {signer}): kubectl certificate approve {name}\""
+        "msg=\"waiting for approval of {name} (signer {signer}): approved by kube-controller-manager (csrapproving)\""
     )));
     assert!(waits[2].contains("(waited 1m30s)"), "{}", waits[2]);
     // The first is a new line, every later one updates it.
     assert_eq!(n.updates.len(), 4);
     assert!(!n.updates.contains(waits[0]));
-    // The watches ended when the next line was due (so the agent had control then), and no
-    // other request was made for it: one create, then watches only.
+    // The progress lines came while the watch stayed open (the agent woken when a line was
+    // due): one create, then a watch per server timeout only (600 s: two).
     let watches: Vec<&str> = api
         .log
         .iter()
         .filter(|l| l.0 == RequestKind::Watch)
         .map(|l| l.2.split("timeoutSeconds=").nth(1).unwrap())
         .collect();
-    assert_eq!(&watches[..4], ["30", "60", "120", "240"], "{watches:?}");
+    assert_eq!(watches, ["300", "300"], "{watches:?}");
     assert!(api.log.iter().filter(|l| l.0 == RequestKind::Create).count() == 1);
     assert!(api.log.iter().all(|l| l.0 != RequestKind::Get));
 }
@@ -2103,4 +2162,50 @@ fn a_serving_certificate_needs_an_ip_as_the_kubelets_does() {
     let ip = ["10.0.0.7".parse().unwrap()];
     c.serving = Some(Serving { dns: &[], ips: &ip });
     assert_eq!(agent.start(&c), Ok(()));
+}
+
+/// A clock the agent cannot trust never costs the node its identity: before this build's date
+/// (no RTC: 1970 until NTP answers), before the certificate's notBefore, or past its notAfter
+/// while the apiserver still takes it (a step forward and back). Nothing is written, no CSR is
+/// made, and the reason is typed; once the clock is right the certificate is valid again.
+#[test]
+fn a_clock_it_cannot_trust_keeps_the_identity() {
+    let mut api = Apiserver::new();
+    let mut n = bootstrapped(&mut api);
+    let k = n.config();
+    let before = n.tree();
+    let right = n.clock;
+    for (clock, skew, says) in [
+        (0, right, "the clock says 1970-01-01T00:00:00Z, before 2026-12-01T00:00:00Z"),
+        (right - 3600, 3600, "before the certificate's notBefore"),
+        (right + 2 * 3600, -2 * 3600, "the apiserver takes the certificate as system:node:node-1"),
+    ] {
+        n.events.clear();
+        n.clock = clock;
+        api.skew = skew;
+        match n.run(&mut api, &base_config(&k)) {
+            End::Failed(Error::ClockUntrusted, d) => assert!(d.contains(says), "{d}"),
+            other => panic!("{clock}: {other:?} {:#?}", n.events),
+        }
+        assert!(n.has("step=credentials kind=client state=kept reason=clock-untrusted"));
+        assert_eq!(n.tree(), before, "{clock}: a file changed");
+        assert_eq!(api.csrs.len(), 1, "{clock}: a CSR was made");
+    }
+    // The step forward was asked about: one review, with the node's certificate.
+    assert!(n.has("step=probe kind=client answer=the-node status=201"));
+    let reviews = api.log.iter().filter(|l| l.0 == RequestKind::SelfSubjectReview).count();
+    assert_eq!(reviews, 1);
+    // The clock right again: valid, nothing to do.
+    n.events.clear();
+    (n.clock, api.skew) = (right + 60, 0);
+    assert!(matches!(n.run(&mut api, &base_config(&k)), End::Done(_)), "{:#?}", n.events);
+    assert!(n.has("step=credentials kind=client state=valid"));
+    assert_eq!(n.tree(), before);
+    // Truly expired (the apiserver agrees): it falls back to the bootstrap token, as before.
+    n.events.clear();
+    n.clock = right + 2 * 3600;
+    assert!(matches!(n.run(&mut api, &base_config(&k)), End::Done(_)), "{:#?}", n.events);
+    assert!(n.has("step=probe kind=client answer=refused status=401"));
+    assert!(n.has("step=bootstrap reason=expired"));
+    assert_eq!(api.csrs.len(), 2);
 }

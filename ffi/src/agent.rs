@@ -716,6 +716,47 @@ pub extern "C" fn kubeboot_agent_on_stream_data(
     }}
 }
 
+/// The open watch has been quiet until the request's `idle_at` (or later): the agent reports
+/// progress on the wait (fetch the line with [`kubeboot_agent_next_event`]) without ending the
+/// watch. `*keep_reading`: false when no watch is open.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_agent_on_stream_idle(
+    agent: *mut kubeboot_agent,
+    now: i64,
+    keep_reading: *mut bool,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let a = try_mut!(agent);
+        let keep = try_mut!(keep_reading);
+        *keep = a.agent.on_stream_idle(now) == StreamControl::Continue;
+        kubeboot_result::Ok
+    }}
+}
+
+/// The next line the agent has to say, now (also while a watch stream is open, between the
+/// stream calls): written to `*event` with `*has` = true, or `*has` = false when there is none.
+/// [`kubeboot_agent_poll`] hands out the same lines first, so nothing is lost without it.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_agent_next_event(
+    agent: *mut kubeboot_agent,
+    event: *mut crate::action::kubeboot_event,
+    has: *mut bool,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let a = try_mut!(agent);
+        let event = try_mut!(event);
+        let has = try_mut!(has);
+        match a.agent.next_event() {
+            Some(e) => {
+                *event = crate::action::event(&e);
+                *has = true;
+            }
+            None => *has = false,
+        }
+        kubeboot_result::Ok
+    }}
+}
+
 /// The watch stream ended (server timeout, closed connection, or a broken read).
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_agent_on_stream_end(
