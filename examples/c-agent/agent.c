@@ -41,11 +41,14 @@ int main(int argc, char **argv) {
     kubeboot_agent_config *c = &o.agent;
     kubeboot_str dns[MAX_LIST], ips[MAX_LIST], pins[MAX_LIST];
     const char *token = NULL;
-    char why[512];
+    char device[KUBEBOOT_PKCS11_URI_MAX_LEN + 8];
+    struct sockaddr_storage addr;
+    socklen_t addr_len;
     TEXT(cert_dir, "/var/lib/kubelet/pki");
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes = true, ok = true;
+        kubeboot_result rc = KUBEBOOT_RESULT_OK; /* a value the grammar refused */
         if (!strcmp(f, "--once")) c->mode = KUBEBOOT_MODE_ONCE, takes = false;
         else if (!strcmp(f, "--rotate-now")) c->rotate_now_client = true, takes = false;
         else if (!strcmp(f, "--rotate-now-serving")) c->rotate_now_serving = true, takes = false;
@@ -61,24 +64,24 @@ int main(int argc, char **argv) {
         else if (!strcmp(f, "--ca-bundle")) TEXT(ca_bundle, v);
         else if (!strcmp(f, "--discovery-endpoint")) TEXT(discovery_server, v);
         else if (!strcmp(f, "--discovery-token")) token = v;
-        else if (!strcmp(f, "--metrics-bind-address")) o.metrics_bind_address = v;
         else if (!strcmp(f, "--metrics-textfile")) o.metrics_textfile = v;
-        else if (!strcmp(f, "--key") && !value_key(v, why, sizeof why))
-            return fprintf(stderr, "kubeboot-agent: --key %s: %s\n", v, why), 1;
-        else if (!strcmp(f, "--key")) TEXT(key_device, v);
-        else if (!strcmp(f, "--log-format")) ok = value_log_format(v, &c->log_format);
-        else if (!strcmp(f, "--rotations")) ok = value_count(v, &c->max_rotations);
-        else if (!strcmp(f, "--expiration-seconds")) ok = value_count(v, &c->expiration_seconds);
-        else if (!strcmp(f, "--wait")) ok = value_duration(v, 1, &c->bootstrap_wait_seconds);
-        else if (!strcmp(f, "--rotation-wait")) ok = value_duration(v, 1, &c->rotation_wait_seconds);
-        else if (!strcmp(f, "--ca-refresh-interval")) ok = value_duration(v, 0, &c->ca_refresh_seconds);
+        else if (!strcmp(f, "--metrics-bind-address") && !(rc = value_address(v, &addr, &addr_len)))
+            o.metrics_bind_address = v;
+        else if (!strcmp(f, "--key") && !(rc = value_key(v, device, sizeof device))) TEXT(key_device, device);
+        else if (!strcmp(f, "--wait")) rc = value_duration(v, &c->bootstrap_wait_seconds);
+        else if (!strcmp(f, "--rotation-wait")) rc = value_duration(v, &c->rotation_wait_seconds);
+        else if (!strcmp(f, "--ca-refresh-interval")) rc = value_duration(v, &c->ca_refresh_seconds);
+        else if (!strcmp(f, "--ip") && c->serving_ip_count < MAX_LIST && !(rc = value_ip(v, &ips[c->serving_ip_count])))
+            c->serving_ip_count++;
+        else if (!strcmp(f, "--log-format")) ok = !value_log_format(v, &c->log_format);
+        else if (!strcmp(f, "--rotations")) ok = !value_count(v, &c->max_rotations);
+        else if (!strcmp(f, "--expiration-seconds")) ok = !value_count(v, &c->expiration_seconds);
         else if (!strcmp(f, "--dns") && c->serving_dns_count < MAX_LIST)
             dns[c->serving_dns_count++] = (kubeboot_str){v, strlen(v)};
-        else if (!strcmp(f, "--ip") && c->serving_ip_count < MAX_LIST)
-            ok = value_ip(v, &ips[c->serving_ip_count++]);
         else if (!strcmp(f, "--discovery-token-ca-cert-hash") && c->discovery_pin_count < MAX_LIST)
             pins[c->discovery_pin_count++] = (kubeboot_str){v, strlen(v)};
-        else ok = false;
+        else if (rc == KUBEBOOT_RESULT_OK) ok = false;
+        if (rc) return value_refused(f, v, rc), strcmp(f, "--key") ? 2 : 1;
         if (!ok) return usage();
         if (takes) i++;
     }

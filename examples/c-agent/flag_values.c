@@ -5,86 +5,71 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* Decimal digits only, no sign, no overflow of max. */
-static bool digits(const char *s, size_t n, uint64_t max, uint64_t *out) {
-    uint64_t v = 0;
-    if (n == 0) return false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-        if (v > max) return false;
-    }
-    *out = v;
-    return true;
+kubeboot_result value_duration(const char *s, int64_t *seconds) {
+    return kubeboot_parse_duration(s, strlen(s), seconds);
 }
 
-bool value_duration(const char *s, int64_t min, int64_t *seconds) {
-    size_t n = strlen(s);
-    int64_t unit = 1;
-    if (n && (s[n - 1] == 's' || s[n - 1] == 'm' || s[n - 1] == 'h')) {
-        unit = s[n - 1] == 'h' ? 3600 : s[n - 1] == 'm' ? 60 : 1;
-        n--;
-    }
-    uint64_t v = 0;
-    if (!digits(s, n, (uint64_t)INT64_MAX / 3600, &v) || (int64_t)v * unit < min) return false;
-    *seconds = (int64_t)v * unit;
-    return true;
+kubeboot_result value_key(const char *s, char *device, size_t cap) {
+    size_t n = 0;
+    kubeboot_result r = kubeboot_parse_key_device(s, strlen(s), device, cap - 1, &n);
+    if (r == KUBEBOOT_RESULT_OK) device[n] = 0;
+    return r;
 }
 
-bool value_count(const char *s, uint32_t *out) {
-    uint64_t v = 0;
-    if (!digits(s, strlen(s), UINT32_MAX, &v)) return false;
-    *out = (uint32_t)v;
-    return true;
+kubeboot_result value_ip(const char *s, kubeboot_str *out) {
+    kubeboot_result r = kubeboot_check_ip(s, strlen(s));
+    if (r == KUBEBOOT_RESULT_OK) *out = (kubeboot_str){s, strlen(s)};
+    return r;
 }
 
-bool value_key(const char *s, char *why, size_t why_cap) {
-    if (strncmp(s, "pkcs11:", 7) == 0) return true;
-    if (strncmp(s, "tpm:", 4) == 0)
-        snprintf(why, why_cap, "the C agent has no TPM route: libcurl 7.88 has no provider key type (PROV is "
-                               "curl 8.12) and tpm2-pkcs11 is another key model than the TSS2 blobs the agents "
-                               "share (README); use the Rust or Go agent");
-    else
-        snprintf(why, why_cap, "the agent makes its own keys; give a token "
-                               "(pkcs11:token=T?module-path=M&pin-source=F) or no --key");
-    return false;
-}
-
-bool value_ip(const char *s, kubeboot_str *out) {
-    if (!*s) return false;
-    *out = (kubeboot_str){s, strlen(s)};
-    return true;
-}
-
-bool value_address(const char *s, struct sockaddr_storage *out, socklen_t *len) {
-    const char *colon = strrchr(s, ':');
+kubeboot_result value_address(const char *s, struct sockaddr_storage *out, socklen_t *len) {
+    kubeboot_result r = kubeboot_check_bind_address(s, strlen(s));
+    if (r != KUBEBOOT_RESULT_OK) return r;
+    /* The grammar took it: "[v6]:port" or "v4:port"; here it only becomes a socket address. */
     char host[64];
-    uint64_t port = 0;
-    if (!colon || (size_t)(colon - s) >= sizeof host || !digits(colon + 1, strlen(colon + 1), 65535, &port))
-        return false;
+    const char *colon = strrchr(s, ':');
     size_t hl = (size_t)(colon - s);
+    if (hl >= sizeof host) return KUBEBOOT_RESULT_INVALID_ADDRESS;
     memcpy(host, s, hl);
     host[hl] = 0;
-    struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof ss);
-    if (hl > 2 && host[0] == '[' && host[hl - 1] == ']') {
-        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
-        host[hl - 1] = 0;
-        if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1) return false;
-        a6->sin6_family = AF_INET6, a6->sin6_port = htons((uint16_t)port), *len = sizeof *a6;
-    } else {
-        struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
-        if (inet_pton(AF_INET, host, &a4->sin_addr) != 1) return false;
-        a4->sin_family = AF_INET, a4->sin_port = htons((uint16_t)port), *len = sizeof *a4;
-    }
-    *out = ss;
-    return true;
+    uint16_t port = (uint16_t)atoi(colon + 1);
+    memset(out, 0, sizeof *out);
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)out;
+    struct sockaddr_in *a4 = (struct sockaddr_in *)out;
+    if (host[0] == '[' && (host[hl - 1] = 0, inet_pton(AF_INET6, host + 1, &a6->sin6_addr) == 1))
+        a6->sin6_family = AF_INET6, a6->sin6_port = htons(port), *len = sizeof *a6;
+    else if (inet_pton(AF_INET, host, &a4->sin_addr) == 1)
+        a4->sin_family = AF_INET, a4->sin_port = htons(port), *len = sizeof *a4;
+    else
+        return KUBEBOOT_RESULT_INVALID_ADDRESS;
+    return KUBEBOOT_RESULT_OK;
 }
 
-bool value_log_format(const char *s, uint32_t *out) {
-    if (strcmp(s, "text") && strcmp(s, "json")) return false;
+kubeboot_result value_count(const char *s, uint32_t *out) {
+    uint64_t v = 0;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9' || (v = v * 10 + (uint64_t)(s[i] - '0')) > UINT32_MAX)
+            return KUBEBOOT_RESULT_INVALID_PARAMETER;
+    }
+    if (n == 0) return KUBEBOOT_RESULT_INVALID_PARAMETER;
+    *out = (uint32_t)v;
+    return KUBEBOOT_RESULT_OK;
+}
+
+kubeboot_result value_log_format(const char *s, uint32_t *out) {
+    if (strcmp(s, "text") && strcmp(s, "json")) return KUBEBOOT_RESULT_INVALID_PARAMETER;
     *out = strcmp(s, "text") ? KUBEBOOT_LOG_JSON : KUBEBOOT_LOG_TEXT;
-    return true;
+    return KUBEBOOT_RESULT_OK;
+}
+
+void value_refused(const char *flag, const char *value, kubeboot_result rc) {
+    char line[1024];
+    size_t n = 0;
+    if (kubeboot_flag_refusal(flag, strlen(flag), value, strlen(value), rc, line, sizeof line, &n) != KUBEBOOT_RESULT_OK)
+        n = (size_t)snprintf(line, sizeof line, "%s %s: refused", flag, value);
+    fprintf(stderr, "%.*s\n", (int)n, line);
 }

@@ -16,30 +16,40 @@
 struct xfer {
     kubeboot_agent *agent;
     CURL *curl;
-    bool watch, streaming, stopped;
-    size_t max;
+    bool watch, streaming, stopped, too_large;
+    int64_t idle_at;
+    size_t max, streamed;
     unsigned char *body;
     size_t len;
-    volatile sig_atomic_t *stop;
+    const struct http_hooks *hooks;
 };
 
 static int64_t now_unix(void) { return (int64_t)time(NULL); }
 
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata) {
-    struct xfer *x = userdata;
-    size_t n = size * nmemb;
+/* A watch answered 200 is a stream (known once the headers are in). */
+static bool streaming(struct xfer *x) {
     if (x->watch && !x->streaming) {
         long code = 0;
         curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
         x->streaming = code == 200;
     }
-    if (x->streaming) {
+    return x->streaming;
+}
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata) {
+    struct xfer *x = userdata;
+    size_t n = size * nmemb;
+    if ((x->streaming ? x->streamed : x->len) + n > x->max) {
+        x->too_large = true; /* over the response limit: a transport error */
+        return 0;
+    }
+    if (streaming(x)) {
         bool keep = true;
+        x->streamed += n;
         kubeboot_agent_on_stream_data(x->agent, now_unix(), (const uint8_t *)ptr, n, &keep);
         if (!keep) x->stopped = true;
         return keep ? n : 0; /* 0 ends the transfer: the agent needs no more of the stream */
     }
-    if (n > x->max - x->len) return 0; /* over the response limit: a transport error */
     unsigned char *b = realloc(x->body, x->len + n + 1);
     if (!b) return 0;
     memcpy(b + x->len, ptr, n);
@@ -48,11 +58,22 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata) {
     return n;
 }
 
-/* Called about once a second while a transfer waits: non-zero abandons it (a stop). */
+/* Called about once a second while a transfer waits: non-zero abandons it (a stop). A watch
+   quiet past its idle_at gets the agent's progress (it says when it is due) and goes on. */
 static int on_progress(void *userdata, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un) {
     struct xfer *x = userdata;
+    int64_t now = now_unix();
     (void)dt, (void)dn, (void)ut, (void)un;
-    return *x->stop ? 1 : 0;
+    if (*x->hooks->stop) return 1;
+    if (x->idle_at && now >= x->idle_at && streaming(x) && !x->stopped) {
+        bool keep = true, has = false;
+        kubeboot_event e;
+        kubeboot_agent_on_stream_idle(x->agent, now, &keep);
+        while (kubeboot_agent_next_event(x->agent, &e, &has) == KUBEBOOT_RESULT_OK && has)
+            x->hooks->event(x->hooks->ctx, &e);
+        if (!keep) return x->stopped = true, 1;
+    }
+    return 0;
 }
 
 /* curl_slist_append of "Name: value"; *ok false when the value cannot be a header. */
@@ -94,7 +115,7 @@ static bool client_identity(CURL *h, const kubeboot_connection *c, char *key_uri
 }
 
 void http_exchange(kubeboot_agent *agent, CURL *h, const kubeboot_http_request *r, size_t max_body,
-                   volatile sig_atomic_t *stop) {
+                   const struct http_hooks *hooks) {
     const kubeboot_connection *c = &r->connection;
     int64_t now = now_unix();
     if (c->server_name.len) {
@@ -108,7 +129,8 @@ void http_exchange(kubeboot_agent *agent, CURL *h, const kubeboot_http_request *
     }
     snprintf(url, sizeof url, "%.*s%.*s", (int)c->server.len, c->server.data, (int)r->path.len, r->path.data);
     curl_easy_reset(h);
-    struct xfer x = {agent, h, r->kind == KUBEBOOT_REQUEST_KIND_WATCH, false, false, max_body, NULL, 0, stop};
+    struct xfer x = {agent, h, r->kind == KUBEBOOT_REQUEST_KIND_WATCH, false, false, false, r->idle_at, max_body, 0,
+                     NULL, 0, hooks};
     bool ok = true;
     struct curl_slist *hdrs = NULL;
     hdrs = header(hdrs, "Accept", r->accept, &ok);
@@ -154,8 +176,13 @@ void http_exchange(kubeboot_agent *agent, CURL *h, const kubeboot_http_request *
     CURLcode rc = ok ? curl_easy_perform(h) : CURLE_BAD_FUNCTION_ARGUMENT;
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    if (*stop) {
+    if (*hooks->stop) {
         /* stopped: the run ends without another word to the agent */
+    } else if (x.too_large) {
+        char why[64];
+        if (max_body == KUBEBOOT_MAX_RESPONSE) snprintf(why, sizeof why, "the response is larger than 1 MiB");
+        else snprintf(why, sizeof why, "the response is larger than %zu bytes", max_body);
+        refuse(agent, why);
     } else if (x.streaming) {
         if (!x.stopped) kubeboot_agent_on_stream_end(agent, now_unix()); /* ended or broke */
     } else if (rc != CURLE_OK) {

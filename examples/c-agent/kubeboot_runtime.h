@@ -6,7 +6,8 @@
  *
  *   - HTTPS with libcurl (the agent's CA only, never the system roots; a client key in memory, or
  *     in a PKCS#11 token through OpenSSL's pkcs11 engine: device.c), responses up to
- *     max_response bytes (a longer one is a transport error), watch streams fed as they arrive;
+ *     max_response bytes (a longer one is a transport error), watch streams fed as they arrive
+ *     and the agent's progress while one stays quiet;
  *   - files and entropy with libkubeboot's own crash-safe file store and the OS RNG
  *     (kubeboot_agent_perform_file_action, kubeboot_agent_perform_entropy);
  *   - sleeping until the agent's next deadline; SIGHUP (or kubeboot_rt_wake) ends a sleep and the
@@ -79,7 +80,7 @@ struct kubeboot_rt_options {
 };
 
 /* The defaults: the agent's (kubeboot_agent_config_default) in mode RUN for front-end "c", the
-   hosts' capacities, no metrics, responses up to KUBEBOOT_RT_MAX_RESPONSE (flag_values.h),
+   hosts' capacities, no metrics, responses up to KUBEBOOT_MAX_RESPONSE (the core's limit),
    signals handled, program "kubeboot-agent", no callback. */
 void kubeboot_rt_options_default(struct kubeboot_rt_options *o);
 

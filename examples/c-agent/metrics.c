@@ -125,8 +125,8 @@ bool metrics_start(const char *bind_address, const char *file, const char *progr
     if (!bind_address) return true;
     struct sockaddr_storage ss;
     socklen_t len = 0;
-    if (!value_address(bind_address, &ss, &len))
-        return fprintf(stderr, "%s: --metrics-bind-address %s: want IP:PORT\n", program, bind_address), false;
+    kubeboot_result rc = value_address(bind_address, &ss, &len);
+    if (rc != KUBEBOOT_RESULT_OK) return value_refused("--metrics-bind-address", bind_address, rc), false;
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
         bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 16) != 0) {

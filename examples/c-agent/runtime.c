@@ -35,7 +35,7 @@ void kubeboot_rt_options_default(struct kubeboot_rt_options *o) {
     kubeboot_agent_config_default(&o->agent);
     o->agent.mode = KUBEBOOT_MODE_RUN;
     o->agent.front_end = "c", o->agent.front_end_len = 1;
-    o->max_response = KUBEBOOT_RT_MAX_RESPONSE;
+    o->max_response = KUBEBOOT_MAX_RESPONSE;
     o->handle_signals = true;
     o->program = "kubeboot-agent";
 }
@@ -136,9 +136,21 @@ static int stopped(void) {
     return 0;
 }
 
+/* What the loop prints: the agent's lines (stdout, the progress line, NOTIFY_SOCKET). */
+struct out {
+    size_t rows;
+    bool was_ready;
+};
+
+static void say_event(void *ctx, const kubeboot_event *e) {
+    struct out *out = ctx;
+    print_line(e->line, e->update, &out->rows);
+    notify_line(e->line, e->ready, &out->was_ready);
+}
+
 static int drive(kubeboot_agent *agent, CURL *curl, const struct kubeboot_rt_options *o, struct creds *c) {
-    size_t rows = 0;
-    bool was_ready = false;
+    struct out out = {0, false};
+    struct http_hooks hooks = {&stop_requested, say_event, &out};
     for (;;) {
         kubeboot_action a;
         char msg[512];
@@ -177,7 +189,7 @@ static int drive(kubeboot_agent *agent, CURL *curl, const struct kubeboot_rt_opt
             device_key_action(agent, now, &a.of.key, o->program);
             break;
         case KUBEBOOT_ACTION_KIND_HTTP:
-            http_exchange(agent, curl, &a.of.http, o->max_response, &stop_requested);
+            http_exchange(agent, curl, &a.of.http, o->max_response, &hooks);
             if (stop_requested) return stopped(); /* (the request abandoned, unanswered) */
             break;
         case KUBEBOOT_ACTION_KIND_SLEEP:
@@ -188,15 +200,14 @@ static int drive(kubeboot_agent *agent, CURL *curl, const struct kubeboot_rt_opt
                 sleep(1);
             break;
         case KUBEBOOT_ACTION_KIND_EVENT:
-            print_line(a.of.event.line, a.of.event.update, &rows);
-            notify_line(a.of.event.line, a.of.event.ready, &was_ready);
+            say_event(&out, &a.of.event);
             break;
         case KUBEBOOT_ACTION_KIND_DONE:
             return 0;
         case KUBEBOOT_ACTION_KIND_FAILED:
         default:
-            print_line(a.of.failed.line, false, &rows);
-            notify_line(a.of.failed.line, false, &was_ready);
+            print_line(a.of.failed.line, false, &out.rows);
+            notify_line(a.of.failed.line, false, &out.was_ready);
             say(o->program, a.of.failed.detail);
             return 1;
         }
@@ -265,6 +276,11 @@ static int start_and_drive(const struct kubeboot_rt_options *o) {
 }
 
 int kubeboot_rt_run(const struct kubeboot_rt_options *o) {
+    const kubeboot_agent_config *c = &o->agent;
+    if (c->key_device && c->key_device_len == 3 && memcmp(c->key_device, "tpm", 3) == 0)
+        return fprintf(stderr, "%s: key device tpm: the C runtime has no TPM route: libcurl 7.88 has no provider key "
+                               "type (PROV is curl 8.12) and tpm2-pkcs11 is another key model than the TSS2 blobs the "
+                               "agents share (README); use the Rust or Go agent\n", o->program), 1;
     if (!metrics_start(o->metrics_bind_address, o->metrics_textfile, o->program)) return 1;
     int status = start_and_drive(o);
     metrics_stop();

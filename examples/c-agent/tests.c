@@ -594,6 +594,76 @@ static void test_csr(const unsigned char *pem, size_t pem_len) {
 
 /* ---------------------------------------------------------------------------------------- */
 
+/* The grammar of what users type: every front-end's flag values, and the one line for a refusal. */
+static void test_grammar(void) {
+    int64_t secs = -1;
+    const struct {
+        const char *text;
+        int64_t secs;
+    } good[] = {{"0", 0}, {"90s", 90}, {"10m", 600}, {"1h30m", 5400}, {"24h", 86400}, {"1m1s", 61}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        CHECK_RC(kubeboot_parse_duration(good[i].text, strlen(good[i].text), &secs), OK);
+        CHECK(secs == good[i].secs);
+    }
+    const char *bad[] = {"", "5", "5x", "1.5h", "-1m", "h", "1h30", " 1m", "300ms", "99999999999999999999s"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        secs = 7;
+        CHECK_RC(kubeboot_parse_duration(bad[i], strlen(bad[i]), &secs), KUBEBOOT_RESULT_INVALID_DURATION);
+        CHECK(secs == 7); /* nothing written */
+    }
+    CHECK_RC(kubeboot_parse_duration(NULL, 3, &secs), NULLP);
+    CHECK_RC(kubeboot_parse_duration(S("1s"), NULL), NULLP);
+    CHECK_RC(kubeboot_parse_duration("\xff", 1, &secs), KUBEBOOT_RESULT_INVALID_UTF8);
+
+    char dev[256];
+    size_t n = 0;
+    static const char URI[] = "pkcs11:token=node?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=/p";
+    CHECK_RC(kubeboot_parse_key_device(S("tpm:"), dev, sizeof dev, &n), OK);
+    CHECK(eq(dev, n, "tpm"));
+    CHECK_RC(kubeboot_parse_key_device(S(URI), dev, sizeof dev, &n), OK);
+    CHECK(eq(dev, n, URI));
+    memset(dev, 0, sizeof dev);
+    CHECK_RC(kubeboot_parse_key_device(S(URI), dev, 10, &n), SHORT);
+    CHECK(n == sizeof URI - 1 && all_zero(dev, sizeof dev));
+    const char *bad_keys[] = {"key.pem", "tpm:/var/node.pem", "pkcs11:token=a;object=k?module-path=/m.so",
+                              "pkcs11:token=a;pin-value=1234?module-path=/m.so", "pkcs11:token=a;colour=blue"};
+    for (size_t i = 0; i < sizeof bad_keys / sizeof bad_keys[0]; i++)
+        CHECK_RC(kubeboot_parse_key_device(bad_keys[i], strlen(bad_keys[i]), dev, sizeof dev, &n),
+                 KUBEBOOT_RESULT_INVALID_KEY_REFERENCE);
+    CHECK_RC(kubeboot_parse_key_device(S("tpm:"), dev, sizeof dev, NULL), NULLP);
+
+    CHECK_RC(kubeboot_check_ip(S("10.0.0.7")), OK);
+    CHECK_RC(kubeboot_check_ip(S("fd00::7")), OK);
+    CHECK_RC(kubeboot_check_ip(S("10.0.0.256")), KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
+    CHECK_RC(kubeboot_check_ip(S("node-1")), KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
+    CHECK_RC(kubeboot_check_ip(NULL, 0), KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
+    CHECK_RC(kubeboot_check_ip(NULL, 3), NULLP);
+    CHECK_RC(kubeboot_check_bind_address(S("127.0.0.1:9101")), OK);
+    CHECK_RC(kubeboot_check_bind_address(S("[::1]:9101")), OK);
+    CHECK_RC(kubeboot_check_bind_address(S("127.0.0.1")), KUBEBOOT_RESULT_INVALID_ADDRESS);
+    CHECK_RC(kubeboot_check_bind_address(S("localhost:9101")), KUBEBOOT_RESULT_INVALID_ADDRESS);
+    CHECK_RC(kubeboot_check_bind_address(S("1.2.3.4:99999")), KUBEBOOT_RESULT_INVALID_ADDRESS);
+    CHECK_RC(kubeboot_check_bind_address(S("::1:9101")), KUBEBOOT_RESULT_INVALID_ADDRESS);
+
+    /* The one line every front-end prints for a refused value. */
+    char line[512];
+    CHECK_RC(kubeboot_flag_refusal(S("--wait"), S("5x"), KUBEBOOT_RESULT_INVALID_DURATION, line, sizeof line, &n), OK);
+    CHECK(eq(line, n, "--wait \"5x\": invalid-duration: not a duration (like 90s, 10m, 1h30m, 0)"));
+    CHECK_RC(kubeboot_flag_refusal(S("--ip"), S("a\"b"), KUBEBOOT_RESULT_INVALID_IP_ADDRESS, line, sizeof line, &n), OK);
+    CHECK(eq(line, n, "--ip \"a\\\"b\": invalid-ip-address: not an IP address (like 10.0.0.7 or fd00::7)"));
+    size_t need = n;
+    CHECK_RC(kubeboot_flag_refusal(S("--ip"), S("a\"b"), KUBEBOOT_RESULT_INVALID_IP_ADDRESS, line, 5, &n), SHORT);
+    CHECK(n == need);
+    CHECK_RC(kubeboot_flag_refusal(S("--key"), S("x"), 424242, line, sizeof line, &n), KUBEBOOT_RESULT_INVALID_PARAMETER);
+    CHECK_RC(kubeboot_flag_refusal(NULL, 3, S("x"), KUBEBOOT_RESULT_INVALID_DURATION, line, sizeof line, &n), NULLP);
+    CHECK_RC(kubeboot_flag_refusal(S("--wait"), S("x"), KUBEBOOT_RESULT_INVALID_DURATION, line, sizeof line, NULL),
+             NULLP);
+    CHECK(KUBEBOOT_MAX_RESPONSE == 1 << 20);
+    CHECK(KUBEBOOT_RESULT_INVALID_DURATION == 900 && KUBEBOOT_RESULT_INVALID_ADDRESS == 901);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
 static void test_verify(const unsigned char *k1_pem, size_t k1_len) {
     size_t ln = 0, cn = 0, n = 0;
     unsigned char *leaf = data("ec-leaf.crt", &ln);
@@ -810,6 +880,7 @@ int main(int argc, char **argv) {
     test_tokens();
     test_keys(pem, pem_len, der, der_len);
     test_csr(pem, pem_len);
+    test_grammar();
     test_verify(pem, pem_len);
     test_kubeconfig();
     test_capacities();

@@ -235,15 +235,16 @@ static void check_file_step(const kubeboot_file_step *f) {
 
 static void check_http(const kubeboot_http_request *h, int64_t now) {
     const kubeboot_connection *c = &h->connection;
-    CHECK(h->kind <= KUBEBOOT_REQUEST_KIND_WATCH);
+    CHECK(h->kind <= KUBEBOOT_REQUEST_KIND_SELF_SUBJECT_REVIEW);
     CHECK(c->server.len > 8 && memcmp(c->server.data, "https://", 8) == 0);
     CHECK(c->insecure ? empty_bytes(c->ca_pem) : c->ca_pem.len > 100);
     CHECK(c->client_cert_pem.len ? c->client_key_pem.len > 0 : empty_bytes(c->client_key_pem));
     CHECK(c->client_key_holder <= KUBEBOOT_KEY_HOLDER_PKCS11);
-    bool post = h->kind == KUBEBOOT_REQUEST_KIND_CREATE;
+    bool post = h->kind == KUBEBOOT_REQUEST_KIND_CREATE || h->kind == KUBEBOOT_REQUEST_KIND_SELF_SUBJECT_REVIEW;
     CHECK(str_is(h->method, post ? "POST" : "GET"));
     CHECK(h->path.len > 1 && h->path.data[0] == '/');
-    CHECK(post ? h->body.len > 100 && str_is(h->content_type, "application/json")
+    CHECK(h->kind == KUBEBOOT_REQUEST_KIND_WATCH ? h->idle_at == 0 || h->idle_at > now : h->idle_at == 0);
+    CHECK(post ? h->body.len > 50 && str_is(h->content_type, "application/json")
                : empty_bytes(h->body) && empty(h->content_type));
     CHECK(h->accept.len > 0 && str_has(h->user_agent, "kubeboot-c/0.4.0"));
     CHECK(h->give_up_at > now);
@@ -322,6 +323,8 @@ struct run {
     const char *watch;
     size_t chunk;
     bool end_first;
+    /* the watch stays quiet past its idle_at first (the agent's progress while it is open) */
+    bool quiet_first;
     /* the answer to a GET of the CSR (poll mode) */
     const char *get;
     /* the entropy given for a new key (NULL: the OS RNG) */
@@ -330,7 +333,7 @@ struct run {
     void *token;
     /* seen */
     int requests, creates, watches, gets, files, sleeps, entropies;
-    bool said_retry, json_lines, watched_approved;
+    bool said_retry, json_lines, watched_approved, progressed;
     char create_name[64], pair_path[256];
 };
 
@@ -370,6 +373,35 @@ static void serve(kubeboot_agent *agent, int64_t now, const kubeboot_http_reques
         if (r->end_first && r->watches == 1) {
             CHECK_RC(kubeboot_agent_on_stream_end(agent, now), OK);
             break;
+        }
+        if (r->quiet_first && r->watches == 1) {
+            /* Quiet until idle_at: the agent says how long it has waited, without ending it. */
+            int64_t idle_at = h->idle_at;
+            kubeboot_event e;
+            bool has = true;
+            CHECK(idle_at > now);
+            CHECK_RC(kubeboot_agent_on_stream_idle(agent, idle_at, &keep), OK);
+            CHECK(keep);
+            /* (the lines said since the watch began, then the progress: an update of the wait) */
+            bool update = false;
+            for (int i = 0; i < 8 && has; i++) {
+                CHECK_RC(kubeboot_agent_next_event(agent, &e, &has), OK);
+                if (has && e.update) {
+                    update = true;
+                    CHECK(str_is(e.step, "wait") && !e.ready && !str_has(e.line, "elapsed=0s") &&
+                          str_has(e.line, "elapsed="));
+                    r->progressed = str_has(e.line, "name=kubeboot-rec-approved-105026");
+                }
+            }
+            CHECK(update && !has);
+            CHECK_RC(kubeboot_agent_on_stream_idle(agent, idle_at, &keep), OK); /* not due again yet */
+            CHECK_RC(kubeboot_agent_next_event(agent, &e, &has), OK);
+            CHECK(keep && !has);
+            CHECK_RC(kubeboot_agent_on_stream_idle(NULL, idle_at, &keep), NULLP);
+            CHECK_RC(kubeboot_agent_on_stream_idle(agent, idle_at, NULL), NULLP);
+            CHECK_RC(kubeboot_agent_next_event(NULL, &e, &has), NULLP);
+            CHECK_RC(kubeboot_agent_next_event(agent, NULL, &has), NULLP);
+            CHECK_RC(kubeboot_agent_next_event(agent, &e, NULL), NULLP);
         }
         size_t wn = 0;
         unsigned char *w = data(r->watch, &wn);
@@ -579,11 +611,11 @@ static void agent_in_static_block(void) {
     kubeboot_agent_config c = node_config(dir, "rec-1", true);
     CHECK_RC(kubeboot_agent_start(agent, &c), OK);
     struct run r = approved();
-    r.c_files = true;
+    r.c_files = true, r.quiet_first = true;
     a = run_agent(agent, REC_NOW, &r);
     CHECK(a.kind == KUBEBOOT_ACTION_KIND_DONE && a.of.done.client.present && !a.of.done.serving.present);
     CHECK(r.requests == 3 && r.entropies == 0); /* healthz, create, watch; the cached key */
-    CHECK(r.watched_approved); /* the name the apiserver gave */
+    CHECK(r.watched_approved && r.progressed); /* the name the apiserver gave */
     CHECK(exists(dir, "pki/kubelet-client-current.pem") && exists(dir, "kubelet.conf") &&
           !exists(dir, "pki/kubelet-client.key.tmp"));
     CHECK(file_has(dir, "kubelet.conf", "pki/kubelet-client-current.pem"));
@@ -789,6 +821,7 @@ static void agent_on_the_heap(void) {
     CHECK_RC(kubeboot_agent_wake(NULL, &woken), NULLP);
     CHECK_RC(kubeboot_agent_wake(agent, NULL), NULLP);
     /* Answers out of turn are ignored; NULLs refused. */
+    bool keep;
     kubeboot_http_response resp = {429, "1", 1, NULL, 0};
     CHECK_RC(kubeboot_agent_on_http_response(agent, REC_NOW, &resp), OK);
     CHECK_RC(kubeboot_agent_on_http_response(NULL, REC_NOW, &resp), NULLP);
@@ -807,12 +840,18 @@ static void agent_on_the_heap(void) {
     CHECK_RC(kubeboot_agent_on_entropy(agent, NULL, 32), NULLP);
     CHECK_RC(kubeboot_agent_on_stream_end(agent, REC_NOW), OK);
     CHECK_RC(kubeboot_agent_on_stream_end(NULL, REC_NOW), NULLP);
+    keep = true;
+    CHECK_RC(kubeboot_agent_on_stream_idle(agent, REC_NOW, &keep), OK);
+    CHECK(!keep); /* no watch open */
+    kubeboot_event ev;
+    bool has = true;
+    CHECK_RC(kubeboot_agent_next_event(agent, &ev, &has), OK);
+    CHECK(!has);
     CHECK_RC(kubeboot_agent_perform_file_action(agent, REC_NOW, text, sizeof text, &n), KUBEBOOT_RESULT_INVALID_STATE);
     CHECK_RC(kubeboot_agent_perform_entropy(agent), KUBEBOOT_RESULT_INVALID_STATE);
     CHECK_RC(kubeboot_agent_perform_entropy(NULL), NULLP);
     CHECK_RC(kubeboot_agent_poll(agent, REC_NOW, NULL), NULLP);
     CHECK_RC(kubeboot_agent_poll(NULL, REC_NOW, &a), NULLP);
-    bool keep;
     CHECK_RC(kubeboot_agent_on_stream_data(agent, REC_NOW, NULL, 0, NULL), NULLP);
     CHECK_RC(kubeboot_agent_on_stream_data(NULL, REC_NOW, NULL, 0, &keep), NULLP);
     CHECK_RC(kubeboot_agent_on_transport_error(agent, REC_NOW, NULL, 3), NULLP);
