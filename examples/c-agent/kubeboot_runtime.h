@@ -20,8 +20,9 @@
  *     textfile (rewritten on every event and at least every KUBEBOOT_METRICS_TEXTFILE_REFRESH_SECS);
  *   - the agent's lines on stdout (on a terminal a progress line replaces the one before), the
  *     runtime's own messages on stderr as "<program>: ...";
- *   - on_credentials, called when a client or serving pair became current (after it is on disk
- *     and the agent has judged it; also for the pair found valid at the start).
+ *   - on_credentials, called when a client or serving pair became current: once it is on disk and
+ *     the agent has read it back and judged it usable (also for the pair found valid at the
+ *     start), before the agent goes on.
  */
 #ifndef KUBEBOOT_RUNTIME_H
 #define KUBEBOOT_RUNTIME_H

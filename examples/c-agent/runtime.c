@@ -42,6 +42,8 @@ void kubeboot_rt_options_default(struct kubeboot_rt_options *o) {
 
 static int64_t now_unix(void) { return (int64_t)time(NULL); }
 
+static bool str_is(kubeboot_str s, const char *want) { return s.len == strlen(want) && !memcmp(s.data, want, s.len); }
+
 static int32_t utc_offset(void) {
     time_t t = time(NULL);
     struct tm tm;
@@ -109,15 +111,18 @@ static int swapped_pair(const kubeboot_file_step *f) {
                                                                                        : KUBEBOOT_RT_CLIENT;
 }
 
-/* The agent has settled (it sleeps or is done): every pair it judged usable and that is new to
-   the program is told. */
-static void creds_settled(struct creds *c, const kubeboot_agent *agent, const struct kubeboot_rt_options *o) {
+/* Tell the program each pair the agent judged usable and that is new to it: when the agent
+   reports the credentials it has just read (a changed notAfter: the pair on disk is another), and
+   when it has settled (it sleeps or is done: a pair swapped in with the old one's notAfter). */
+static void creds_check(struct creds *c, const kubeboot_agent *agent, const struct kubeboot_rt_options *o,
+                        bool settled) {
     kubeboot_metrics m;
     if (!o->on_credentials || kubeboot_agent_metrics(agent, &m) != KUBEBOOT_RESULT_OK) return;
     for (int which = KUBEBOOT_RT_CLIENT; which <= KUBEBOOT_RT_SERVING; which++) {
         bool has = which == KUBEBOOT_RT_CLIENT ? m.has_client : m.has_serving;
         int64_t not_after = which == KUBEBOOT_RT_CLIENT ? m.client_not_after : m.serving_not_after;
-        if (!has || (c->told[which] && c->not_after[which] == not_after && !c->swapped[which])) continue;
+        bool is_new = !c->told[which] || c->not_after[which] != not_after || (settled && c->swapped[which]);
+        if (!has || !is_new) continue;
         char file[4200];
         snprintf(file, sizeof file, "%s/kubelet-%s-current.pem", c->cert_dir, which ? "server" : "client");
         struct kubeboot_rt_credentials cr = {which, file, file, which ? NULL : c->kubeconfig, not_after};
@@ -169,7 +174,7 @@ static int drive(kubeboot_agent *agent, CURL *curl, const struct kubeboot_rt_opt
         if (a.kind == KUBEBOOT_ACTION_KIND_EVENT || a.kind == KUBEBOOT_ACTION_KIND_DONE ||
             a.kind == KUBEBOOT_ACTION_KIND_FAILED || metrics_textfile_due(now))
             metrics_write_textfile(now);
-        if (a.kind == KUBEBOOT_ACTION_KIND_SLEEP || a.kind == KUBEBOOT_ACTION_KIND_DONE) creds_settled(c, agent, o);
+        if (a.kind == KUBEBOOT_ACTION_KIND_SLEEP || a.kind == KUBEBOOT_ACTION_KIND_DONE) creds_check(c, agent, o, true);
         if (stop_requested && (a.kind == KUBEBOOT_ACTION_KIND_SLEEP || a.kind == KUBEBOOT_ACTION_KIND_HTTP))
             return stopped();
         switch (a.kind) {
@@ -201,6 +206,8 @@ static int drive(kubeboot_agent *agent, CURL *curl, const struct kubeboot_rt_opt
             break;
         case KUBEBOOT_ACTION_KIND_EVENT:
             say_event(&out, &a.of.event);
+            /* (what the agent has just read and judged: a pair may have become current) */
+            if (str_is(a.of.event.step, "credentials")) creds_check(c, agent, o, false);
             break;
         case KUBEBOOT_ACTION_KIND_DONE:
             return 0;
