@@ -1878,3 +1878,139 @@ fn a_clock_it_cannot_trust_keeps_the_identity() {
     assert!(n.has("step=bootstrap reason=expired"));
     assert_eq!(api.csrs.len(), 2);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Trust by proof: a cluster whose client-certificate signer is not the CA in the kubeconfig
+
+/// An apiserver whose client signer is another CA than the one it serves with (the bootstrap
+/// kubeconfig's): kube-controller-manager's `--cluster-signing-kube-apiserver-client-kubelet-*`
+/// apart from the cluster CA. `takes_them`: its `--client-ca-file` holds the signer's CA.
+fn separate_client_signer(takes_them: bool) -> (Apiserver, String) {
+    let mut api = Apiserver::new();
+    let (key, params, signer) = new_ca("sim-client-signer");
+    (api.ca_key, api.ca_params) = (key, params);
+    api.client_cas = if takes_them { signer.clone() } else { api.ca_pem.clone() };
+    (api, signer)
+}
+
+fn reviews(api: &Apiserver) -> usize {
+    api.log.iter().filter(|l| l.0 == RequestKind::SelfSubjectReview).count()
+}
+
+#[test]
+fn a_pair_from_another_signer_is_proven_by_the_apiserver_before_it_becomes_current() {
+    let (mut api, _) = separate_client_signer(true);
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let k = n.config();
+    let end = n.run(&mut api, &base_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert!(n.has("step=issued kind=bootstrap"), "{:#?}", n.events);
+    assert!(n.has("issuer=\"CN=sim-client-signer\" chain=unanchored"), "{:#?}", n.events);
+    assert!(n.has("step=probe kind=bootstrap reason=untrusted name=node-csr-"), "{:#?}", n.events);
+    assert!(n.has("step=probe kind=bootstrap answer=the-node status=201"), "{:#?}", n.events);
+    // The review went out with the new pair, before anything was stored.
+    let (_, who, _) = api.log.iter().find(|l| l.0 == RequestKind::SelfSubjectReview).unwrap();
+    assert_eq!(*who, Who::Node);
+    let probe = n.events.iter().position(|e| e.contains("answer=the-node")).unwrap();
+    let stored = n.events.iter().position(|e| e.contains("step=stored")).unwrap();
+    assert!(probe < stored, "{:#?}", n.events);
+    assert!(n.path("kubelet.conf").exists());
+    assert!(!n.path("pki/kubelet-client.key.tmp").exists(), "the key cache went");
+    assert_eq!(api.csrs.len(), 1);
+
+    // A restart judges the pair by everything but its chain and asks once more; then it is
+    // valid (no new CSR, no bootstrap).
+    n.events.clear();
+    let before = reviews(&api);
+    let end = n.run(&mut api, &base_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert!(n.has("step=credentials kind=client state=unanchored"), "{:#?}", n.events);
+    assert!(n.has("step=probe kind=client answer=the-node"), "{:#?}", n.events);
+    assert!(n.has("step=credentials kind=client state=valid"), "{:#?}", n.events);
+    assert!(!n.has("step=bootstrap"), "{:#?}", n.events);
+    assert_eq!(reviews(&api), before + 1);
+    assert_eq!(api.csrs.len(), 1);
+
+    // A rotation: the new pair is proven the same way; the proof is remembered, so the
+    // rereading after the store asks nothing more.
+    n.events.clear();
+    let mut c = base_config(&k);
+    c.rotate_now = RotateNow { client: true, serving: false };
+    let before = reviews(&api);
+    let end = n.run(&mut api, &c);
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert!(n.has("step=probe kind=rotate answer=the-node"), "{:#?}", n.events);
+    assert_eq!(reviews(&api), before + 2, "the current pair at start, the new one once");
+    assert_eq!(api.csrs.len(), 2);
+}
+
+#[test]
+fn a_pair_the_apiserver_refuses_is_never_current_and_the_refusal_names_the_flag() {
+    let (mut api, _) = separate_client_signer(false);
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let k = n.config();
+    let end = n.run(&mut api, &base_config(&k));
+    let End::Failed(e, detail) = end else { panic!("{end:?} {:#?}", n.events) };
+    assert_eq!(e.name(), "untrusted");
+    assert!(detail.contains("--ca-bundle"), "{detail}");
+    assert!(n.has("step=probe kind=bootstrap answer=refused status=401"), "{:#?}", n.events);
+    assert!(!n.path("kubelet.conf").exists());
+    assert!(!n.path("pki/kubelet-client-current.pem").exists());
+    // The key stays: its CSR was issued, and a restart finds it again.
+    assert!(n.path("pki/kubelet-client.key.tmp").exists());
+    assert!(n.has("step=cleanup kept="), "{:#?}", n.events);
+}
+
+#[test]
+fn a_probe_without_an_answer_keeps_the_key_and_asks_again() {
+    let (mut api, _) = separate_client_signer(true);
+    api.throttle = [Route::SelfSubjectReview].into();
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let k = n.config();
+    let end = n.run(&mut api, &base_config(&k));
+    let End::Failed(e, detail) = end else { panic!("{end:?} {:#?}", n.events) };
+    assert_eq!(e.name(), "untrusted");
+    assert!(detail.contains("could not say"), "{detail}");
+    assert!(n.has("answer=unknown status=429"), "{:#?}", n.events);
+    assert!(n.path("pki/kubelet-client.key.tmp").exists());
+    // Again: the same key finds its CSR (409, then GET), and the answer comes.
+    n.events.clear();
+    let end = n.run(&mut api, &base_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert_eq!(api.csrs.len(), 1, "the one CSR, not a second");
+    assert!(n.has("answer=the-node"), "{:#?}", n.events);
+}
+
+#[test]
+fn a_configured_ca_bundle_is_the_only_trust() {
+    // The signer's CA given: anchored, nothing asked.
+    let (mut api, signer) = separate_client_signer(true);
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    std::fs::write(n.path("signer.crt"), &signer).unwrap();
+    let bundle = n.p("signer.crt");
+    let k = n.config();
+    let mut c = base_config(&k);
+    c.ca_bundle = Some(&bundle);
+    let end = n.run(&mut api, &c);
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert_eq!(reviews(&api), 0);
+    assert!(!n.has("chain=unanchored"));
+
+    // Another CA given: the explicit bundle is not second-guessed.
+    let (mut api, _) = separate_client_signer(true);
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    std::fs::write(n.path("other.crt"), other_ca("elsewhere")).unwrap();
+    let bundle = n.p("other.crt");
+    let k = n.config();
+    let mut c = base_config(&k);
+    c.ca_bundle = Some(&bundle);
+    let end = n.run(&mut api, &c);
+    let End::Failed(e, _) = end else { panic!("{end:?} {:#?}", n.events) };
+    assert_eq!(e.name(), "untrusted");
+    assert_eq!(reviews(&api), 0);
+}

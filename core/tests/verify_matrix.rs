@@ -85,6 +85,23 @@ fn pem_both(cert: &[u8], ca: &[u8], exp: &Expected<'_>, now: i64) -> Result<Veri
             verify::verify_issued_anchored(&Software, cert, &cas, exp, now, &mut cert_scratch)
         });
     assert_eq!(old, new, "verify_issued vs TrustedCas + verify_issued_anchored");
+    // Without the path (the agent's trust by proof): never stricter, the same window when the
+    // path is there, and the same verdict on the leaf's own defects (the CA's are not looked
+    // at: a path error may pass).
+    let un = verify::verify_issued_unanchored(cert, exp, now, &mut cert_scratch);
+    match (&old, &un) {
+        (Ok(a), Ok(b)) => assert_eq!((a.not_before, a.not_after), (b.not_before, b.not_after)),
+        (Ok(_), Err(e)) => panic!("unanchored refused what the path accepts: {e:?}"),
+        (Err(Error::Verify(v)), _)
+            if matches!(
+                v.reason,
+                Reason::KeyMismatch | Reason::SubjectMismatch | Reason::WrongUsage | Reason::IsCa
+            ) =>
+        {
+            assert_eq!(&old, &un, "a defect of the leaf, with or without the path")
+        }
+        _ => {}
+    }
     #[cfg(feature = "ring")]
     {
         use kubeboot::backend::ring::Ring;

@@ -503,6 +503,42 @@ pub fn verify_issued_with(
     Ok(verify_issued_der_with(verifier, leaf, inter, cas, expected, now)?)
 }
 
+/// Every check of [`verify_issued_with`] except the path to a CA: the leaf alone (well-formed,
+/// its time, its key, subject and SANs, usages, not a CA). For a certificate whose issuer its
+/// caller establishes another way — the agent's proof: a request the apiserver authenticates
+/// with the new pair — and never enough on its own. [`Verified::ca_subject`] is the leaf's
+/// issuer; `ca_index` and `intermediates_used` are 0. `scratch` as for [`verify_issued_with`]
+/// with an empty CA bundle.
+pub fn verify_issued_unanchored(
+    cert_pem: &[u8],
+    expected: &Expected<'_>,
+    now: i64,
+    scratch: &mut [u8],
+) -> Result<Verified, Error> {
+    let needed = scratch_len(cert_pem, b"");
+    if scratch.len() < needed {
+        return Err(Error::BufferTooSmall { needed });
+    }
+    let mut chain: [&[u8]; MAX_INTERMEDIATES + 1] = [&[]; MAX_INTERMEDIATES + 1];
+    let (chain, _) = decode_all(cert_pem, scratch, &mut chain)?;
+    let leaf = chain.first().ok_or_else(malformed)?;
+    let mut subject = None;
+    let leaf = Cert::parse_leaf(leaf, expected.node_name, &mut subject)?;
+    // The path search is where the issuer Name is otherwise checked.
+    let issuer = single(leaf.issuer, tag::SEQUENCE).map_err(VerifyError::from)?;
+    check_name(&issuer)?;
+    check_leaf(&leaf, subject, expected, now)?;
+    let mut verified = Verified {
+        not_before: leaf.not_before,
+        not_after: leaf.not_after,
+        ca_subject: heapless::String::new(),
+        ca_index: 0,
+        intermediates_used: 0,
+    };
+    render_name(leaf.issuer, &mut verified.ca_subject);
+    Ok(verified)
+}
+
 /// [`verify_issued_with`] against CAs parsed beforehand ([`TrustedCas::from_pem`]): `cert_pem`
 /// is decoded into `scratch` ([`scratch_len`]`(cert_pem, b"")` bytes), the CAs are not parsed
 /// again. Same result as [`verify_issued_with`] with the bundle's PEM, except that a short
