@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every feature combination of the core compiles without a warning: `cargo hack --feature-powerset`
-# over the features of core/Cargo.toml (nothing hand-picked), for the host and for the Cortex-M4
+# The core's features compile without a warning alone and in every pair (or, by hand, in every
+# combination): `cargo hack --feature-powerset` over the features of core/Cargo.toml (nothing
+# hand-picked), for the host and for the Cortex-M4
 # (thumbv7em-none-eabihf: every feature but the ones that need the standard library).
 #
 # Usage: .ci/features.sh          (needs cargo-hack on PATH; .ci/run installs it)
