@@ -47,10 +47,8 @@ pub enum RsaHash {
 
 /// Signature verification primitives used by certificate validation.
 ///
-/// Implementations must be pure functions of their inputs (no state that changes a verdict), and
-/// shareable between threads (`Sync`: rustls-webpki, which builds the paths of
-/// [`crate::verify`], takes its signature algorithms as `Sync` objects).
-pub trait SignatureVerifier: Sync {
+/// Implementations must be pure functions of their inputs (no state that changes a verdict).
+pub trait SignatureVerifier {
     /// ECDSA P-256 with SHA-256: `point` is a SEC1 encoded public key (normally the 65-byte
     /// uncompressed form), `rs` the signature as `r || s`.
     fn p256_sha256(&self, point: &[u8], message: &[u8], rs: &[u8; 64]) -> Verdict;

@@ -21,6 +21,8 @@ pub(super) struct Extensions<'a> {
 #[derive(Clone, Copy)]
 pub(super) struct Cert<'a> {
     pub(super) tbs: &'a [u8],
+    pub(super) sig_alg: SignatureAlgorithm,
+    pub(super) signature: &'a [u8],
     pub(super) issuer: &'a [u8],
     pub(super) subject: &'a [u8],
     pub(super) not_before: i64,
@@ -121,9 +123,8 @@ impl<'a> Cert<'a> {
         leaf: Option<(&str, &mut Option<&'static str>)>,
     ) -> Result<Self, VerifyError> {
         let Frame { tbs: tbs_any, tbs_der: tbs, alg: alg_any, alg_tlv, sig: sig_any } = frame(der)?;
-        // The signature itself is webpki's (the path); its framing is checked here.
-        parse_sig_alg(&alg_any)?;
-        whole_bytes(&sig_any).ok_or_else(malformed)?;
+        let sig_alg = parse_sig_alg(&alg_any)?;
+        let signature = whole_bytes(&sig_any).ok_or_else(malformed)?;
 
         let mut t = reader(tbs_any.value())?;
         let (mut item, _) = next(&mut t)?;
@@ -174,11 +175,34 @@ impl<'a> Cert<'a> {
                 ext = parse_extensions(item.value())?;
             }
         }
-        Ok(Cert { tbs, issuer, subject, not_before, not_after, spki, key, ext })
+        Ok(Cert { tbs, sig_alg, signature, issuer, subject, not_before, not_after, spki, key, ext })
     }
 
     pub(super) fn check_time(&self, now: i64) -> Result<(), VerifyError> {
-        super::chain::check_time(self.not_before, self.not_after, now)
+        let detail =
+            Detail::Validity { not_before: self.not_before, not_after: self.not_after, now };
+        if now < self.not_before {
+            Err(VerifyError { reason: Reason::NotYetValid, detail })
+        } else if now > self.not_after {
+            Err(VerifyError { reason: Reason::Expired, detail })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Why this certificate cannot issue a certificate `depth` intermediates above the leaf.
+    pub(super) fn issuer_constraint(&self, depth: usize) -> Option<&'static str> {
+        if !self.ext.is_ca {
+            Some("issuer.basicConstraints")
+        } else if self.ext.key_usage.is_some_and(|ku| ku & KU_KEY_CERT_SIGN == 0) {
+            Some("issuer.keyUsage")
+        } else if self.ext.path_len.is_some_and(|max| depth > max as usize) {
+            Some("issuer.pathLenConstraint")
+        } else if self.ext.unknown_critical {
+            Some("issuer.criticalExtension")
+        } else {
+            None
+        }
     }
 }
 

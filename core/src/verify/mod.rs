@@ -59,8 +59,8 @@ use crate::error::{Detail, Error, Reason, VerifyError};
 use crate::oid;
 
 mod cert;
-mod chain;
 mod names;
+mod path;
 mod render;
 mod server;
 mod signature;
@@ -71,9 +71,9 @@ mod tests;
 pub(crate) use cert::cert_key_and_validity;
 pub(crate) use cert::cert_spki;
 use cert::*;
-use chain::*;
 use names::*;
 pub use names::{Described, SERIAL_HEX_CAP, San, describe, for_each_san, subject_node_name};
+use path::*;
 use render::*;
 pub use server::{
     ECDSA_SECP256R1_SHA256, ECDSA_SECP384R1_SHA384, ServerKey, ServerName, verify_server_der,
@@ -92,8 +92,8 @@ pub const MAX_CERT_LEN: usize = 16 * 1024;
 pub const MAX_INTERMEDIATES: usize = 8;
 /// The most CAs accepted in a CA bundle.
 pub const MAX_CAS: usize = 16;
-/// The most intermediates on a path from the leaf to a CA (rustls-webpki's limit).
-pub const MAX_DEPTH: usize = 6;
+/// The most intermediates on a path from the leaf to a CA.
+pub const MAX_DEPTH: usize = 8;
 /// The most signature verifications one validation performs (bounds hostile bundles).
 pub const MAX_SIGNATURE_CHECKS: usize = 32;
 /// Capacity of [`Verified::ca_subject`]; longer renderings are truncated and end in `...`.
@@ -210,17 +210,11 @@ fn verify_leaf(
     // The subject is checked against the node name during the parse (step 5's verdict, kept
     // for its turn), so the name is walked once.
     let mut subject = None;
-    let leaf_der = leaf;
     let leaf = Cert::parse_leaf(leaf, expected.node_name, &mut subject)?;
-    let wanted = match expected.profile {
-        Profile::Client => &oid::CLIENT_AUTH,
-        Profile::Serving { .. } => &oid::SERVER_AUTH,
-    };
 
     // 1. (the other certificates) and 2. Path and signatures (time of the issuers included).
     let (ca_index, depth, ca_subject_der) =
-        path_to_ca(verifier, leaf_der, &leaf, intermediates, cas, wanted, now)
-            .map_err(|e| no_path(leaf.issuer, e))?;
+        find_path(verifier, &leaf, intermediates, cas, now).map_err(|e| no_path(leaf.issuer, e))?;
 
     // 3.–7. The leaf itself.
     check_leaf(&leaf, subject, expected, now)?;
@@ -250,8 +244,7 @@ fn verify_leaf(
 /// constraints are still checked at each validation, against that call's `now`.
 #[derive(Clone, Copy)]
 pub struct Anchor<'a> {
-    facts: CaFacts<'a>,
-    parts: AnchorParts<'a>,
+    cert: Cert<'a>,
     der: &'a [u8],
     /// The subject's value when it is one plain CN (see [`plain_single_cn`]), for
     /// [`Verified::ca_subject`].
@@ -259,18 +252,11 @@ pub struct Anchor<'a> {
 }
 
 impl<'a> Anchor<'a> {
-    /// Parse one CA certificate (DER): by kubeboot (its validity, pathLenConstraint and
-    /// subject) and by rustls-webpki (its trust anchor). Errors are [`Reason::Malformed`],
-    /// exactly when [`verify_issued_der`] would reject the same bytes as a CA.
+    /// Parse one CA certificate (DER). Errors are [`Reason::Malformed`], exactly when
+    /// [`verify_issued_der`] would reject the same bytes as a CA.
     pub fn from_der(der: &'a [u8]) -> Result<Self, VerifyError> {
         let cert = Cert::parse(der)?;
-        let parts = AnchorParts::of(der).ok_or_else(malformed)?;
-        Ok(Anchor {
-            facts: CaFacts::of(&cert),
-            parts,
-            der,
-            plain_cn: plain_single_cn(cert.subject),
-        })
+        Ok(Anchor { cert, der, plain_cn: plain_single_cn(cert.subject) })
     }
 
     /// The DER this anchor was parsed from.
@@ -280,23 +266,23 @@ impl<'a> Anchor<'a> {
 
     /// The CA's notBefore (unix seconds).
     pub fn not_before(&self) -> i64 {
-        self.facts.not_before
+        self.cert.not_before
     }
 
     /// The CA's notAfter (unix seconds).
     pub fn not_after(&self) -> i64 {
-        self.facts.not_after
+        self.cert.not_after
     }
 }
 
 impl fmt::Debug for Anchor<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut subject = heapless::String::<CA_SUBJECT_CAP>::new();
-        render_name(self.facts.subject, &mut subject);
+        render_name(self.cert.subject, &mut subject);
         f.debug_struct("Anchor")
             .field("subject", &subject.as_str())
-            .field("not_before", &self.facts.not_before)
-            .field("not_after", &self.facts.not_after)
+            .field("not_before", &self.cert.not_before)
+            .field("not_after", &self.cert.not_after)
             .finish()
     }
 }
@@ -361,57 +347,54 @@ impl<const N: usize> fmt::Debug for TrustedCas<'_, N> {
     }
 }
 
-/// Where the path finds its CAs.
+/// Where the search finds its CAs.
 #[derive(Clone, Copy)]
 enum CaSet<'s> {
-    /// DER, parsed in [`path_to_ca`].
+    /// DER, parsed in [`find_path`] (the first one's parse is kept for the search).
     Der(&'s [&'s [u8]]),
     /// Parsed beforehand.
     Parsed(&'s [Anchor<'s>]),
 }
 
-/// Step 1 for the intermediates and CAs, then the path of step 2 (see [`chain`]); out of line
-/// so its state is not in the caller's frame afterwards. Returns the CA's index, the number of
-/// intermediates on the path and the CA's subject Name.
+/// Step 1 for the intermediates and CAs, then the search of step 2; out of line so its state is
+/// not in the caller's frame afterwards.
 #[inline(never)]
-fn path_to_ca<'s>(
-    verifier: &dyn SignatureVerifier,
-    leaf_der: &[u8],
+fn find_path<'s>(
+    verifier: &'s dyn SignatureVerifier,
     leaf: &Cert<'_>,
-    intermediates: &[&[u8]],
+    intermediates: &'s [&'s [u8]],
     cas: CaSet<'s>,
-    wanted: &ObjectIdentifier,
     now: i64,
 ) -> Result<(usize, usize, &'s [u8]), VerifyError> {
-    let mut inter = [InterFacts::default(); MAX_INTERMEDIATES];
-    for (der, facts) in intermediates.iter().zip(inter.iter_mut()) {
-        let c = Cert::parse(der)?;
-        *facts = InterFacts {
-            not_before: c.not_before,
-            not_after: c.not_after,
-            may_sign: c.ext.key_usage.is_none_or(|ku| ku & KU_KEY_CERT_SIGN != 0),
-        };
+    for der in intermediates {
+        Cert::parse(der)?;
     }
-    let inter = inter.get(..intermediates.len()).ok_or_else(malformed)?;
-    let mut set = Cas::new();
-    match cas {
-        CaSet::Der(cas) => {
-            for der in cas {
-                let c = Cert::parse(der)?;
-                set.push(&AnchorParts::of(der).ok_or_else(malformed)?, CaFacts::of(&c))?;
-            }
-        }
-        CaSet::Parsed(anchors) => {
-            for a in anchors {
-                set.push(&a.parts, a.facts)?;
-            }
+    // The first CA's parse is kept for the search (usually the only CA: parsed once, not twice).
+    let mut first_ca = None;
+    if let CaSet::Der(cas) = cas {
+        for der in cas {
+            let ca = Cert::parse(der)?;
+            first_ca.get_or_insert(ca);
         }
     }
-    let wanted = chain::purpose(wanted);
-    let (index, depth) =
-        find_path(verifier, leaf_der, leaf, intermediates, inter, &set, wanted, now)?;
-    let subject = set.facts.get(index).ok_or_else(malformed)?.subject;
-    Ok((index, depth, subject))
+    let mut search = Search {
+        verifier,
+        intermediates,
+        cas,
+        first_ca,
+        now,
+        budget: MAX_SIGNATURE_CHECKS,
+        ca_subject: &[],
+        path: [0; MAX_DEPTH],
+        time_error: None,
+        bad_signature: false,
+        unsupported: false,
+        constraint: None,
+    };
+    match search.extend(leaf, 0)? {
+        Some((ca_index, depth)) => Ok((ca_index, depth, search.ca_subject)),
+        None => Err(search.failure()),
+    }
 }
 
 /// Steps 3–7 on the leaf.

@@ -162,11 +162,9 @@ pub fn verify_server_der(
     // 1. Parse (the leaf's issuer Name is checked only if no path is found, as for issued
     //    certificates).
     let mut ignored = None;
-    let leaf_der = leaf;
     let leaf = Cert::parse_leaf(leaf, "", &mut ignored)?;
     // 2. Path and signatures.
-    let cas = CaSet::Parsed(cas);
-    path_to_ca(verifier, leaf_der, &leaf, intermediates, cas, &oid::SERVER_AUTH, now)
+    find_path(verifier, &leaf, intermediates, CaSet::Parsed(cas), now)
         .map_err(|e| no_path(leaf.issuer, e))?;
     check_server_leaf(&leaf, name, now)
 }
