@@ -59,6 +59,7 @@ use crate::error::{Detail, Error, Reason, VerifyError};
 use crate::oid;
 
 mod cert;
+mod constraints;
 mod names;
 mod path;
 mod render;
@@ -71,6 +72,7 @@ mod tests;
 pub(crate) use cert::cert_key_and_validity;
 pub(crate) use cert::cert_spki;
 use cert::*;
+use constraints::*;
 use names::*;
 pub use names::{Described, SERIAL_HEX_CAP, San, describe, for_each_san, subject_node_name};
 use path::*;
@@ -213,8 +215,13 @@ fn verify_leaf(
     let leaf = Cert::parse_leaf(leaf, expected.node_name, &mut subject)?;
 
     // 1. (the other certificates) and 2. Path and signatures (time of the issuers included).
+    let purpose = match expected.profile {
+        Profile::Client => &oid::CLIENT_AUTH,
+        Profile::Serving { .. } => &oid::SERVER_AUTH,
+    };
     let (ca_index, depth, ca_subject_der) =
-        find_path(verifier, &leaf, intermediates, cas, now).map_err(|e| no_path(leaf.issuer, e))?;
+        find_path(verifier, &leaf, purpose, intermediates, cas, now)
+            .map_err(|e| no_path(leaf.issuer, e))?;
 
     // 3.–7. The leaf itself.
     check_leaf(&leaf, subject, expected, now)?;
@@ -361,7 +368,8 @@ enum CaSet<'s> {
 #[inline(never)]
 fn find_path<'s>(
     verifier: &'s dyn SignatureVerifier,
-    leaf: &Cert<'_>,
+    leaf: &Cert<'s>,
+    purpose: &'s ObjectIdentifier,
     intermediates: &'s [&'s [u8]],
     cas: CaSet<'s>,
     now: i64,
@@ -379,6 +387,7 @@ fn find_path<'s>(
     }
     let mut search = Search {
         verifier,
+        leaf: Leaf { purpose, san: leaf.ext.san },
         intermediates,
         cas,
         first_ca,
