@@ -13,7 +13,8 @@
 //!   of name makes the extension unhandled, which refuses the certificate when the extension is
 //!   critical (as Go refuses it); minimum and maximum are not read (as Go).
 //!
-//! Like Go, only the leaf's names are checked here, not an intermediate's own SANs.
+//! Only the leaf's names are checked, not an intermediate's own SANs (Go checks those too;
+//! intermediates seldom carry any).
 
 use super::*;
 
@@ -23,58 +24,66 @@ use super::*;
 /// not checked (Go's `unhandled`).
 pub(super) fn parse_name_constraints(value: &[u8]) -> Result<(&[u8], bool), VerifyError> {
     let seq = single(value, tag::SEQUENCE)?;
-    let mut unhandled = false;
-    let mut subtrees_seen = false;
-    let mut last = None;
-    for_each_subtree_list(seq.value(), |number, base| {
-        if last.is_some_and(|l| number <= l) {
+    let (mut unhandled, mut subtrees_seen, mut last) = (false, false, None);
+    let mut subtrees = Subtrees::new(seq.value());
+    while let Some((list, base)) = subtrees.next()? {
+        if last.is_some_and(|l| list <= l) {
             return Err(malformed()); // [0] then [1], each at most once
         }
         let Some(base) = base else {
-            last = Some(number);
-            return Ok(());
+            last = Some(list);
+            continue;
         };
         subtrees_seen = true;
         match context_tag(&base) {
-            Some((false, 1 | 2 | 6)) if base.value().is_ascii() => {}
-            Some((false, 7)) => {
-                ip_constraint(base.value()).ok_or_else(malformed)?;
-            }
-            Some((false, 1 | 2 | 6)) => return Err(malformed()),
+            Some((false, 1 | 2 | 6)) if base.value().iter().all(|b| *b < 0x80) => {}
+            Some((false, 7)) if ip_constraint(base.value()).is_some() => {}
+            Some((false, 1 | 2 | 6 | 7)) => return Err(malformed()),
             _ => unhandled = true,
         }
-        Ok(())
-    })?;
+    }
     if !subtrees_seen {
         return Err(malformed()); // "x509: empty name constraints extension"
     }
     Ok((seq.value(), unhandled))
 }
 
-/// Call `f(list number, base)` for every GeneralSubtree's base name of the NameConstraints
-/// contents `nc` (list 0: permitted, 1: excluded), and `f(number, None)` at the end of each list.
-fn for_each_subtree_list<'a>(
-    nc: &'a [u8],
-    mut f: impl FnMut(u32, Option<Tlv<'a>>) -> Result<(), VerifyError>,
-) -> Result<(), VerifyError> {
-    let mut lists = reader(nc)?;
-    while !lists.is_finished() {
-        let (list, _) = next(&mut lists)?;
-        let number = match context_tag(&list) {
-            Some((true, n @ (0 | 1))) => n,
-            _ => return Err(malformed()),
-        };
-        let mut subtrees = reader(list.value())?;
-        while !subtrees.is_finished() {
-            let (subtree, _) = next(&mut subtrees)?;
-            expect_tag(&subtree, tag::SEQUENCE)?;
-            // base GeneralName, then minimum and maximum (not read).
-            let (base, _) = next(&mut reader(subtree.value())?)?;
-            f(number, Some(base))?;
-        }
-        f(number, None)?;
+/// The GeneralSubtrees of NameConstraints contents, in order: `(list, Some(base))` for each
+/// subtree's base name (list 0: permitted, 1: excluded; minimum and maximum are not read), then
+/// `(list, None)` at the end of each list.
+struct Subtrees<'a> {
+    lists: Der<'a>,
+    list: Option<(u32, Der<'a>)>,
+}
+
+impl<'a> Subtrees<'a> {
+    fn new(nc: &'a [u8]) -> Self {
+        Subtrees { lists: Der(nc), list: None }
     }
-    Ok(())
+
+    fn next(&mut self) -> Result<Option<(u32, Option<Tlv<'a>>)>, Malformed> {
+        loop {
+            if let Some((list, subtrees)) = &mut self.list {
+                let list = *list;
+                if subtrees.is_finished() {
+                    self.list = None;
+                    return Ok(Some((list, None)));
+                }
+                let (subtree, _) = next(subtrees)?;
+                expect_tag(&subtree, tag::SEQUENCE)?;
+                let (base, _) = next(&mut Der(subtree.value()))?;
+                return Ok(Some((list, Some(base))));
+            }
+            if self.lists.is_finished() {
+                return Ok(None);
+            }
+            let (list, _) = next(&mut self.lists)?;
+            match context_tag(&list) {
+                Some((true, n @ (0 | 1))) => self.list = Some((n, Der(list.value()))),
+                _ => return Err(Malformed),
+            }
+        }
+    }
 }
 
 /// An iPAddress constraint: an IPv4 (8 bytes) or IPv6 (32 bytes) address and a contiguous mask.
@@ -97,10 +106,9 @@ fn ip_constraint(v: &[u8]) -> Option<(&[u8], &[u8])> {
 
 /// Whether every DNS and IP name of the leaf's SANs (`san`, GeneralNames contents) is within
 /// the constraints `nc` (NameConstraints contents, checked by [`parse_name_constraints`]).
+#[inline(never)]
 pub(super) fn names_permitted(nc: &[u8], san: Option<&[u8]>) -> bool {
-    let Ok(mut names) = reader(san.unwrap_or(&[])) else {
-        return false;
-    };
+    let mut names = Der(san.unwrap_or(&[]));
     while !names.is_finished() {
         let Ok((name, _)) = next(&mut names) else {
             return false;
@@ -117,32 +125,31 @@ pub(super) fn names_permitted(nc: &[u8], san: Option<&[u8]>) -> bool {
 }
 
 /// One name of kind `kind` (2: dNSName, 7: iPAddress) against the constraints of that kind.
-fn within(nc: &[u8], kind: u32, name: &[u8]) -> Result<bool, VerifyError> {
-    let (mut constrained, mut matched, mut ok) = (false, false, true);
-    for_each_subtree_list(nc, |list, base| {
+fn within(nc: &[u8], kind: u32, name: &[u8]) -> Result<bool, Malformed> {
+    let (mut constrained, mut matched) = (false, false);
+    let mut subtrees = Subtrees::new(nc);
+    while let Some((list, base)) = subtrees.next()? {
         let Some(base) = base else {
             // End of a list: a permitted list with subtrees of this kind needs a match.
             if list == 0 && constrained && !matched {
-                ok = false;
+                return Ok(false);
             }
             (constrained, matched) = (false, false);
-            return Ok(());
+            continue;
         };
         if context_tag(&base) != Some((false, kind)) {
-            return Ok(());
+            continue;
         }
         constrained = true;
-        let hit = match kind {
+        matched |= match kind {
             2 => dns_within(base.value(), name, list == 1),
             _ => ip_within(base.value(), name),
         };
-        matched |= hit;
-        if list == 1 && hit {
-            ok = false;
+        if list == 1 && matched {
+            return Ok(false);
         }
-        Ok(())
-    })?;
-    Ok(ok)
+    }
+    Ok(true)
 }
 
 /// Whether the DNS name `name` is within the constraint `c` (Go's `dnsHasSuffix`); an excluded
