@@ -260,6 +260,8 @@ enum Pending {
 enum Conn {
     Bootstrap,
     Node,
+    /// The attempt's cluster, presenting the pair just issued (in `out`).
+    Issued,
 }
 
 /// The node agent over the memory `'m` its caller gave it (see the [module docs](self)).
@@ -385,6 +387,7 @@ impl<'m> Agent<'m> {
         settings.reset();
         events.reset();
         loader.reset();
+        loader.forget_proofs();
         keys.reset();
         engine.reset();
         discovery.reset();
