@@ -484,9 +484,16 @@ impl<'m> Agent<'m> {
             self.abandon(now);
         }
         self.io.handed_out = false;
+        let mut io = false;
         loop {
+            // The lines queued on the way go out before the action that follows them: a line
+            // queued beside a watch would otherwise wait for the watch to end. (`advance` is a
+            // query once it needs I/O: the next poll comes back to the same action.)
             if self.events.pending() {
                 return self.next_event().map_or(Action::Sleep { until: now }, Action::Event);
+            }
+            if io {
+                break;
             }
             if let Some(t) = self.schedule.sleep_until {
                 if now < t {
@@ -494,9 +501,7 @@ impl<'m> Agent<'m> {
                 }
                 self.schedule.sleep_until = None;
             }
-            if self.advance(now) {
-                break;
-            }
+            io = self.advance(now);
         }
         self.emit(now)
     }
