@@ -18,6 +18,7 @@ const (
 	CodeInvalidUTF8                 uint32 = C.KUBEBOOT_RESULT_INVALID_UTF8                   // 4
 	CodeInvalidParameter            uint32 = C.KUBEBOOT_RESULT_INVALID_PARAMETER              // 5
 	CodeUnknownError                uint32 = C.KUBEBOOT_RESULT_UNKNOWN_ERROR                  // 6
+	CodePoolExhausted               uint32 = C.KUBEBOOT_RESULT_POOL_EXHAUSTED                 // 7
 	CodeStoreIO                     uint32 = C.KUBEBOOT_RESULT_STORE_IO                       // 10
 	CodeStoreNoCertKeyFiles         uint32 = C.KUBEBOOT_RESULT_STORE_NO_CERT_KEY_FILES        // 11
 	CodeStoreNoCertificates         uint32 = C.KUBEBOOT_RESULT_STORE_NO_CERTIFICATES          // 12
