@@ -3,11 +3,13 @@ package agentrun
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sync"
@@ -223,7 +225,8 @@ func loadPair(keys kubeboot.KeyStore, certPath, keyPath string) (*tls.Certificat
 	}
 	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil && keys != nil {
-		// A device's key: its reference is the key file's block that is not a certificate.
+		// A device's key: its reference is the key file's block that is not a certificate. The
+		// device is opened at the first handshake that signs with it, not before.
 		var ref []byte
 		for rest := keyPEM; ; {
 			var b *pem.Block
@@ -235,15 +238,12 @@ func loadPair(keys kubeboot.KeyStore, certPath, keyPath string) (*tls.Certificat
 				break
 			}
 		}
-		dp, closer, derr := devicePair(keys, certPEM, ref)
-		if derr != nil {
+		dp, derr := chainOf(certPEM)
+		if derr != nil || ref == nil {
 			return nil, errors.Join(err, derr)
 		}
 		pair, err = dp, nil
-		if closer != nil {
-			// The device session ends when the pair is nobody's any more (after a rotation).
-			defer runtime.SetFinalizer(&pair, func(*tls.Certificate) { _ = closer.Close() })
-		}
+		pair.PrivateKey = &deviceKey{keys: keys, ref: ref, pub: pair.Leaf.PublicKey}
 	}
 	if err != nil {
 		return nil, err
@@ -254,6 +254,54 @@ func loadPair(keys kubeboot.KeyStore, certPath, keyPath string) (*tls.Certificat
 		}
 	}
 	return &pair, nil
+}
+
+// chainOf is the certificate chain of a PEM file, its leaf parsed.
+func chainOf(certPEM []byte) (tls.Certificate, error) {
+	var pair tls.Certificate
+	for rest := certPEM; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		if b.Type == "CERTIFICATE" {
+			pair.Certificate = append(pair.Certificate, b.Bytes)
+		}
+	}
+	if len(pair.Certificate) == 0 {
+		return pair, errors.New("no certificate")
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	pair.Leaf = leaf
+	return pair, err
+}
+
+// deviceKey is a key a device holds, as a crypto.Signer that opens the device when it first
+// signs (a handshake) and closes it when the pair is nobody's any more.
+type deviceKey struct {
+	keys kubeboot.KeyStore
+	ref  []byte
+	pub  crypto.PublicKey
+	mu   sync.Mutex
+	s    crypto.Signer
+}
+
+func (k *deviceKey) Public() crypto.PublicKey { return k.pub }
+
+func (k *deviceKey) Sign(rand io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.s == nil {
+		s, err := k.keys.Open(k.ref)
+		if err != nil {
+			return nil, err
+		}
+		k.s = s
+		if c, ok := s.(io.Closer); ok {
+			runtime.SetFinalizer(k, func(*deviceKey) { _ = c.Close() })
+		}
+	}
+	return k.s.Sign(rand, digest, opts)
 }
 
 // readCluster reads the node kubeconfig's cluster: the server, the TLS settings and the CA.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -71,18 +70,9 @@ func (t *transport) clientFor(c kubeboot.Connection) (*http.Client, error) {
 // devicePair is the certificate chain with the device's key (reference) as its crypto.Signer:
 // the handshake's CertificateVerify is signed in the device. The signer is closed with the pair.
 func devicePair(keys kubeboot.KeyStore, chainPEM, reference []byte) (tls.Certificate, io.Closer, error) {
-	var pair tls.Certificate
-	for rest := chainPEM; ; {
-		var b *pem.Block
-		if b, rest = pem.Decode(rest); b == nil {
-			break
-		}
-		if b.Type == "CERTIFICATE" {
-			pair.Certificate = append(pair.Certificate, b.Bytes)
-		}
-	}
-	if len(pair.Certificate) == 0 {
-		return pair, nil, errors.New("no certificate")
+	pair, err := chainOf(chainPEM)
+	if err != nil {
+		return pair, nil, err
 	}
 	if keys == nil {
 		return pair, nil, errors.New("a device holds the key and there is no key store")
