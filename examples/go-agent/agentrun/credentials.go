@@ -105,10 +105,10 @@ func (c *credentials) observe(a kubeboot.Action, ok bool) {
 		// The pair is current now: take it at once (a rotation is followed without delay).
 		if f.Path == c.servingPath {
 			if p, err := loadPair(c.keys, f.Path, f.Path); err == nil {
-				c.serving = p
+				c.serving = newer(c.serving, p)
 			}
 		} else if p, err := loadPair(c.keys, f.Path, f.Path); err == nil {
-			c.clientCert, c.clientKey, c.client = f.Path, f.Path, p
+			c.clientCert, c.clientKey, c.client = f.Path, f.Path, newer(c.client, p)
 		}
 	case kubeboot.StepWriteCA, kubeboot.StepWriteKubeconfig:
 		if cl, err := readCluster(c.kubeconfig); err == nil {
@@ -138,7 +138,7 @@ func (c *credentials) ready(agent *kubeboot.Agent) error {
 		case !p.Leaf.NotAfter.Equal(m.ClientNotAfter):
 			errs = append(errs, fmt.Errorf("client %s changed since the agent read it", c.clientCert))
 		default:
-			c.client = p
+			c.client = newer(c.client, p)
 		}
 	}
 	if m.HasServing && c.servingPath != "" {
@@ -149,7 +149,7 @@ func (c *credentials) ready(agent *kubeboot.Agent) error {
 		case !p.Leaf.NotAfter.Equal(m.ServingNotAfter):
 			errs = append(errs, fmt.Errorf("serving %s changed since the agent read it", c.servingPath))
 		default:
-			c.serving = p
+			c.serving = newer(c.serving, p)
 		}
 	}
 	cl, err := readCluster(c.kubeconfig)
@@ -164,6 +164,15 @@ func (c *credentials) ready(agent *kubeboot.Agent) error {
 	}
 	c.publish()
 	return errors.Join(errs...)
+}
+
+// newer is loaded unless it is the certificate old already is (then old: the same pair keeps
+// its identity, and nothing is announced as changed).
+func newer(old, loaded *tls.Certificate) *tls.Certificate {
+	if old != nil && bytes.Equal(old.Leaf.Raw, loaded.Leaf.Raw) {
+		return old
+	}
+	return loaded
 }
 
 // loadClient loads the client pair the agent read: its files, or the node kubeconfig's inline

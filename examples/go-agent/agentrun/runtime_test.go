@@ -600,6 +600,13 @@ func TestCredentialsFollowRotation(t *testing.T) {
 		if next == cur {
 			break
 		}
+		if next.Client == cur.Client && next.Serving == cur.Serving && next.Cluster.Server == cur.Cluster.Server &&
+			bytes.Equal(next.Cluster.CAPEM, cur.Cluster.CAPEM) {
+			t.Fatal("a change announced that is none")
+		}
+		if (next.Client != cur.Client) == (next.Client.Leaf.SerialNumber.Cmp(cur.Client.Leaf.SerialNumber) == 0) {
+			t.Fatal("the same client certificate as a new pair, or a new one as the same")
+		}
 		cur = next
 	}
 	if err := rt.Wait(); err != nil {

@@ -3,8 +3,8 @@
 // and the program uses them as they rotate:
 //
 //   - as system:node:<name> through client-go (package kubeclient): once a second it lists the
-//     nodes and annotates its own Node, which it watches (it registers the Node if missing, as
-//     the kubelet does);
+//     nodes it may see (its own: the Node authorizer lets a node list only itself) and annotates
+//     its own Node, which it watches (it registers the Node if missing, as the kubelet does);
 //   - as an HTTPS server on the newest serving certificate (agentrun.Runtime.TLSConfig).
 //
 // It prints `embed step=...` lines (and the agent's `agent=go-embed` lines); SIGTERM ends it
@@ -192,7 +192,8 @@ func exercise(ctx context.Context, rt *agentrun.Runtime, cs *kubernetes.Clientse
 			return nil
 		case <-tick.C:
 		}
-		list, err := nodes.List(ctx, metav1.ListOptions{})
+		// (a node may list only its own Node: the Node authorizer, v1.37)
+		list, err := nodes.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + node})
 		count("list-nodes", err)
 		patch := fmt.Sprintf(`{"metadata":{"annotations":{"kubeboot.dev/embed-tick":"%d"}}}`, i)
 		_, perr := nodes.Patch(ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
