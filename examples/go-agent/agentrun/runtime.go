@@ -220,6 +220,23 @@ func (r *Runtime) drive(ctx context.Context, hup <-chan os.Signal, notify *notif
 	defer t.close()
 	tf := &textfile{path: r.cfg.MetricsTextfile, errs: r.errs}
 	out := newPrinter(r.cfg.Lines)
+	// One place for a line of the agent's, from Poll or from a watch's idle progress.
+	onEvent := func(ev kubeboot.Event) {
+		if ev.Ready {
+			if err := r.creds.ready(a); err != nil {
+				fmt.Fprintln(r.errs, "kubeboot: loading the credentials:", err)
+			}
+		}
+		out.line(ev.Line, ev.Update)
+		notify.event(ev.Line, ev.Ready)
+		r.mu.Lock()
+		r.st.Line = ev.Line
+		r.st.Ready = r.st.Ready || ev.Ready
+		r.mu.Unlock()
+		if r.cfg.OnEvent != nil {
+			r.cfg.OnEvent(ev)
+		}
+	}
 	for {
 		now := time.Now()
 		_, offset := now.Zone()
@@ -258,7 +275,7 @@ func (r *Runtime) drive(ctx context.Context, hup <-chan os.Signal, notify *notif
 				fmt.Fprintln(r.errs, "kubeboot:", err)
 			}
 		case kubeboot.ActionHTTP:
-			t.do(ctx, a, act.HTTP)
+			t.do(ctx, a, act.HTTP, onEvent)
 		case kubeboot.ActionSleep:
 			d := time.Until(act.Sleep)
 			if tf.path != "" && d > kubeboot.MetricsTextfileRefresh {
@@ -278,21 +295,7 @@ func (r *Runtime) drive(ctx context.Context, hup <-chan os.Signal, notify *notif
 			}
 			timer.Stop()
 		case kubeboot.ActionEvent:
-			ev := *act.Event
-			if ev.Ready {
-				if err := r.creds.ready(a); err != nil {
-					fmt.Fprintln(r.errs, "kubeboot: loading the credentials:", err)
-				}
-			}
-			out.line(ev.Line, ev.Update)
-			notify.event(ev.Line, ev.Ready)
-			r.mu.Lock()
-			r.st.Line = ev.Line
-			r.st.Ready = r.st.Ready || ev.Ready
-			r.mu.Unlock()
-			if r.cfg.OnEvent != nil {
-				r.cfg.OnEvent(ev)
-			}
+			onEvent(*act.Event)
 		case kubeboot.ActionDone:
 			r.mu.Lock()
 			r.st.Outcome = act.Done

@@ -63,6 +63,8 @@ type fakeAPI struct {
 	pushback int
 	// life of the certificates it issues (default 1 h).
 	life time.Duration
+	// late: the watch stays quiet this long before the approval (a person approving).
+	late time.Duration
 }
 
 func newFakeAPI(t *testing.T, mode fakeMode) (*fakeAPI, *httptest.Server) {
@@ -205,6 +207,13 @@ func (f *fakeAPI) stream(w http.ResponseWriter, r *http.Request, c *fakeCSR) {
 		fl.Flush()
 	}
 	send("ADDED")
+	if f.late > 0 {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(f.late):
+		}
+	}
 	switch f.mode {
 	case approve:
 		f.mu.Lock()
@@ -386,6 +395,41 @@ func TestAgentBootstrapThenRotate(t *testing.T) {
 	certs, _ := parseCerts(second)
 	if life := time.Until(certs[0].NotAfter); life > 601*time.Second || life < 500*time.Second {
 		t.Fatal(life)
+	}
+}
+
+// A watch that stays quiet past the agent's first progress time (30 s) gets progress lines while
+// it stays open (OnStreamIdle, NextEvent): the same watch then sees the approval.
+func TestQuietWatchReportsProgressAndStaysOpen(t *testing.T) {
+	t.Parallel()
+	e := setup(t, approve, testToken)
+	e.api.late = 33 * time.Second
+	var mu sync.Mutex
+	var lines []kubeboot.Event
+	rt, err := Start(context.Background(), Config{Agent: *e.o, Errors: io.Discard, OnEvent: func(ev kubeboot.Event) {
+		mu.Lock()
+		lines = append(lines, ev)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	progress := -1
+	for i, ev := range lines {
+		if ev.Update && progress < 0 {
+			progress = i
+		}
+	}
+	if progress < 0 || !strings.Contains(lines[len(lines)-1].Line, "step=done") && !strings.Contains(lines[len(lines)-1].Line, "step=sleep") {
+		t.Fatalf("no progress line during the quiet watch, or no end:\n%+v", lines)
+	}
+	if w := strings.Count(strings.Join(e.api.events, "\n"), "watch "); w != 1 {
+		t.Fatalf("%d watches, want the one kept open:\n%s", w, strings.Join(e.api.events, "\n"))
 	}
 }
 

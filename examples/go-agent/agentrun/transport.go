@@ -86,7 +86,7 @@ func devicePair(keys kubeboot.KeyStore, chainPEM, reference []byte) (tls.Certifi
 	return pair, closer, nil
 }
 
-func (t *transport) do(stop context.Context, agent *kubeboot.Agent, r *kubeboot.HTTPRequest) {
+func (t *transport) do(stop context.Context, agent *kubeboot.Agent, r *kubeboot.HTTPRequest, onEvent func(kubeboot.Event)) {
 	client, err := t.clientFor(r.Conn)
 	if err != nil {
 		agent.OnTransportError(time.Now(), err.Error())
@@ -116,17 +116,8 @@ func (t *transport) do(stop context.Context, agent *kubeboot.Agent, r *kubeboot.
 	}
 	defer resp.Body.Close()
 	if r.Kind == kubeboot.RequestCSRWatch && resp.StatusCode == http.StatusOK {
-		buf := make([]byte, 8192)
-		for {
-			n, rerr := resp.Body.Read(buf)
-			if n > 0 && !agent.OnStreamData(time.Now(), buf[:n]) {
-				return // the agent needs no more of the stream
-			}
-			if rerr != nil {
-				agent.OnStreamEnd(time.Now()) // ended or broke
-				return
-			}
-		}
+		t.stream(agent, r, resp.Body, onEvent)
+		return
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, t.max+1))
 	switch {
@@ -137,5 +128,60 @@ func (t *transport) do(stop context.Context, agent *kubeboot.Agent, r *kubeboot.
 	default:
 		agent.OnHTTPResponse(time.Now(), kubeboot.HTTPResponse{Status: resp.StatusCode,
 			RetryAfter: resp.Header.Get("Retry-After"), Body: b})
+	}
+}
+
+// stream feeds a 200 watch to the agent as it arrives; while it stays quiet past the request's
+// IdleAt the agent is told once a second (its progress lines go to onEvent) and the watch stays
+// open until the agent or the server ends it.
+func (t *transport) stream(agent *kubeboot.Agent, r *kubeboot.HTTPRequest, body io.Reader, onEvent func(kubeboot.Event)) {
+	type chunk struct {
+		b   []byte
+		err error
+	}
+	chunks := make(chan chunk)
+	done := make(chan struct{})
+	defer close(done) // the reader ends at its next Read, which the body's Close breaks
+	go func() {
+		for {
+			buf := make([]byte, 8192)
+			n, err := body.Read(buf)
+			select {
+			case chunks <- chunk{buf[:n], err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var idle <-chan time.Time
+	var timer *time.Timer
+	if !r.IdleAt.IsZero() {
+		timer = time.NewTimer(time.Until(r.IdleAt))
+		defer timer.Stop()
+		idle = timer.C
+	}
+	for {
+		select {
+		case c := <-chunks:
+			if len(c.b) > 0 && !agent.OnStreamData(time.Now(), c.b) {
+				return // the agent needs no more of the stream
+			}
+			if c.err != nil {
+				agent.OnStreamEnd(time.Now()) // ended or broke
+				return
+			}
+		case <-idle:
+			keep := agent.OnStreamIdle(time.Now())
+			for ev, ok := agent.NextEvent(); ok; ev, ok = agent.NextEvent() {
+				onEvent(ev)
+			}
+			if !keep {
+				return
+			}
+			timer.Reset(time.Second)
+		}
 	}
 }

@@ -120,6 +120,9 @@ const (
 	RequestCSRGet    RequestKind = C.KUBEBOOT_REQUEST_KIND_GET
 	// RequestCSRWatch: a 200 answer is a stream for OnStreamData.
 	RequestCSRWatch RequestKind = C.KUBEBOOT_REQUEST_KIND_WATCH
+	// RequestSelfSubjectReview: POST a SelfSubjectReview presenting the connection's client
+	// pair (the agent asks whether the apiserver takes a pair as the node).
+	RequestSelfSubjectReview RequestKind = C.KUBEBOOT_REQUEST_KIND_SELF_SUBJECT_REVIEW
 )
 
 // Connection says where and how to connect; ID changes whenever anything else does.
@@ -145,6 +148,9 @@ type HTTPRequest struct {
 	Body                                     []byte
 	// GiveUpAt: answer OnTransportError when no response came by then.
 	GiveUpAt time.Time
+	// IdleAt: a watch stream still open and quiet at this time gets OnStreamIdle (and its
+	// lines from NextEvent) without being ended; zero: never.
+	IdleAt time.Time
 }
 
 // Event is a line to print.

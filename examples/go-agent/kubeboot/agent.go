@@ -331,6 +331,9 @@ func action(x *C.kubeboot_action) Action {
 			Authorization: cStrOf(r.authorization), ContentType: cStrOf(r.content_type),
 			Accept: cStrOf(r.accept), Body: goBytes(r.body), UserAgent: cStrOf(r.user_agent),
 			GiveUpAt: fromUnix(r.give_up_at)}
+		if r.idle_at != 0 {
+			out.HTTP.IdleAt = fromUnix(r.idle_at)
+		}
 	case ActionSleep:
 		out.Sleep = fromUnix(C.kb_sleep(x).until)
 	case ActionEvent:
@@ -441,6 +444,36 @@ func (a *Agent) OnStreamData(now time.Time, chunk []byte) bool {
 	defer C.free(unsafe.Pointer(keep))
 	a.with(func(h *C.kubeboot_agent) { C.kubeboot_agent_on_stream_data(h, unix(now), p, n, keep) })
 	return bool(*keep)
+}
+
+// OnStreamIdle: the open watch has been quiet until the request's IdleAt (or later); the agent
+// reports progress (fetch the lines with NextEvent) without ending the watch. False: no watch
+// is open, stop reading.
+func (a *Agent) OnStreamIdle(now time.Time) bool {
+	keep := (*C.bool)(C.calloc(1, C.size_t(unsafe.Sizeof(C.bool(false)))))
+	defer C.free(unsafe.Pointer(keep))
+	a.with(func(h *C.kubeboot_agent) { C.kubeboot_agent_on_stream_idle(h, unix(now), keep) })
+	return bool(*keep)
+}
+
+// NextEvent is the next line the agent has to say now (also while a watch is open, between
+// the stream calls); false when there is none. Poll hands out the same lines first, so a
+// runtime that never calls it loses nothing.
+func (a *Agent) NextEvent() (Event, bool) {
+	var ev Event
+	var has bool
+	a.with(func(h *C.kubeboot_agent) {
+		e := (*C.kubeboot_event)(C.calloc(1, C.size_t(unsafe.Sizeof(C.kubeboot_event{}))))
+		defer C.free(unsafe.Pointer(e))
+		b := (*C.bool)(C.calloc(1, C.size_t(unsafe.Sizeof(C.bool(false)))))
+		defer C.free(unsafe.Pointer(b))
+		if check(C.kubeboot_agent_next_event(h, e, b)) != nil || !bool(*b) {
+			return
+		}
+		has = true
+		ev = Event{Step: cStrOf(e.step), Line: cStrOf(e.line), Update: bool(e.update), Ready: bool(e.ready)}
+	})
+	return ev, has
 }
 
 // OnStreamEnd: the watch stream ended (or broke).

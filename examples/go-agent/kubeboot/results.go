@@ -105,4 +105,7 @@ const (
 	CodeNoCA                        uint32 = C.KUBEBOOT_RESULT_NO_CA                          // 801
 	CodeInvalidConfig               uint32 = C.KUBEBOOT_RESULT_INVALID_CONFIG                 // 802
 	CodeCABundleUnproven            uint32 = C.KUBEBOOT_RESULT_CA_BUNDLE_UNPROVEN             // 803
+	CodeClockUntrusted              uint32 = C.KUBEBOOT_RESULT_CLOCK_UNTRUSTED                // 804
+	CodeInvalidDuration             uint32 = C.KUBEBOOT_RESULT_INVALID_DURATION               // 900
+	CodeInvalidAddress              uint32 = C.KUBEBOOT_RESULT_INVALID_ADDRESS                // 901
 )
