@@ -65,6 +65,9 @@
 // The longest PKCS#11 URI.
 #define KUBEBOOT_PKCS11_URI_MAX_LEN 1024
 
+// The most bytes of one response (or one watch stream) a front-end reads.
+#define KUBEBOOT_MAX_RESPONSE 1048576
+
 // Bytes of entropy [`kubeboot_key_from_entropy`] needs at least (each further 32-byte chunk is a
 // fallback should a chunk be out of range).
 #define KUBEBOOT_KEY_ENTROPY_LEN 32
@@ -339,6 +342,12 @@ enum kubeboot_result
   KUBEBOOT_RESULT_INVALID_CONFIG = 802,
   // the apiserver did not prove a CA of the new bundle (a TLS handshake trusting only the new bundle failed): the CA file is unchanged (`ca-bundle-unproven`).
   KUBEBOOT_RESULT_CA_BUNDLE_UNPROVEN = 803,
+  // the clock cannot be trusted to judge the certificate (before this build, before its notBefore, or the apiserver still accepts what it calls expired): the node keeps its identity and waits (`clock-untrusted`).
+  KUBEBOOT_RESULT_CLOCK_UNTRUSTED = 804,
+  // not a duration (like 90s, 10m, 1h30m, 0) (`invalid-duration`).
+  KUBEBOOT_RESULT_INVALID_DURATION = 900,
+  // not an address to listen on (IPv4:port or [IPv6]:port) (`invalid-address`).
+  KUBEBOOT_RESULT_INVALID_ADDRESS = 901,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -551,8 +560,12 @@ enum kubeboot_request_kind
   KUBEBOOT_REQUEST_KIND_CREATE = 4,
   // GET the CSR.
   KUBEBOOT_REQUEST_KIND_GET = 5,
-  // Watch the CSR: with status 200 the body is a stream.
+  // Watch the CSR: with status 200 the body is a stream (while it is open and quiet past
+  // `idle_at`, call `kubeboot_agent_on_stream_idle`).
   KUBEBOOT_REQUEST_KIND_WATCH = 6,
+  // `POST` a `SelfSubjectReview` presenting the client certificate: who the apiserver takes
+  // it for (the agent's probe).
+  KUBEBOOT_REQUEST_KIND_SELF_SUBJECT_REVIEW = 7,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -804,6 +817,9 @@ typedef struct kubeboot_http_request {
   struct kubeboot_str user_agent;
   // Give up at this time (unix seconds) and answer `kubeboot_agent_on_transport_error`.
   int64_t give_up_at;
+  // A watch: if the stream is open and nothing arrived by this time, call
+  // `kubeboot_agent_on_stream_idle` (the agent reports progress) and keep reading; 0: never.
+  int64_t idle_at;
 } kubeboot_http_request;
 
 // `KUBEBOOT_ACTION_KIND_SLEEP`.
@@ -1166,6 +1182,20 @@ kubeboot_result kubeboot_agent_on_stream_data(struct kubeboot_agent *agent,
                                               size_t chunk_len,
                                               bool *keep_reading);
 
+// The open watch has been quiet until the request's `idle_at` (or later): the agent reports
+// progress on the wait (fetch the line with [`kubeboot_agent_next_event`]) without ending the
+// watch. `*keep_reading`: false when no watch is open.
+kubeboot_result kubeboot_agent_on_stream_idle(struct kubeboot_agent *agent,
+                                              int64_t now,
+                                              bool *keep_reading);
+
+// The next line the agent has to say, now (also while a watch stream is open, between the
+// stream calls): written to `*event` with `*has` = true, or `*has` = false when there is none.
+// [`kubeboot_agent_poll`] hands out the same lines first, so nothing is lost without it.
+kubeboot_result kubeboot_agent_next_event(struct kubeboot_agent *agent,
+                                          struct kubeboot_event *event,
+                                          bool *has);
+
 // The watch stream ended (server timeout, closed connection, or a broken read).
 kubeboot_result kubeboot_agent_on_stream_end(struct kubeboot_agent *agent, int64_t now);
 
@@ -1376,6 +1406,39 @@ bool kubeboot_result_is_verify_error(uint32_t result);
 
 // Whether `result` is a CSR policy violation (500–599).
 bool kubeboot_result_is_policy_error(uint32_t result);
+
+// A duration: `0`, or `<digits><unit>`s with units `h`, `m`, `s` (`90s`, `10m`, `1h30m`) →
+// `*secs`. `INVALID_DURATION` otherwise.
+kubeboot_result kubeboot_parse_duration(const char *text, size_t len, int64_t *secs);
+
+// The agent's `--key` (`pkcs11:<token URI>` or `tpm:`) → the device name for
+// `kubeboot_agent_config.key_device`, written to `buf` (`INSUFFICIENT_SIZE` with the size
+// needed when short). `INVALID_KEY_REFERENCE` for a file, `tpm:<file>` or a URI with an object,
+// a PIN or an unknown attribute.
+kubeboot_result kubeboot_parse_key_device(const char *text,
+                                          size_t len,
+                                          char *buf,
+                                          size_t buf_len,
+                                          size_t *out_len);
+
+// OK when `text` is an IP address (a `--ip` value), else `INVALID_IP_ADDRESS`.
+kubeboot_result kubeboot_check_ip(const char *text, size_t len);
+
+// OK when `text` is an address to listen on (`IPv4:port`, `[IPv6]:port`), else
+// `INVALID_ADDRESS`.
+kubeboot_result kubeboot_check_bind_address(const char *text, size_t len);
+
+// The line to print for `value` of `flag` refused with `result` (what the parse and check
+// functions above returned): `<flag> "<value>": <reason>: <how to write it>`, into `buf` (not
+// NUL-terminated). `INVALID_PARAMETER` for a result that is no kubeboot result.
+kubeboot_result kubeboot_flag_refusal(const char *flag,
+                                      size_t flag_len,
+                                      const char *value,
+                                      size_t value_len,
+                                      uint32_t result,
+                                      char *buf,
+                                      size_t buf_len,
+                                      size_t *out_len);
 
 // Derive a key from caller entropy (`len` ≥ 32; the first 32-byte chunk that is a valid scalar
 // is used). `KUBEBOOT_RESULT_INSUFFICIENT_ENTROPY` when `len` < 32,

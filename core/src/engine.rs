@@ -265,6 +265,11 @@ pub struct Expect<'a> {
     pub ca_pem: &'a [u8],
     /// The profile of [`Config::profile`].
     pub profile: Profile<'a>,
+    /// A certificate that chains to none of `ca_pem` but passes every other check is handed
+    /// over anyway, with [`Issued::anchored`] false, for the caller to establish its issuer
+    /// another way (the agent asks the apiserver who it takes the new pair for). False: it is
+    /// refused as [`crate::error::Reason::Untrusted`].
+    pub prove: bool,
 }
 
 /// One CSR's sub-machine. Its work buffer (requests, responses, watch events; a response or
@@ -283,6 +288,8 @@ pub struct Engine<'m> {
     pending: usize,
     cert: Bytes<'m>,
     verified: Option<Verified>,
+    /// The verified certificate chains to none of the CAs (see [`Expect::prove`]).
+    unanchored: bool,
     phase: Phase,
     /// Where to go after a backoff.
     resume: Phase,
@@ -301,8 +308,6 @@ pub struct Engine<'m> {
     jitter: Jitter,
     /// The `Retry-After` seconds the current backoff honours (`None`: our own backoff).
     asked: Option<u32>,
-    /// The caller wants control back by then: watches sent end by this time.
-    watch_by: Option<i64>,
     error: Option<Error>,
     detail: FailureDetail,
 }
@@ -342,6 +347,7 @@ impl<'m> Engine<'m> {
             pending: 0,
             cert,
             verified: None,
+            unanchored: false,
             phase: Phase::Idle,
             resume: Phase::Idle,
             until: 0,
@@ -355,7 +361,6 @@ impl<'m> Engine<'m> {
             events_seen: false,
             jitter: Jitter(0),
             asked: None,
-            watch_by: None,
             error: None,
             detail: FailureDetail::empty(),
         }
@@ -384,6 +389,7 @@ impl<'m> Engine<'m> {
             pending,
             cert,
             verified,
+            unanchored,
             phase,
             resume,
             until,
@@ -397,7 +403,6 @@ impl<'m> Engine<'m> {
             events_seen,
             jitter,
             asked,
-            watch_by,
             error,
             detail,
         } = self;
@@ -410,6 +415,7 @@ impl<'m> Engine<'m> {
         *pending = 0;
         cert.clear();
         *verified = None;
+        *unanchored = false;
         *phase = Phase::Idle;
         *resume = Phase::Idle;
         *until = 0;
@@ -423,7 +429,6 @@ impl<'m> Engine<'m> {
         *events_seen = false;
         *jitter = Jitter(0);
         *asked = None;
-        *watch_by = None;
         *error = None;
         detail.clear();
     }
@@ -509,14 +514,6 @@ impl<'m> Engine<'m> {
         self.buf
     }
 
-    /// Have every watch sent from now on end by `at` (unix seconds; its `timeoutSeconds`, at
-    /// least 1 and at most [`WATCH_TIMEOUT_SECS`]), so that the caller gets control back then
-    /// (the agent reports progress on a long wait this way); `None`: watches last
-    /// [`WATCH_TIMEOUT_SECS`]. A watch that ends is sent again; the wait's deadline is unchanged.
-    pub fn end_watches_by(&mut self, at: Option<i64>) {
-        self.watch_by = at;
-    }
-
     /// The current phase.
     pub fn phase(&self) -> Phase {
         self.phase
@@ -595,10 +592,7 @@ impl<'m> Engine<'m> {
                     self.phase = Phase::Fetch;
                     return self.poll(now);
                 }
-                let timeout = match self.watch_by {
-                    Some(at) => at.saturating_sub(now).clamp(1, i64::from(WATCH_TIMEOUT_SECS)),
-                    None => i64::from(WATCH_TIMEOUT_SECS),
-                };
+                let timeout = i64::from(WATCH_TIMEOUT_SECS);
                 if let Err(e) = self.set_watch_path(timeout as u32) {
                     return self.fail_now(e);
                 }
@@ -618,9 +612,12 @@ impl<'m> Engine<'m> {
 
     fn done_action(&self) -> Action<'_> {
         match &self.verified {
-            Some(v) => {
-                Action::Done(Issued { cert_pem: &self.cert, verified: v, csr_name: &self.name })
-            }
+            Some(v) => Action::Done(Issued {
+                cert_pem: &self.cert,
+                verified: v,
+                csr_name: &self.name,
+                anchored: !self.unanchored,
+            }),
             None => Action::Failed(Error::InvalidState),
         }
     }

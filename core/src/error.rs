@@ -139,6 +139,15 @@ pub enum Error {
     /// proven by the apiserver: a TLS handshake that trusts only the new bundle failed, so the
     /// bundle does not contain the CA the connection is trusted with. The CA file is unchanged.
     CaBundleUnproven,
+    /// The agent's clock cannot be trusted to judge a certificate: it is before this build's
+    /// date or the current certificate's notBefore, or the apiserver still takes a certificate
+    /// the clock calls expired. The node keeps its identity and waits for its clock.
+    ClockUntrusted,
+
+    /// A duration a user typed is not one ([`crate::grammar::duration`]).
+    InvalidDuration,
+    /// An address to listen on a user typed is not one ([`crate::grammar::bind_address`]).
+    InvalidAddress,
 }
 
 impl Error {
@@ -192,6 +201,9 @@ impl Error {
             Error::NoCa => Code::NoCa,
             Error::InvalidConfig => Code::InvalidConfig,
             Error::CaBundleUnproven => Code::CaBundleUnproven,
+            Error::ClockUntrusted => Code::ClockUntrusted,
+            Error::InvalidDuration => Code::InvalidDuration,
+            Error::InvalidAddress => Code::InvalidAddress,
         }
     }
 
@@ -605,7 +617,7 @@ macro_rules! catalogue {
         /// 0–9 ABI-level, 10–25 files and the certificate store, 100s tokens, 200s keys, 300s CSR
         /// input, 400s issued-certificate validation ([`Reason`]), 500s CSR policy
         /// ([`PolicyViolation`]), 600s CA pins, 700s the engine and the apiserver's answers, 800s
-        /// the node agent. A code, once published, never changes meaning.
+        /// the node agent, 900s what users type. A code, once published, never changes meaning.
         #[non_exhaustive]
         #[repr(u32)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -736,6 +748,9 @@ catalogue! {
     801 NoCa "no-ca" "no CA to trust (the kubeconfig has none and no CA bundle was given); system roots are never used for a cluster";
     802 InvalidConfig "invalid-config" "unusable agent configuration";
     803 CaBundleUnproven "ca-bundle-unproven" "the apiserver did not prove a CA of the new bundle (a TLS handshake trusting only the new bundle failed): the CA file is unchanged";
+    804 ClockUntrusted "clock-untrusted" "the clock cannot be trusted to judge the certificate (before this build, before its notBefore, or the apiserver still accepts what it calls expired): the node keeps its identity and waits";
+    900 InvalidDuration "invalid-duration" "not a duration (like 90s, 10m, 1h30m, 0)";
+    901 InvalidAddress "invalid-address" "not an address to listen on (IPv4:port or [IPv6]:port)";
 }
 
 #[cfg(test)]
@@ -814,6 +829,9 @@ mod tests {
             Error::NoCa,
             Error::InvalidConfig,
             Error::CaBundleUnproven,
+            Error::ClockUntrusted,
+            Error::InvalidDuration,
+            Error::InvalidAddress,
         ];
         for (i, a) in samples.iter().enumerate() {
             for b in &samples[i + 1..] {

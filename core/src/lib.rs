@@ -164,6 +164,7 @@ pub mod discovery;
 #[doc(hidden)]
 pub mod engine;
 pub mod error;
+pub mod grammar;
 pub mod json;
 pub mod key;
 pub mod keyref;

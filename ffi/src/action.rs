@@ -246,8 +246,12 @@ pub enum kubeboot_request_kind {
     Create = 4,
     /// GET the CSR.
     Get = 5,
-    /// Watch the CSR: with status 200 the body is a stream.
+    /// Watch the CSR: with status 200 the body is a stream (while it is open and quiet past
+    /// `idle_at`, call `kubeboot_agent_on_stream_idle`).
     Watch = 6,
+    /// `POST` a `SelfSubjectReview` presenting the client certificate: who the apiserver takes
+    /// it for (the agent's probe).
+    SelfSubjectReview = 7,
 }
 
 /// How to connect; `id` changes whenever anything else here does (keep one client per `id`).
@@ -296,6 +300,9 @@ pub struct kubeboot_http_request {
     pub user_agent: kubeboot_str,
     /// Give up at this time (unix seconds) and answer `kubeboot_agent_on_transport_error`.
     pub give_up_at: i64,
+    /// A watch: if the stream is open and nothing arrived by this time, call
+    /// `kubeboot_agent_on_stream_idle` (the agent reports progress) and keep reading; 0: never.
+    pub idle_at: i64,
 }
 
 /// `KUBEBOOT_ACTION_KIND_SLEEP`.
@@ -499,6 +506,7 @@ fn request_kind(k: RequestKind) -> kubeboot_request_kind {
         RequestKind::CaProbe => K::CaProbe,
         RequestKind::Create => K::Create,
         RequestKind::Get => K::Get,
+        RequestKind::SelfSubjectReview => K::SelfSubjectReview,
         _ => K::Watch,
     }
 }
@@ -533,11 +541,17 @@ fn http(r: &HttpRequest<'_>) -> kubeboot_http_request {
         body: bytes(r.body),
         user_agent: text(r.user_agent),
         give_up_at: r.give_up_at,
+        idle_at: r.idle_at.unwrap_or(0),
     }
 }
 
 fn done(o: &Outcome) -> kubeboot_done {
     kubeboot_done { client: status(o.client), serving: status(o.serving) }
+}
+
+/// The C form of an event.
+pub(crate) fn event(e: &kb::agent::Event<'_>) -> kubeboot_event {
+    kubeboot_event { step: text(e.step), line: text(e.line), update: e.update, ready: e.ready }
 }
 
 /// The C form of an action.
@@ -559,17 +573,7 @@ pub(crate) fn action(a: &Action<'_>) -> kubeboot_action {
         Action::Sleep { until } => {
             (K::Sleep, kubeboot_action_of { sleep: kubeboot_sleep { until: *until } })
         }
-        Action::Event(e) => (
-            K::Event,
-            kubeboot_action_of {
-                event: kubeboot_event {
-                    step: text(e.step),
-                    line: text(e.line),
-                    update: e.update,
-                    ready: e.ready,
-                },
-            },
-        ),
+        Action::Event(e) => (K::Event, kubeboot_action_of { event: event(e) }),
         Action::Done(o) => (K::Done, kubeboot_action_of { done: done(o) }),
         Action::Failed(f) => (
             K::Failed,

@@ -254,3 +254,51 @@ fn answers_out_of_turn_change_nothing_and_nulls_are_refused() {
     assert_eq!(x.kind, kubeboot_action_kind::Failed);
     kubeboot_agent_free(a);
 }
+
+#[test]
+fn the_grammar_refuses_with_one_line() {
+    use crate::grammar::*;
+    let mut secs = 0;
+    let (t, n) = s("1h30m");
+    assert_eq!(kubeboot_parse_duration(t, n, &mut secs), kubeboot_result::Ok);
+    assert_eq!(secs, 5400);
+    let (t, n) = s("5x");
+    assert_eq!(kubeboot_parse_duration(t, n, &mut secs), kubeboot_result::InvalidDuration);
+    let mut line = [0u8; 200];
+    let mut len = 0;
+    let (f, fl) = s("--wait");
+    let r = kubeboot_flag_refusal(
+        f,
+        fl,
+        t,
+        n,
+        kubeboot_result::InvalidDuration as u32,
+        line.as_mut_ptr().cast(),
+        line.len(),
+        &mut len,
+    );
+    assert_eq!(r, kubeboot_result::Ok);
+    assert_eq!(
+        core::str::from_utf8(&line[..len]).unwrap(),
+        "--wait \"5x\": invalid-duration: not a duration (like 90s, 10m, 1h30m, 0)"
+    );
+    let (t, n) = s("tpm:");
+    let mut dev = [0u8; 8];
+    assert_eq!(
+        kubeboot_parse_key_device(t, n, dev.as_mut_ptr().cast(), dev.len(), &mut len),
+        kubeboot_result::Ok
+    );
+    assert_eq!(&dev[..len], b"tpm");
+    let (t, n) = s("key.pem");
+    assert_eq!(
+        kubeboot_parse_key_device(t, n, dev.as_mut_ptr().cast(), dev.len(), &mut len),
+        kubeboot_result::InvalidKeyReference
+    );
+    let (t, n) = s("300.1.1.1");
+    assert_eq!(kubeboot_check_ip(t, n), kubeboot_result::InvalidIpAddress);
+    let (t, n) = s("127.0.0.1:9101");
+    assert_eq!(kubeboot_check_bind_address(t, n), kubeboot_result::Ok);
+    // Not one of the grammar's refusals.
+    let r = kubeboot_flag_refusal(f, fl, t, n, 0, line.as_mut_ptr().cast(), line.len(), &mut len);
+    assert_eq!(r, kubeboot_result::InvalidParameter);
+}

@@ -45,6 +45,7 @@ pub mod csr;
 pub mod device;
 pub mod error;
 pub mod expected;
+pub mod grammar;
 pub mod key;
 #[cfg(feature = "std")]
 pub mod kubeconfig;

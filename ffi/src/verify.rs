@@ -515,4 +515,3 @@ mod tests {
         assert_eq!(out.ca_index, 99);
     }
 }
-

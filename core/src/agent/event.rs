@@ -92,6 +92,11 @@ impl Events {
         let _ = self.queue.push_back((line, update));
     }
 
+    /// Whether a line waits to be handed out.
+    pub(super) fn pending(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
     /// The next line to hand out, kept as [`Events::shown`]; whether it is an update.
     pub(super) fn next(&mut self) -> Option<bool> {
         let (line, update) = self.queue.pop_front()?;

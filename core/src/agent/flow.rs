@@ -6,22 +6,19 @@
 use core::fmt::Write;
 
 use super::config::Settings;
-use super::keys::KeysCx;
 use super::loader::{self, Loader};
-use super::plan::{Cleanup, Store};
+use super::probe::{Answer, Doubt, leaf_digest};
+use super::verdict;
 use super::{
-    Agent, Conn, HEALTHZ_INTERVAL_SECS, HEALTHZ_WAIT_SECS, Kind, Line, Mode, Outcome, Pending,
-    Phase, RotateNow,
+    Agent, Conn, HEALTHZ_INTERVAL_SECS, HEALTHZ_WAIT_SECS, Kind, Mode, Outcome, Pending, Phase,
+    RotateNow,
 };
 use crate::csr::{MAX_SANS, Profile};
 use crate::discovery;
-use crate::engine::{self, Expect, Jitter, Naming};
-use crate::error::Error;
-use crate::key::SEC1_PEM_LEN;
+use crate::engine::{Expect, Jitter};
+use crate::error::{Error, Reason, VerifyError};
 use crate::keyref::Holder;
-use crate::out::Filled;
-use crate::pushback::Headers;
-use crate::{rfc3339, rotation};
+use crate::rfc3339;
 
 /// A detail text.
 pub(super) type Detail = heapless::String<MAX_DETAIL>;
@@ -79,7 +76,10 @@ pub(super) fn expect<'a: 'r, 'r>(
     } else {
         Profile::Client
     };
-    Expect { ca_pem: loader.validation_ca(kind == Kind::Bootstrap), profile }
+    // A client certificate that chains to none of the kubeconfig's CAs (no bundle configured)
+    // is proven by the apiserver before it becomes current, not thrown away.
+    let prove = kind != Kind::Serving && loader.bundle.is_empty();
+    Expect { ca_pem: loader.validation_ca(kind == Kind::Bootstrap), profile, prove }
 }
 
 /// The `step=` of a line.
@@ -162,6 +162,13 @@ pub(super) struct Attempt {
     pub(super) fallback: bool,
     /// Until when the kubelet's `/healthz` wait goes on.
     pub(super) healthz_until: i64,
+    /// The apiserver refused the certificate it was asked about (the clock calls it expired,
+    /// or it chains to no CA the agent has): fall back.
+    pub(super) refused: bool,
+    /// Why the apiserver is asked (the probe).
+    pub(super) doubt: Doubt,
+    /// The issued certificate's length at the front of `out` (the pair: chain, then key).
+    pub(super) cert_len: usize,
 }
 
 impl Attempt {
@@ -173,6 +180,9 @@ impl Attempt {
             just_stored: None,
             fallback: false,
             healthz_until: 0,
+            refused: false,
+            doubt: Doubt::Expired,
+            cert_len: 0,
         }
     }
 }
@@ -235,11 +245,197 @@ impl Agent<'_> {
         // Until `decide` picks one, what fails is the client credentials (retry lines, metrics).
         self.attempt.kind = Kind::Bootstrap;
         self.io.conn_id = self.io.conn_id.wrapping_add(2);
+        self.attempt.refused = false;
         if self.settings.mode == Mode::Discover {
             return self.begin_discovery(now);
         }
         self.loader.begin(&self.settings);
         self.phase = Phase::Load;
+    }
+
+    /// The clock cannot judge a certificate: keep the node's identity, say why and wait for the
+    /// clock (retried with the backoff in [`Mode::Run`]; a failure, changing nothing, in
+    /// [`Mode::Once`]).
+    fn wait_for_the_clock(&mut self, now: i64, why: core::fmt::Arguments<'_>) {
+        self.failure = Some(Error::ClockUntrusted);
+        self.detail = detail(why);
+        let line = self
+            .events
+            .ev("credentials")
+            .kv("kind", "client")
+            .kv("state", "kept")
+            .kv("reason", Error::ClockUntrusted.name())
+            .kv("detail", &self.detail)
+            .done();
+        self.events.push(line);
+        self.finish_failure(now);
+    }
+
+    fn wait_for_the_clock_floor(&mut self, now: i64) {
+        let (t, floor) = (rfc3339::format(now), rfc3339::format(super::CLOCK_FLOOR));
+        let (t, floor) =
+            (t.as_ref().map_or("?", |t| t.as_str()), floor.as_ref().map_or("?", |t| t.as_str()));
+        self.wait_for_the_clock(now, format_args!("the clock says {t}, before {floor}"));
+    }
+
+    /// The clock's judgement of the client certificate, when it cannot be trusted: before this
+    /// build, before the certificate's notBefore, or calling it expired (then the apiserver is
+    /// asked first). Returns whether it took the turn.
+    fn doubt_the_clock(&mut self, now: i64, e: Error, what: verdict::Part) -> bool {
+        let Error::Verify(v) = e else { return false };
+        if what != verdict::Part::ClientCertificate {
+            return false;
+        }
+        let crate::error::Detail::Validity { not_before, not_after, .. } = v.detail else {
+            return false;
+        };
+        match v.reason {
+            crate::error::Reason::NotYetValid => {
+                let t = rfc3339::format(now);
+                let nb = rfc3339::format(not_before);
+                self.wait_for_the_clock(
+                    now,
+                    format_args!(
+                        "the clock says {}, before the certificate's notBefore {}",
+                        t.as_ref().map_or("?", |t| t.as_str()),
+                        nb.as_ref().map_or("?", |t| t.as_str())
+                    ),
+                );
+                true
+            }
+            // The clock calls it expired: the apiserver says whether it is.
+            crate::error::Reason::Expired if !self.attempt.refused => {
+                self.ask(Doubt::Expired, not_after);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Ask the apiserver who it takes a pair for ([`Doubt`]): the current one (`not_after` is
+    /// its notAfter), or the one just issued (in `out`, its chain first).
+    pub(super) fn ask(&mut self, doubt: Doubt, not_after: i64) {
+        self.attempt.doubt = doubt;
+        let b = self.events.ev("probe");
+        let line = match doubt {
+            Doubt::Expired => {
+                b.kv("kind", "client").kv("reason", "expired").time("not_after", not_after).done()
+            }
+            Doubt::Unanchored => {
+                b.kv("kind", "client").kv("reason", "untrusted").time("not_after", not_after).done()
+            }
+            Doubt::Issued => b
+                .kv("kind", self.attempt.kind.as_str())
+                .kv("reason", "untrusted")
+                .kv("name", self.engine.csr_name())
+                .done(),
+        };
+        self.events.push(line);
+        if doubt == Doubt::Issued {
+            // A connection presenting the new pair.
+            self.io.conn_id = self.io.conn_id.wrapping_add(2);
+        }
+        self.phase = Phase::Probe;
+    }
+
+    /// The apiserver's answer to the probe ([`Agent::ask`]).
+    pub(super) fn probed(&mut self, now: i64, answer: Answer, status: u16) {
+        let doubt = self.attempt.doubt;
+        let said = match answer {
+            Answer::TheNode => "the-node",
+            Answer::Refused => "refused",
+            Answer::Unknown => "unknown",
+        };
+        let kind = if doubt == Doubt::Issued { self.attempt.kind.as_str() } else { "client" };
+        let mut b = self.events.ev("probe").kv("kind", kind).kv("answer", said);
+        if status != 0 {
+            b = b.num("status", i64::from(status));
+        }
+        let line = b.done();
+        self.events.push(line);
+        let node = self.loader.node.clone();
+        match (doubt, answer) {
+            (Doubt::Expired, Answer::TheNode) => {
+                let t = rfc3339::format(now);
+                self.wait_for_the_clock(
+                    now,
+                    format_args!(
+                        "the apiserver takes the certificate as system:node:{node}: the clock \
+                         ({}) is ahead, not the certificate expired",
+                        t.as_ref().map_or("?", |t| t.as_str())
+                    ),
+                )
+            }
+            (Doubt::Unanchored, Answer::TheNode) => {
+                // The signer is the cluster's: the pair is the node's, and stays so (recorded).
+                let work = self.engine.scratch();
+                if let Some(d) = leaf_digest(&self.loader.client_chain, work) {
+                    self.loader.proven.record(d);
+                }
+                if let verdict::Verdict::Unanchored(c) = self.loader.client {
+                    self.loader.client = verdict::Verdict::Valid(c);
+                }
+                verdict::report(&mut self.events, &mut self.metrics, false, self.loader.client);
+                self.phase = Phase::Decide;
+            }
+            (Doubt::Issued, Answer::TheNode) => {
+                let work = self.engine.scratch();
+                let chain = self.out.get(..self.attempt.cert_len).unwrap_or_default();
+                if let Some(d) = leaf_digest(chain, work) {
+                    self.loader.proven.record(d);
+                }
+                self.store_issued(now);
+            }
+            (Doubt::Expired | Doubt::Unanchored, Answer::Refused) => {
+                // Expired indeed, or not the cluster's: decide again, now falling back to the
+                // bootstrap credential.
+                self.attempt.refused = true;
+                self.phase = Phase::Decide;
+            }
+            (Doubt::Issued, Answer::Refused) => {
+                self.out.wipe();
+                let e = Error::Verify(VerifyError::new(Reason::Untrusted));
+                let d = detail(format_args!(
+                    "the issued certificate chains to no CA of the kubeconfig and the apiserver \
+                     does not take it as system:node:{node}; give its signer's CA with \
+                     --ca-bundle"
+                ));
+                self.attempt_failed(now, e, &d);
+            }
+            (Doubt::Expired, Answer::Unknown) => {
+                // Nothing known of it: the identity is kept until the apiserver can say.
+                self.failure = Some(Error::Verify(VerifyError::field(
+                    Reason::Expired,
+                    "the apiserver could not say whether it still takes the certificate",
+                )));
+                self.detail = detail(format_args!(
+                    "client: the certificate looks expired and the apiserver could not say \
+                     whether it still takes it"
+                ));
+                self.finish_failure(now);
+            }
+            (Doubt::Unanchored, Answer::Unknown) => {
+                self.failure = Some(Error::Verify(VerifyError::new(Reason::Untrusted)));
+                self.detail = detail(format_args!(
+                    "client: the certificate chains to no CA of the kubeconfig and the \
+                     apiserver could not say whether it takes it as system:node:{node} (kept; \
+                     --ca-bundle names its signer's CA)"
+                ));
+                self.finish_failure(now);
+            }
+            (Doubt::Issued, Answer::Unknown) => {
+                // Its key is kept (the certificate was issued): the next attempt finds the CSR
+                // and asks again.
+                self.out.wipe();
+                let e = Error::Verify(VerifyError::new(Reason::Untrusted));
+                let d = detail(format_args!(
+                    "the issued certificate chains to no CA of the kubeconfig and the apiserver \
+                     could not say whether it takes it as system:node:{node} (asked again; \
+                     --ca-bundle names its signer's CA)"
+                ));
+                self.attempt_failed(now, e, &d);
+            }
+        }
     }
 
     /// The node's files could not be opened at all.
@@ -266,21 +462,37 @@ impl Agent<'_> {
             self.phase = Phase::Done;
             return;
         }
+        if now < super::CLOCK_FLOOR {
+            return self.wait_for_the_clock_floor(now);
+        }
         if let Some(k) = self.attempt.just_stored.take() {
             let v = if k == Kind::Serving { serving_v } else { client_v };
-            if let loader::Verdict::Unusable(e, what) = v {
+            if let verdict::Verdict::Unusable(e, what) = v {
                 let d = detail(format_args!("the {what} just stored does not validate: {e}"));
                 self.fail(e, &d);
                 return;
             }
         }
         let client = match client_v {
-            loader::Verdict::Valid(c) if !self.attempt.force_bootstrap => c,
+            verdict::Verdict::Valid(c) if !self.attempt.force_bootstrap => c,
+            // Only the chain is in doubt: the apiserver says whether the pair is the node's.
+            verdict::Verdict::Unanchored(c)
+                if !self.attempt.force_bootstrap && !self.attempt.refused =>
+            {
+                return self.ask(Doubt::Unanchored, c.not_after);
+            }
             other => {
                 let (e, what) = match other {
-                    loader::Verdict::Unusable(e, what) => (e, what),
-                    _ => (Error::Unauthorized, loader::Part::ClientCertificate),
+                    verdict::Verdict::Unusable(e, what) => (e, what),
+                    verdict::Verdict::Unanchored(_) => (
+                        Error::Verify(VerifyError::new(Reason::Untrusted)),
+                        verdict::Part::ClientCertificate,
+                    ),
+                    _ => (Error::Unauthorized, verdict::Part::ClientCertificate),
                 };
+                if !self.attempt.force_bootstrap && self.doubt_the_clock(now, e, what) {
+                    return;
+                }
                 if self.settings.can_bootstrap() {
                     self.attempt.kind = Kind::Bootstrap;
                     let line = self
@@ -318,18 +530,19 @@ impl Agent<'_> {
         let mut serving = None;
         if self.settings.serving {
             match serving_v {
-                loader::Verdict::Valid(s) if !rotate_now.serving && now < s.rotation_deadline => {
+                verdict::Verdict::Valid(s) if !rotate_now.serving && now < s.rotation_deadline => {
                     serving = Some(s)
                 }
                 v => {
                     self.attempt.kind = Kind::Serving;
                     let mut b = self.events.ev("serving");
                     b = match v {
-                        loader::Verdict::Valid(s) => b
+                        verdict::Verdict::Valid(s) => b
                             .kv("reason", if rotate_now.serving { "forced" } else { "due" })
                             .time("deadline", s.rotation_deadline),
-                        loader::Verdict::Unusable(e, _) => b.kv("reason", e.name()),
-                        loader::Verdict::Unknown => b.kv("reason", "unknown"),
+                        verdict::Verdict::Unusable(e, _) => b.kv("reason", e.name()),
+                        verdict::Verdict::Unanchored(_) => b.kv("reason", "untrusted"),
+                        verdict::Verdict::Unknown => b.kv("reason", "unknown"),
                     };
                     let line = b.done();
                     self.events.push(line);
@@ -492,498 +705,6 @@ impl Agent<'_> {
             let line = self.events.ev("healthz").kv("state", "gave-up").done();
             self.events.push(line);
             self.phase = Phase::StartEngine;
-        }
-    }
-
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn start_engine(&mut self, now: i64) {
-        {
-            let Agent { keys, settings, events, out, loader, attempt, .. } = self;
-            let mut cx = KeysCx { s: settings, ev: events, out, kind: attempt.kind };
-            if keys.prepare_signature(&mut cx, &loader.node) {
-                self.phase = Phase::Sign;
-                return;
-            }
-        }
-        let seed = self.schedule.seed();
-        let kind = self.attempt.kind;
-        let started = {
-            let s = &self.settings;
-            let (auth, naming, wait) = match (kind, self.loader.token.as_ref()) {
-                #[cfg(feature = "csr-name")]
-                (Kind::Bootstrap, Some(t)) => {
-                    (engine::Auth::Token(t), Naming::NodeCsr, s.bootstrap_wait)
-                }
-                #[cfg(not(feature = "csr-name"))]
-                (Kind::Bootstrap, Some(t)) => {
-                    (engine::Auth::Token(t), Naming::Generate, s.bootstrap_wait)
-                }
-                _ => (engine::Auth::ClientCertificate, Naming::Generate, s.rotation_wait),
-            };
-            let mut refs = heapless::Vec::new();
-            let expect = expect(s, &self.loader, kind, &mut refs);
-            let cfg = engine::Config {
-                node_name: &self.loader.node,
-                profile: expect.profile,
-                auth,
-                naming,
-                ca_pem: expect.ca_pem,
-                expiration_seconds: s.expiration_seconds,
-                wait_secs: wait,
-                watch: s.watch,
-                verifier: s.verifier(),
-            };
-            match self.keys.signer(&self.out) {
-                Some(signer) => self.engine.start(&cfg, &signer, now, seed),
-                None => Err(Error::InvalidState),
-            }
-        };
-        if self.keys.signature_used() {
-            // The signed `CertificationRequestInfo` is in the CSR now.
-            self.out.clear();
-        }
-        match started {
-            Ok(()) => {
-                self.io.conn = if kind == Kind::Bootstrap { Conn::Bootstrap } else { Conn::Node };
-                self.io.conn_id = self.io.conn_id.wrapping_add(2);
-                self.wait.announced = false;
-                // The first watch follows the create at once: it too ends when the first
-                // progress line is due.
-                self.engine.end_watches_by(Some(now.saturating_add(FIRST_PROGRESS_SECS)));
-                self.attempt.issued = false;
-                self.phase = Phase::Engine;
-            }
-            Err(Error::InvalidState) => self.attempt_failed(now, Error::InvalidState, "no key"),
-            Err(e) => self.attempt_failed(now, e, "building the CSR"),
-        }
-    }
-
-    /// `step=wait`: what the CSR waits for, what unblocks it, and for how long it has waited.
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    fn wait_line(&self, now: i64) -> Line {
-        let name = self.engine.csr_name();
-        let signer = self.engine.signer_name();
-        let mut hint = Detail::new();
-        let _ = write!(hint, "kubectl certificate approve {name}");
-        let elapsed = super::event::duration(now.saturating_sub(self.wait.since));
-        let mut msg = Detail::new();
-        let _ = write!(msg, "waiting for approval of {name} (signer {signer}): {hint}");
-        if now > self.wait.since {
-            let _ = write!(msg, " (waited {elapsed})");
-        }
-        self.events
-            .ev("wait")
-            .kv("kind", self.attempt.kind.as_str())
-            .kv("name", name)
-            .kv("signer", signer)
-            .kv("hint", &hint)
-            .kv("elapsed", &elapsed)
-            .kv("msg", &msg)
-            .done()
-    }
-
-    /// Discovery's next step; returns whether it needs I/O.
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn drive_discovery(&mut self, now: i64) -> bool {
-        enum Next {
-            Send,
-            Sleep(i64),
-            Done,
-            Failed(Error),
-        }
-        let work = self.engine.scratch();
-        let next = match self.discovery.poll(now, work) {
-            discovery::Action::Send(_) | discovery::Action::AwaitResponse { .. } => Next::Send,
-            discovery::Action::Wait { until } => Next::Sleep(until),
-            discovery::Action::Done(found) => {
-                match self.out.fill(|b| found.write_bootstrap_kubeconfig(b)) {
-                    Ok(()) => Next::Done,
-                    Err(e) => {
-                        self.out.wipe();
-                        Next::Failed(e)
-                    }
-                }
-            }
-            discovery::Action::Failed(e) => Next::Failed(e),
-        };
-        match next {
-            Next::Send => {
-                self.io.pending = Pending::Discovery;
-                return true;
-            }
-            Next::Sleep(t) => {
-                if let Some(secs) = self.discovery.retry_after() {
-                    self.retry_line(t, secs, "cluster-info");
-                }
-                self.schedule.sleep_until = Some(t.max(now));
-            }
-            Next::Done => {
-                let d = self.settings.discovery.as_ref();
-                let line = self
-                    .events
-                    .ev("discovered")
-                    .kv("server", d.map_or("", |d| d.server.as_str()))
-                    .kv(
-                        "pinned",
-                        if d.is_some_and(|d| d.pins.is_empty()) { "false" } else { "true" },
-                    )
-                    .kv("bootstrap_kubeconfig", &self.settings.bootstrap)
-                    .done();
-                self.events.push(line);
-                self.plan.begin_bootstrap_kubeconfig();
-                self.phase = Phase::WriteBootstrap;
-            }
-            Next::Failed(e) => {
-                let why = self.discovery.failure().map_or("", |f| f.1);
-                let d = detail(format_args!("discovery: {why}"));
-                self.attempt_failed(now, e, &d);
-            }
-        }
-        false
-    }
-
-    /// The engine's next step; returns whether it needs I/O.
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn drive_engine(&mut self, now: i64) -> bool {
-        enum Next {
-            Send(engine::RequestKind),
-            Sleep(i64),
-            Done,
-            Failed(Error),
-        }
-        let waiting = matches!(
-            self.engine.phase(),
-            engine::Phase::Watch | engine::Phase::Fetch | engine::Phase::Backoff
-        );
-        let w = &self.wait;
-        if w.announced && w.progress_at > 0 && now >= w.progress_at && waiting {
-            // Still waiting: say so again, with the time waited, at growing intervals.
-            let line = self.wait_line(now);
-            self.events.update(line);
-            self.wait.progress_gap =
-                self.wait.progress_gap.saturating_mul(2).min(MAX_PROGRESS_SECS);
-            self.wait.progress_at = now.saturating_add(self.wait.progress_gap);
-            self.engine.end_watches_by(Some(self.wait.progress_at));
-        }
-        let next = match self.engine.poll(now) {
-            engine::Action::Send(r) => Next::Send(r.kind),
-            engine::Action::AwaitResponse => Next::Send(engine::RequestKind::Get),
-            engine::Action::Wait { until } => Next::Sleep(until),
-            engine::Action::Done(_) => Next::Done,
-            engine::Action::Failed(e) => Next::Failed(e),
-        };
-        match next {
-            Next::Send(kind) => {
-                self.io.pending = Pending::Engine;
-                let name = self.engine.csr_name();
-                let signer = self.engine.signer_name();
-                let line = match kind {
-                    engine::RequestKind::Create => Some(
-                        self.events
-                            .ev("create")
-                            .kv("kind", self.attempt.kind.as_str())
-                            .kv("name", if name.is_empty() { "csr-<generated>" } else { name })
-                            .kv("signer", signer)
-                            .done(),
-                    ),
-                    _ if !self.wait.announced => {
-                        self.wait.since = now;
-                        self.wait.progress_gap = FIRST_PROGRESS_SECS;
-                        self.wait.progress_at = now.saturating_add(FIRST_PROGRESS_SECS);
-                        self.engine.end_watches_by(Some(self.wait.progress_at));
-                        Some(self.wait_line(now))
-                    }
-                    _ => None,
-                };
-                if kind != engine::RequestKind::Create {
-                    self.wait.announced = true;
-                }
-                if let Some(l) = line {
-                    self.events.push(l);
-                }
-                return true;
-            }
-            Next::Sleep(t) => {
-                if core::mem::take(&mut self.wait.retrying) {
-                    match self.engine.retry_after() {
-                        Some(secs) => self.retry_line(t, secs, "csr"),
-                        None => {
-                            let line = self
-                                .events
-                                .ev("retry")
-                                .kv("kind", self.attempt.kind.as_str())
-                                .time("at", t)
-                                .done();
-                            self.events.push(line);
-                        }
-                    }
-                }
-                self.schedule.sleep_until = Some(t.max(now));
-            }
-            Next::Done => self.issued(now),
-            Next::Failed(e) => {
-                let mut d = Detail::new();
-                if let Some((_, f)) = self.engine.failure() {
-                    if let Some(s) = f.status {
-                        let _ = write!(d, "status={s} ");
-                    }
-                    if !f.reason.is_empty() {
-                        let _ = write!(d, "reason={} ", f.reason);
-                    }
-                    let _ = d.push_str(&f.message);
-                }
-                self.attempt_failed(now, e, &d);
-            }
-        }
-        false
-    }
-
-    /// An answer to the engine's request.
-    pub(super) fn engine_response(
-        &mut self,
-        now: i64,
-        status: u16,
-        headers: &Headers<'_>,
-        body: &[u8],
-    ) {
-        let kind = self.engine.outstanding_request().map(|r| r.kind);
-        if !(200..300).contains(&status) {
-            let line = self
-                .events
-                .ev("http")
-                .kv("request", self.request_name())
-                .num("status", i64::from(status))
-                .done();
-            self.events.push(line);
-            self.wait.retrying = true;
-        }
-        self.io.pending = Pending::None;
-        {
-            let mut refs = heapless::Vec::new();
-            let expect = expect(&self.settings, &self.loader, self.attempt.kind, &mut refs);
-            self.engine.on_response(now, status, headers, body, &expect);
-        }
-        if kind == Some(engine::RequestKind::Create) && self.engine.created() {
-            let line = self
-                .events
-                .ev("created")
-                .kv("kind", self.attempt.kind.as_str())
-                .kv("name", self.engine.csr_name())
-                .done();
-            self.events.push(line);
-        }
-    }
-
-    /// The wait until `at` is the server's: it answered `Retry-After: <secs>` to the `request`.
-    fn retry_line(&mut self, at: i64, secs: u32, request: &str) {
-        let line = self
-            .events
-            .ev("retry")
-            .kv("kind", self.attempt.kind.as_str())
-            .kv("request", request)
-            .kv("reason", "server-asked")
-            .num("retry_after", i64::from(secs))
-            .time("at", at)
-            .done();
-        self.events.push(line);
-    }
-
-    /// The certificate was issued and validated: the pair goes into `out`, and the file plan
-    /// stores it.
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    fn issued(&mut self, now: i64) {
-        self.attempt.issued = true;
-        let kind = self.attempt.kind;
-        let mut content = Err(Error::InvalidState);
-        if let engine::Action::Done(i) = self.engine.poll(now) {
-            let line = self
-                .events
-                .ev("issued")
-                .kv("kind", kind.as_str())
-                .kv("name", i.csr_name)
-                .time("not_before", i.verified.not_before)
-                .time("not_after", i.verified.not_after)
-                .kv("issuer", &i.verified.ca_subject)
-                .done();
-            self.events.push(line);
-            self.out.clear();
-            content = loader::split_pair(i.cert_pem, Some(&mut self.out), None);
-        }
-        let mut key_pem = Filled::<SEC1_PEM_LEN>::new();
-        let r = content
-            .and_then(|()| self.keys.pair_key(&mut key_pem))
-            .and_then(|key| self.out.extend(key));
-        zeroize::Zeroize::zeroize(&mut key_pem);
-        let l = &self.loader;
-        let store = Store {
-            kubeconfig: kind == Kind::Bootstrap
-                || (kind == Kind::Rotate && !l.kc_points_at_current),
-            // The replaced key of this node's pair, when a device holds it.
-            destroy_old: kind != Kind::Serving
-                && l.kc_points_at_current
-                && l.client_key_in_device()
-                && l.client_key.as_slice() != self.keys.new_ref.as_slice(),
-            remove_cache: kind == Kind::Bootstrap,
-        };
-        match r.and_then(|()| self.plan.begin_store(&self.settings, kind, now, store)) {
-            Ok(()) => self.phase = Phase::Store,
-            Err(e) => self.attempt_failed(now, e, "preparing the pair to store"),
-        }
-    }
-
-    pub(super) fn attempt_succeeded(&mut self, now: i64) {
-        match self.attempt.kind {
-            Kind::Rotate => {
-                self.schedule.rotate_now.client = false;
-                self.schedule.rotations = self.schedule.rotations.saturating_add(1);
-            }
-            Kind::Serving => {
-                if let loader::Verdict::Valid(old) = self.loader.serving {
-                    self.schedule.rotations = self.schedule.rotations.saturating_add(1);
-                    // The kubelet's histogram: how long the replaced certificate had lived.
-                    self.metrics.serving_rotation.observe(now.saturating_sub(old.not_before));
-                }
-                self.schedule.rotate_now.serving = false;
-            }
-            Kind::Bootstrap => self.attempt.force_bootstrap = false,
-        }
-        self.schedule.attempts_failed = 0;
-        self.keys.reset();
-        self.engine.reset();
-        self.out.wipe();
-        self.attempt.just_stored = Some(self.attempt.kind);
-        self.phase = Phase::Start;
-    }
-
-    /// The attempt failed with `e`: undo what it made that is of no use, then stop or retry.
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn attempt_failed(&mut self, now: i64, e: Error, why: &str) {
-        let kind = self.attempt.kind;
-        self.failure = Some(e);
-        self.detail = detail(format_args!("{}: {why}", kind.as_str()));
-        // A rotation refused by the apiserver: fall back to the bootstrap credential.
-        if kind == Kind::Rotate
-            && e == Error::Unauthorized
-            && self.settings.can_bootstrap()
-            && !self.attempt.force_bootstrap
-        {
-            self.attempt.force_bootstrap = true;
-            self.count_failure();
-            let line = self.events.ev("bootstrap").kv("reason", "rotation-unauthorized").done();
-            self.events.push(line);
-            self.failure = None;
-            self.engine.reset();
-            if self.keys.unused_device_key() {
-                self.attempt.fallback = true;
-                self.plan.begin_cleanup(Cleanup { destroy_new: true, ..Cleanup::default() });
-                self.phase = Phase::Cleanup;
-            } else {
-                self.phase = Phase::Start;
-            }
-            return;
-        }
-        // A key cache made for this attempt goes again, unless a CSR signed by it exists and may
-        // still be approved (a timeout), or a certificate was issued for it: then a restart must
-        // reuse the key, so that it finds its own `node-csr-` object. A rotation's device key
-        // that will not be current goes at once.
-        let keep = self.attempt.issued || (e == Error::Timeout && self.engine.created());
-        let bootstrap = kind == Kind::Bootstrap;
-        let remove_cache = bootstrap && self.keys.generated && !keep;
-        let destroy_new = self.keys.unused_device_key() && (!bootstrap || remove_cache);
-        if remove_cache || destroy_new {
-            self.plan.begin_cleanup(Cleanup {
-                remove_cache,
-                destroy_new,
-                remove_dir: self.keys.dir_created,
-            });
-            self.phase = Phase::Cleanup;
-            return;
-        }
-        if bootstrap && self.keys.generated && keep {
-            let line = self
-                .events
-                .ev("cleanup")
-                .kv("kept", &self.settings.key_cache)
-                .kv("reason", "the CSR exists; a restart reuses its key")
-                .done();
-            self.events.push(line);
-        }
-        self.finish_failure(now);
-    }
-
-    /// The cleanup is over.
-    pub(super) fn cleaned_up(&mut self, now: i64) {
-        self.keys.dir_created = false;
-        if core::mem::take(&mut self.attempt.fallback) {
-            self.phase = Phase::Start;
-        } else {
-            self.finish_failure(now);
-        }
-    }
-
-    /// One more failed attempt in the metrics (the kubelet's renew-error counters).
-    fn count_failure(&mut self) {
-        let m = &mut self.metrics;
-        let c = if self.attempt.kind == Kind::Serving {
-            &mut m.serving_renew_errors
-        } else {
-            &mut m.client_renew_errors
-        };
-        *c = c.saturating_add(1);
-    }
-
-    /// Stop for good ([`Mode::Once`]), or retry after the kubelet's backoff ([`Mode::Run`]).
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn finish_failure(&mut self, now: i64) {
-        if self.settings.mode != Mode::Check {
-            self.count_failure();
-        }
-        self.keys.reset();
-        self.engine.reset();
-        if !self.settings.runs() {
-            self.phase = Phase::Failed;
-            return;
-        }
-        let e = self.failure.take().unwrap_or(Error::InvalidState);
-        let ms = rotation::backoff_delay_ms(
-            self.schedule.attempts_failed,
-            self.schedule.jitter.next_u32(),
-        );
-        self.schedule.attempts_failed = self.schedule.attempts_failed.saturating_add(1);
-        let secs = i64::try_from(ms.div_ceil(1000)).unwrap_or(i64::MAX);
-        let until = now.saturating_add(secs);
-        let line = self
-            .events
-            .ev("retry")
-            .kv("kind", self.attempt.kind.as_str())
-            .kv("reason", e.name())
-            .kv("detail", &self.detail)
-            .time("at", until)
-            .done();
-        self.events.push(line);
-        self.schedule.sleep_until = Some(until);
-        self.phase = Phase::Start;
-    }
-
-    /// Stop now with `e` (the pair just stored does not validate: nothing is retried).
-    fn fail(&mut self, e: Error, detail: &str) {
-        self.failure = Some(e);
-        self.detail.clear();
-        for c in detail.chars() {
-            if self.detail.push(c).is_err() {
-                break;
-            }
-        }
-        self.phase = Phase::Failed;
-    }
-
-    /// The outstanding request's name in lines.
-    pub(super) fn request_name(&self) -> &'static str {
-        match self.io.pending {
-            Pending::Healthz => "healthz",
-            Pending::Discovery => "cluster-info",
-            Pending::Trust => self.trust.request_name(),
-            _ => self.engine.outstanding_request().map_or("request", |r| r.kind.as_str()),
         }
     }
 }

@@ -11,27 +11,25 @@
 //! decides to bootstrap. A file that cannot be read or does not validate is a verdict
 //! ([`Verdict::Unusable`] with the typed reason and the part), never a panic.
 
-use core::net::IpAddr;
-
 use zeroize::Zeroize;
 
 use super::config::{Mode, Settings};
 use super::event::Events;
 use super::flow::{Detail, detail};
+use super::probe::Proven;
+use super::verdict::{self, Against, Key, Part, Verdict};
 use super::{
     CertCheck, CertStatus, FileRole, MAX_URL, Origin, PREFIX_CLIENT, PREFIX_SERVER, Status,
     Unusable, path,
 };
 use crate::buf::{Bytes, Text};
-use crate::csr::{MAX_NODE_NAME, MAX_SANS, Profile};
-use crate::error::{Error, Reason, Result, StoreErrorKind, VerifyError};
-use crate::key::NodeKey;
+use crate::csr::MAX_NODE_NAME;
+use crate::error::{Error, Result, StoreErrorKind};
 use crate::keyref::{self, Holder};
 use crate::kubeconfig::{Kubeconfig, Scalar, Source};
 use crate::metrics::Metrics;
+use crate::pem;
 use crate::token::BootstrapToken;
-use crate::verify::{self, Expected};
-use crate::{pem, rotation};
 
 /// A kubeconfig's cluster, as loaded.
 pub(super) struct Cluster<'m> {
@@ -90,48 +88,6 @@ impl<'m> Cluster<'m> {
             return Err(Error::Malformed);
         }
         Ok(())
-    }
-}
-
-/// The verdict on one certificate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Verdict {
-    Unknown,
-    Valid(CertStatus),
-    Unusable(Error, Part),
-}
-
-impl Verdict {
-    pub(super) fn valid(self) -> Option<CertStatus> {
-        if let Verdict::Valid(c) = self { Some(c) } else { None }
-    }
-}
-
-/// Which file made a verdict unusable (named as in the events).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Part {
-    Kubeconfig,
-    CertificateAuthority,
-    ClientCertificate,
-    ClientKey,
-    ServingCertificate,
-}
-
-impl Part {
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            Part::Kubeconfig => "kubeconfig",
-            Part::CertificateAuthority => "certificate-authority",
-            Part::ClientCertificate => "client-certificate",
-            Part::ClientKey => "client-key",
-            Part::ServingCertificate => "serving-certificate",
-        }
-    }
-}
-
-impl core::fmt::Display for Part {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -221,6 +177,9 @@ pub(super) struct Loader<'m> {
     token_path: Text<'m>,
     pub(super) token: Option<BootstrapToken>,
     failure: Option<(Error, Detail, Fail)>,
+    /// The pairs the apiserver took as the node though they chain to no CA the agent has: kept
+    /// across readings (its word outlives one reading), forgotten by [`Loader::forget_proofs`].
+    pub(super) proven: Proven,
 }
 
 /// The bytes of a pair file the loader reads at most (the chain and the key).
@@ -269,6 +228,7 @@ impl<'m> Loader<'m> {
             token_path,
             token: None,
             failure: None,
+            proven: Proven::new(),
         }
     }
 
@@ -301,6 +261,7 @@ impl<'m> Loader<'m> {
             token_path,
             token,
             failure,
+            proven: _,
         } = self;
         *st = St::Idle;
         node.clear();
@@ -324,6 +285,11 @@ impl<'m> Loader<'m> {
         boot.clear();
         *token = None;
         *failure = None;
+    }
+
+    /// Forget what the apiserver proved (a new start).
+    pub(super) fn forget_proofs(&mut self) {
+        self.proven.clear();
     }
 
     /// Start reading the node's files (everything read before is forgotten; the node name is
@@ -728,114 +694,31 @@ impl<'m> Loader<'m> {
     // -----------------------------------------------------------------------------------------
     // Judging
 
-    /// Validate a pair of the node: the client credentials as read (`None`), or a pair file
-    /// (chain then key) as the serving certificate.
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
+    /// Judge the client credentials as read (`None`), or a pair file (chain then key) as the
+    /// serving certificate ([`verdict::judge`]).
     pub(super) fn validate(
         &mut self,
         cx: &mut LoadCx<'_, '_>,
         pair: Option<&[u8]>,
         now: i64,
     ) -> Verdict {
-        let serving = pair.is_some();
-        let (chain, key): (&[u8], &[u8]) = match pair {
-            Some(both) => (both, both),
-            None => (&self.client_chain, &self.client_key),
-        };
-        let what = if serving { Part::ServingCertificate } else { Part::ClientCertificate };
-        if !pem::blocks(chain).any(|b| b.is_ok_and(|b| b.label == "CERTIFICATE")) {
-            return Verdict::Unusable(Error::Store(StoreErrorKind::NoCertificates), what);
-        }
-        let spki = match (pair, self.client_point) {
-            // The device's key: its public point is the device's answer.
-            (None, Some(p)) if self.client_key_in_device() => crate::key::spki_from_point(&p),
-            _ => match NodeKey::from_pem(key) {
-                Ok(k) => k.public_key_spki(),
-                Err(e) => {
-                    return Verdict::Unusable(e, if serving { what } else { Part::ClientKey });
-                }
-            },
-        };
-        if self.node.is_empty() {
-            let name = pem::decode_first(chain, "CERTIFICATE", cx.work)
-                .ok()
-                .and_then(verify::subject_node_name)
-                .and_then(|n| heapless::String::<MAX_NODE_NAME>::try_from(n).ok());
-            match name {
-                Some(n) if crate::csr::validate_node_name(&n).is_ok() => self.node = n,
-                _ => {
-                    let e = VerifyError::field(Reason::SubjectMismatch, "subject.CN");
-                    return Verdict::Unusable(Error::Verify(e), what);
-                }
-            }
-        }
         let ca: &[u8] = if !self.bundle.is_empty() { &self.bundle } else { &self.node_kc.ca };
-        if ca.is_empty() {
-            return Verdict::Unusable(Error::NoCa, what);
-        }
-        // Check mode without configured SANs: the certificate's own are taken as requested.
-        let mut own = OwnSans::new();
-        let mut refs = heapless::Vec::<&str, MAX_SANS>::new();
-        let ips: &[IpAddr] = if serving && !cx.s.serving {
-            own.read(chain, cx.work);
-            own.borrow(&mut refs);
-            &own.ips
-        } else {
-            cx.s.dns_names(&mut refs);
-            &cx.s.ips
+        let (chain, key) = match (pair, self.client_point) {
+            (Some(both), _) => (both, Key::Pem(both)),
+            (None, Some(p)) if self.client_key_in_device() => {
+                (&self.client_chain[..], Key::Point(p))
+            }
+            (None, _) => (&self.client_chain[..], Key::Pem(&self.client_key)),
         };
-        let profile = if serving { Profile::Serving { dns: &refs, ips } } else { Profile::Client };
-        let expected = Expected { node_name: &self.node, public_key: &spki, profile };
-        match verify::verify_issued_with(cx.s.verifier(), chain, ca, &expected, now, cx.work) {
-            Ok(v) => Verdict::Valid(CertStatus {
-                not_before: v.not_before,
-                not_after: v.not_after,
-                rotation_deadline: rotation::rotation_deadline(
-                    v.not_before,
-                    v.not_after,
-                    cert_jitter(cx.s.seed, chain),
-                ),
-            }),
-            Err(Error::BufferTooSmall { .. }) => Verdict::Unusable(Error::TooLarge, what),
-            Err(e) => Verdict::Unusable(e, what),
-        }
+        let serving = pair.is_some();
+        let may_prove = !serving && self.bundle.is_empty();
+        let against = Against { ca, key, serving, may_prove, proven: &self.proven };
+        verdict::judge(chain, against, &mut self.node, cx.s, cx.work, now)
     }
 
-    /// The verdict on the client (or the serving) certificate: in the metrics, and as a line.
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     fn report(&mut self, cx: &mut LoadCx<'_, '_>, serving: bool) {
-        let (kind, v) = if serving { ("serving", self.serving) } else { ("client", self.client) };
-        let not_after = match v {
-            Verdict::Valid(c) => Some(c.not_after),
-            Verdict::Unusable(..) => None,
-            Verdict::Unknown => return,
-        };
-        if serving {
-            cx.metrics.serving_not_after = not_after;
-        } else {
-            cx.metrics.client_not_after = not_after;
-        }
-        let line = match v {
-            Verdict::Valid(c) => cx
-                .ev
-                .ev("credentials")
-                .kv("kind", kind)
-                .kv("state", "valid")
-                .time("not_after", c.not_after)
-                .time("rotation_deadline", c.rotation_deadline)
-                .done(),
-            Verdict::Unusable(e, what) => cx
-                .ev
-                .ev("credentials")
-                .kv("kind", kind)
-                .kv("state", "unusable")
-                .kv("reason", e.name())
-                .kv("what", what.as_str())
-                .kv("detail", &detail(format_args!("{e}")))
-                .done(),
-            Verdict::Unknown => return,
-        };
-        cx.ev.push(line);
+        let v = if serving { self.serving } else { self.client };
+        verdict::report(cx.ev, cx.metrics, serving, v);
     }
 
     /// After [`Mode::Check`]: the verdicts and what they were made from (`out` holds the
@@ -845,6 +728,12 @@ impl<'m> Loader<'m> {
             match v {
                 Verdict::Valid(c) => Ok(c),
                 Verdict::Unusable(error, what) => Err(Unusable { error, what: what.as_str() }),
+                Verdict::Unanchored(_) => Err(Unusable {
+                    error: Error::Verify(crate::error::VerifyError::new(
+                        crate::error::Reason::Untrusted,
+                    )),
+                    what: Part::ClientCertificate.as_str(),
+                }),
                 Verdict::Unknown => Err(Unusable {
                     error: Error::Store(StoreErrorKind::NotFound),
                     what: Part::Kubeconfig.as_str(),
@@ -911,38 +800,6 @@ pub(super) struct LoadCx<'a, 'm> {
     pub(super) out: &'a mut Bytes<'m>,
     /// The work buffer, idle while the loader runs: scratch for validation.
     pub(super) work: &'a mut [u8],
-}
-
-/// A serving certificate's own SANs (check mode without configured ones).
-struct OwnSans {
-    dns: heapless::Vec<heapless::String<MAX_NODE_NAME>, MAX_SANS>,
-    ips: heapless::Vec<IpAddr, MAX_SANS>,
-}
-
-impl OwnSans {
-    fn new() -> Self {
-        OwnSans { dns: heapless::Vec::new(), ips: heapless::Vec::new() }
-    }
-
-    #[inline(never)] // its locals stay out of validate's frame
-    fn read(&mut self, pair: &[u8], scratch: &mut [u8]) {
-        let Ok(der) = pem::decode_first(pair, "CERTIFICATE", scratch) else { return };
-        let (dns, ips) = (&mut self.dns, &mut self.ips);
-        let _ = verify::for_each_san(der, |san| match san {
-            verify::San::Dns(d) => {
-                if let Ok(d) = heapless::String::try_from(d) {
-                    let _ = dns.push(d);
-                }
-            }
-            verify::San::Ip(ip) => {
-                let _ = ips.push(ip);
-            }
-        });
-    }
-
-    fn borrow<'s>(&'s self, refs: &mut heapless::Vec<&'s str, MAX_SANS>) {
-        crate::csr::borrow_names(&self.dns, refs);
-    }
 }
 
 /// A scalar's text into `dst`.
@@ -1021,17 +878,4 @@ pub(super) fn split_pair(
         }
     }
     Ok(())
-}
-
-/// A jitter value that depends only on the seed and the certificate, so that every evaluation
-/// of the same certificate finds the same rotation deadline (the kubelet draws it once per
-/// certificate).
-pub(super) fn cert_jitter(seed: u64, cert_pem: &[u8]) -> u32 {
-    // FNV-1a over the PEM, mixed with the seed.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed;
-    for b in cert_pem {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    crate::engine::Jitter(h).next_u32()
 }

@@ -125,6 +125,7 @@ use crate::metrics::Metrics;
 use crate::pushback::Headers;
 
 mod action;
+mod attempt;
 mod config;
 mod event;
 mod flow;
@@ -133,14 +134,17 @@ mod loader;
 mod memory;
 mod path;
 mod plan;
+mod probe;
 mod route;
 mod trust;
+mod verdict;
 
 pub use crate::engine::{Method, StreamControl};
 pub use action::*;
 pub use config::*;
 pub use event::{EVENT_LEN, Line};
 pub use memory::{CA_REFRESH_RESPONSE, Capacities, MIN_PATH, MIN_PEM, MIN_RESPONSE};
+pub use probe::SELF_SUBJECT_REVIEWS_PATH;
 pub use trust::{APISERVER_SERVING_SIGNER, TRUST_BUNDLES_PATH};
 
 use config::Settings;
@@ -167,6 +171,10 @@ pub const MAX_URL: usize = 512;
 pub const DEFAULT_BOOTSTRAP_WAIT_SECS: i64 = crate::engine::BOOTSTRAP_WAIT_SECS;
 /// How long a rotation or serving request waits by default (the certificate manager: 15 min).
 pub const DEFAULT_ROTATION_WAIT_SECS: i64 = crate::engine::ROTATION_WAIT_SECS;
+/// The earliest time the agent's clock is believed (2026-12-01T00:00:00Z, this release's date):
+/// a clock before it (no battery-backed RTC: 1970 until NTP answers) judges no certificate, and
+/// the agent waits for it ([`Error::ClockUntrusted`]).
+pub const CLOCK_FLOOR: i64 = 1_796_083_200;
 /// The kubelet's wait for `/healthz` before bootstrapping (it then goes on anyway).
 pub const HEALTHZ_WAIT_SECS: i64 = 60;
 /// Interval between `/healthz` probes.
@@ -226,6 +234,8 @@ enum Phase {
     Store,
     /// The file plan cleans up after a failed attempt.
     Cleanup,
+    /// The probe: who the apiserver takes the current certificate for.
+    Probe,
     Done,
     Failed,
 }
@@ -242,6 +252,7 @@ enum Pending {
     Discovery,
     Engine,
     Trust,
+    Probe,
 }
 
 /// Which connection a request goes over.
@@ -249,6 +260,8 @@ enum Pending {
 enum Conn {
     Bootstrap,
     Node,
+    /// The attempt's cluster, presenting the pair just issued (in `out`).
+    Issued,
 }
 
 /// The node agent over the memory `'m` its caller gave it (see the [module docs](self)).
@@ -374,6 +387,7 @@ impl<'m> Agent<'m> {
         settings.reset();
         events.reset();
         loader.reset();
+        loader.forget_proofs();
         keys.reset();
         engine.reset();
         discovery.reset();
@@ -470,11 +484,16 @@ impl<'m> Agent<'m> {
             self.abandon(now);
         }
         self.io.handed_out = false;
+        let mut io = false;
         loop {
-            if let Some(update) = self.events.next() {
-                let step = flow::step_of(&self.events.shown);
-                let ready = step == "sleep" || step == "done";
-                return Action::Event(Event { step, line: &self.events.shown, update, ready });
+            // The lines queued on the way go out before the action that follows them: a line
+            // queued beside a watch would otherwise wait for the watch to end. (`advance` is a
+            // query once it needs I/O: the next poll comes back to the same action.)
+            if self.events.pending() {
+                return self.next_event().map_or(Action::Sleep { until: now }, Action::Event);
+            }
+            if io {
+                break;
             }
             if let Some(t) = self.schedule.sleep_until {
                 if now < t {
@@ -482,9 +501,7 @@ impl<'m> Agent<'m> {
                 }
                 self.schedule.sleep_until = None;
             }
-            if self.advance(now) {
-                break;
-            }
+            io = self.advance(now);
         }
         self.emit(now)
     }
@@ -495,9 +512,11 @@ impl<'m> Agent<'m> {
         match self.io.pending {
             Pending::Read => self.on_read(now, Err(StoreErrorKind::Io)),
             Pending::File => self.on_file_done(now, Err(StoreErrorKind::Io)),
-            Pending::Healthz | Pending::Discovery | Pending::Engine | Pending::Trust => {
-                self.on_transport_error(now, WHY)
-            }
+            Pending::Healthz
+            | Pending::Discovery
+            | Pending::Engine
+            | Pending::Trust
+            | Pending::Probe => self.on_transport_error(now, WHY),
             Pending::Key => match self.outstanding() {
                 Some(Action::Key(KeyOp::Public { .. })) => self.on_key_public(now, Err(WHY)),
                 Some(Action::Key(KeyOp::Generate { .. })) => self.on_key_generated(now, Err(WHY)),
@@ -666,6 +685,11 @@ impl<'m> Agent<'m> {
                 let (trust, mut cx) = self.trust_cx();
                 trust.on_response(&mut cx, now, status, body);
             }
+            Pending::Probe => {
+                self.io.pending = Pending::None;
+                let answer = probe::answer(status, body, &self.loader.node);
+                self.probed(now, answer, status);
+            }
             _ => {}
         }
     }
@@ -685,6 +709,29 @@ impl<'m> Agent<'m> {
         c
     }
 
+    /// The open watch has been quiet until [`HttpRequest::idle_at`] (or later): the agent reports
+    /// progress on the wait (a `step=wait` update, handed out by [`Agent::next_event`]) without
+    /// ending the watch. Answers whether to keep reading ([`StreamControl::Close`] when no watch
+    /// is open); the next wake-up time is the outstanding request's `idle_at` again.
+    pub fn on_stream_idle(&mut self, now: i64) -> StreamControl {
+        if self.io.pending != Pending::Engine || !self.engine.request_outstanding() {
+            return StreamControl::Close;
+        }
+        self.progress(now);
+        StreamControl::Continue
+    }
+
+    /// The next line the agent has to say, now (also during a watch stream, between
+    /// [`Agent::on_stream_data`] / [`Agent::on_stream_idle`] calls); `None` when there is none.
+    /// [`Agent::poll`] hands out the same lines first, so a front-end that never calls this loses
+    /// nothing.
+    pub fn next_event(&mut self) -> Option<Event<'_>> {
+        let update = self.events.next()?;
+        let step = flow::step_of(&self.events.shown);
+        let ready = step == "sleep" || step == "done";
+        Some(Event { step, line: &self.events.shown, update, ready })
+    }
+
     /// The watch stream ended (server timeout, closed connection, or a broken read).
     pub fn on_stream_end(&mut self, now: i64) {
         if self.io.pending == Pending::Engine {
@@ -701,7 +748,11 @@ impl<'m> Agent<'m> {
         let pending = self.io.pending;
         if !matches!(
             pending,
-            Pending::Healthz | Pending::Discovery | Pending::Engine | Pending::Trust
+            Pending::Healthz
+                | Pending::Discovery
+                | Pending::Engine
+                | Pending::Trust
+                | Pending::Probe
         ) {
             return;
         }
@@ -722,6 +773,10 @@ impl<'m> Agent<'m> {
                 self.wait.retrying = false;
                 let (trust, mut cx) = self.trust_cx();
                 trust.on_transport_error(&mut cx, now, why);
+            }
+            Pending::Probe => {
+                self.wait.retrying = false;
+                self.probed(now, probe::Answer::Unknown, 0);
             }
             _ => self.engine.on_transport_error(now),
         }

@@ -18,7 +18,7 @@ impl<'m> Agent<'m> {
     /// whether it does (else call again: an internal step was made).
     pub(super) fn advance(&mut self, now: i64) -> bool {
         match self.phase {
-            Phase::Idle | Phase::Done | Phase::Failed | Phase::Healthz => true,
+            Phase::Idle | Phase::Done | Phase::Failed | Phase::Healthz | Phase::Probe => true,
             Phase::Start => {
                 self.begin(now);
                 false
@@ -256,6 +256,7 @@ impl<'m> Agent<'m> {
     fn pending_kind(&self) -> Pending {
         match self.phase {
             Phase::Healthz => Pending::Healthz,
+            Phase::Probe => Pending::Probe,
             Phase::Discover => Pending::Discovery,
             Phase::Engine => Pending::Engine,
             _ => match self.io_action(self.io.now) {
@@ -319,6 +320,15 @@ impl<'m> Agent<'m> {
                 trust::Next::File(step) => Action::File(step),
                 _ => return None,
             },
+            // The pair in doubt presented: who the apiserver takes it for.
+            Phase::Probe => {
+                let conn = if self.attempt.doubt == super::probe::Doubt::Issued {
+                    Conn::Issued
+                } else {
+                    Conn::Node
+                };
+                Action::Http(super::probe::request(self.connection(conn), &s.user_agent, now))
+            }
             Phase::Healthz => Action::Http(HttpRequest {
                 connection: self.connection(Conn::Bootstrap),
                 kind: RequestKind::Healthz,
@@ -330,6 +340,7 @@ impl<'m> Agent<'m> {
                 body: &[],
                 user_agent: &s.user_agent,
                 give_up_at: now.saturating_add(2),
+                idle_at: None,
             }),
             Phase::Discover => {
                 let r = self.discovery.outstanding_request(self.engine.work())?;
@@ -356,6 +367,7 @@ impl<'m> Agent<'m> {
                     body: &[],
                     user_agent: &s.user_agent,
                     give_up_at: now.saturating_add(10).min(self.discovery.deadline()),
+                    idle_at: None,
                 })
             }
             Phase::Engine => {
@@ -376,6 +388,9 @@ impl<'m> Agent<'m> {
                     body: r.body,
                     user_agent: &s.user_agent,
                     give_up_at: r.give_up_at,
+                    // A quiet watch wakes the agent when the next progress line is due.
+                    idle_at: (kind == RequestKind::Watch && self.wait.progress_at > 0)
+                        .then_some(self.wait.progress_at),
                 })
             }
             Phase::Idle
@@ -398,6 +413,15 @@ impl<'m> Agent<'m> {
                     key_pem: &self.loader.client_key,
                 }),
             ),
+            Conn::Issued => {
+                let (chain, key) = self.out.split_at(self.attempt.cert_len.min(self.out.len()));
+                let c = if self.attempt.kind == Kind::Bootstrap {
+                    &self.loader.boot
+                } else {
+                    &self.loader.node_kc
+                };
+                (c, Some(ClientCertificate { chain_pem: chain, key_pem: key }))
+            }
         };
         Connection {
             id: self.io.conn_id,

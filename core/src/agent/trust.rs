@@ -6,8 +6,9 @@
 use super::config::Settings;
 use super::event::{Events, LineBuilder};
 use super::flow::{Detail, detail};
-use super::loader::{Loader, cert_jitter};
+use super::loader::Loader;
 use super::plan::node_kubeconfig;
+use super::verdict::cert_jitter;
 use super::{ClientCertificate, Connection, FileStep, HttpRequest, Method, RequestKind};
 use crate::buf::Bytes;
 use crate::csr::Profile;
@@ -281,6 +282,7 @@ impl Trust {
             body: &[],
             user_agent: &s.user_agent,
             give_up_at: now.saturating_add(10),
+            idle_at: None,
         }
     }
 
