@@ -1,11 +1,11 @@
-//! The CSR functions: client and serving CSRs by key and through a C sign callback, the
-//! `node-csr-` name, the CertificateSigningRequest object and the policy check.
+//! The CSR functions: `kubeboot_csr_write` (client and serving CSRs by key and through a C sign
+//! callback), the `node-csr-` name, the CertificateSigningRequest object and the policy check.
 
 use crate::harness::*;
 use arbitrary::Arbitrary;
-use kubeboot_ffi::csr::{self as fcsr, kubeboot_signer, kubeboot_str};
+use kubeboot_ffi::csr::{self as fcsr, kubeboot_csr_spec, kubeboot_signer, kubeboot_str};
 use kubeboot_ffi::key::{self as fkey, kubeboot_key};
-use std::ptr::null;
+use std::ptr::{null, null_mut};
 
 /// What the C sign callback does.
 #[derive(Arbitrary, Debug, Clone)]
@@ -24,7 +24,7 @@ pub struct SignerState {
     pub key: *mut kubeboot_key,
 }
 
-/// The C sign callback of [`CsrWithSigner`].
+/// The C sign callback of [`CsrWrite`] and the agent's `kubeboot_agent_sign_with`.
 pub unsafe extern "C" fn sign_cb(
     ud: *mut core::ffi::c_void,
     msg: *const u8,
@@ -48,23 +48,33 @@ pub unsafe extern "C" fn sign_cb(
     }
 }
 
-/// `kubeboot_csr_client`; a PEM CSR passes `kubeboot_csr_check`.
+/// Who signs a [`CsrWrite`].
 #[derive(Arbitrary, Debug)]
-pub struct CsrClient {
-    pub h: H,
-    pub node: Bytes,
-    pub format: u32,
-    pub out: Out,
+pub enum Signs {
+    /// A live key (NULL when there is none).
+    Key(H),
+    /// A C callback that behaves as told, with a live key's public point (NULL: these bytes as
+    /// the point).
+    Callback { h: H, point: Vec<u8>, null_callback: bool, behaviour: SignBehaviour },
+    /// Both a key and a callback (`INVALID_PARAMETER`).
+    Both(H),
+    /// Neither (`INVALID_PARAMETER`).
+    Neither,
 }
 
-/// `kubeboot_csr_serving`.
+/// `kubeboot_csr_write` of any spec (NULL spec too); a client PEM CSR a key made passes
+/// `kubeboot_csr_check`.
 #[derive(Arbitrary, Debug)]
-pub struct CsrServing {
-    pub h: H,
+pub struct CsrWrite {
+    pub null_spec: bool,
+    pub profile: u32,
     pub node: Bytes,
-    pub dns: Vec<Bytes>,
-    pub ips: Vec<Bytes>,
+    pub dns: Option<Vec<Bytes>>,
+    pub ips: Option<Vec<Bytes>>,
+    /// NULL arrays with these counts (when `dns` / `ips` are `None`).
+    pub null_counts: (u8, u8),
     pub format: u32,
+    pub signs: Signs,
     pub out: Out,
 }
 
@@ -95,78 +105,113 @@ pub struct CsrCheck {
     pub exp: u32,
 }
 
-/// `kubeboot_csr_client_with_signer` / `kubeboot_csr_serving_with_signer` with a callback that
-/// behaves as `behaviour` says.
-#[derive(Arbitrary, Debug)]
-pub struct CsrWithSigner {
-    /// The signer's key (its public point goes in the signer); NULL: an arbitrary point.
-    pub h: H,
-    pub point: Vec<u8>,
-    pub null_signer: bool,
-    pub null_callback: bool,
-    pub behaviour: SignBehaviour,
-    pub serving: bool,
-    pub node: Bytes,
-    pub dns: Vec<Bytes>,
-    pub ips: Vec<Bytes>,
-    pub format: u32,
-    pub out: Out,
+/// A client CSR passes our own policy check.
+fn check_client_csr(pem: &[u8]) {
+    let signer = b"kubernetes.io/kube-apiserver-client-kubelet";
+    let u = [
+        kubeboot_str { data: b"digital signature".as_ptr().cast(), len: 17 },
+        kubeboot_str { data: b"client auth".as_ptr().cast(), len: 11 },
+    ];
+    let r = fcsr::kubeboot_csr_check(
+        pem.as_ptr(),
+        pem.len(),
+        signer.as_ptr().cast(),
+        signer.len(),
+        u.as_ptr(),
+        2,
+        0,
+    );
+    assert_eq!(rc(r), OK);
 }
 
-pub fn client(hs: &mut Handles, op: &CsrClient) {
-    let CsrClient { h, node, format, out } = op;
-    let k = pick(&hs.keys, h);
+pub fn write(hs: &mut Handles, op: &CsrWrite) {
+    let CsrWrite { null_spec, profile, node, dns, ips, null_counts, format, signs, out } = op;
     let n = Arg::new(node);
-    let (_, got) = out_call_bounded(out, k.is_null() || n.bad() || *format > 1, &mut |p, l, ol| {
-        fcsr::kubeboot_csr_client(k, n.cptr(), n.len, *format, p, l, ol)
-    });
-    if let Some(g) = got {
-        // Our own checker accepts what we build.
+    let d: Vec<Arg> = dns.iter().flatten().take(20).map(Arg::new).collect();
+    let i: Vec<Arg> = ips.iter().flatten().take(20).map(Arg::new).collect();
+    let (ds, is) = (strs(&d), strs(&i));
+    let (dns_ptr, dns_count) = match dns {
+        Some(_) => (ds.as_ptr(), ds.len()),
+        None => (null(), usize::from(null_counts.0)),
+    };
+    let (ip_ptr, ip_count) = match ips {
+        Some(_) => (is.as_ptr(), is.len()),
+        None => (null(), usize::from(null_counts.1)),
+    };
+    let (mut key, mut cb) = (std::ptr::null_mut::<kubeboot_key>(), None);
+    let mut public_point = [0u8; 65];
+    let mut behaviour = SignBehaviour::Key;
+    let mut null_callback = false;
+    match signs {
+        Signs::Key(h) => key = pick(&hs.keys, h),
+        Signs::Callback { h, point, null_callback: nc, behaviour: b } => {
+            let k = pick(&hs.keys, h);
+            if k.is_null() {
+                for (d, s) in public_point.iter_mut().zip(point) {
+                    *d = *s;
+                }
+            } else {
+                assert_eq!(rc(fkey::kubeboot_key_public_point(k, public_point.as_mut_ptr())), OK);
+            }
+            cb = Some(k);
+            behaviour = b.clone();
+            null_callback = *nc;
+        }
+        Signs::Both(h) => {
+            key = pick(&hs.keys, h);
+            cb = Some(key);
+        }
+        Signs::Neither => {}
+    }
+    let mut st = SignerState { behaviour: behaviour.clone(), key: cb.unwrap_or(null_mut()) };
+    let signer = kubeboot_signer {
+        sign: if null_callback { None } else { Some(sign_cb) },
+        userdata: (&mut st as *mut SignerState).cast(),
+        public_point,
+    };
+    let spec = kubeboot_csr_spec {
+        profile: *profile,
+        node_name: n.cptr(),
+        node_name_len: n.len,
+        dns_names: dns_ptr,
+        dns_count,
+        ip_addresses: ip_ptr,
+        ip_count,
+        format: *format,
+        key,
+        signer: if cb.is_some() { &signer } else { null() },
+    };
+    let sp: *const kubeboot_csr_spec = if *null_spec { null() } else { &spec };
+    let serving = *profile == fcsr::KUBEBOOT_PROFILE_SERVING;
+    // Only the serving profile reads the SANs: a client CSR has none.
+    let bad_sans = serving
+        && (d.iter().chain(&i).any(Arg::bad)
+            || (dns.is_none() && null_counts.0 > 0)
+            || (ips.is_none() && null_counts.1 > 0));
+    let one_signer = match signs {
+        Signs::Key(_) => !key.is_null(),
+        Signs::Callback { .. } => true,
+        _ => false,
+    };
+    let bad = *null_spec
+        || n.bad()
+        || *format > 1
+        || *profile > 1
+        || bad_sans
+        || !one_signer
+        || (cb.is_some() && null_callback)
+        || matches!(behaviour, SignBehaviour::Fail(_))
+        // Fuzzed `r || s` bytes are not a signature under the key: the library checks
+        // what the callback returns, so the call ends in SIGNER_FAILED.
+        || matches!(behaviour, SignBehaviour::Bytes(..))
+        || (cb.is_some() && matches!(behaviour, SignBehaviour::Key) && st.key.is_null());
+    let (_, got) =
+        out_call_bounded(out, bad, &mut |p, l, ol| fcsr::kubeboot_csr_write(sp, p, l, ol));
+    if let (Some(g), false, Signs::Key(_)) = (got, serving, signs) {
         if *format == fcsr::KUBEBOOT_FORMAT_PEM {
-            let signer = b"kubernetes.io/kube-apiserver-client-kubelet";
-            let u = [
-                kubeboot_str { data: b"digital signature".as_ptr().cast(), len: 17 },
-                kubeboot_str { data: b"client auth".as_ptr().cast(), len: 11 },
-            ];
-            assert_eq!(
-                rc(fcsr::kubeboot_csr_check(
-                    g.as_ptr(),
-                    g.len(),
-                    signer.as_ptr().cast(),
-                    signer.len(),
-                    u.as_ptr(),
-                    2,
-                    0
-                )),
-                OK
-            );
+            check_client_csr(&g);
         }
     }
-}
-
-pub fn serving(hs: &mut Handles, op: &CsrServing) {
-    let CsrServing { h, node, dns, ips, format, out } = op;
-    let k = pick(&hs.keys, h);
-    let n = Arg::new(node);
-    let d: Vec<Arg> = dns.iter().take(20).map(Arg::new).collect();
-    let i: Vec<Arg> = ips.iter().take(20).map(Arg::new).collect();
-    let (ds, is) = (strs(&d), strs(&i));
-    let bad = k.is_null() || n.bad() || d.iter().chain(&i).any(Arg::bad);
-    out_call_bounded(out, bad, &mut |p, l, ol| {
-        fcsr::kubeboot_csr_serving(
-            k,
-            n.cptr(),
-            n.len,
-            ds.as_ptr(),
-            ds.len(),
-            is.as_ptr(),
-            is.len(),
-            *format,
-            p,
-            l,
-            ol,
-        )
-    });
 }
 
 pub fn node_csr_name(hs: &mut Handles, op: &NodeCsrName) {
@@ -227,71 +272,4 @@ pub fn check(op: &CsrCheck) {
     if p_.bad() || s.bad() || u.iter().any(Arg::bad) {
         assert_ne!(r, OK);
     }
-}
-
-pub fn with_signer(hs: &mut Handles, op: &CsrWithSigner) {
-    let CsrWithSigner {
-        h,
-        point,
-        null_signer,
-        null_callback,
-        behaviour,
-        serving,
-        node,
-        dns,
-        ips,
-        format,
-        out,
-    } = op;
-    let k = pick(&hs.keys, h);
-    let mut public_point = [0u8; 65];
-    if k.is_null() {
-        for (d, s) in public_point.iter_mut().zip(point) {
-            *d = *s;
-        }
-    } else {
-        assert_eq!(rc(fkey::kubeboot_key_public_point(k, public_point.as_mut_ptr())), OK);
-    }
-    let mut st = SignerState { behaviour: behaviour.clone(), key: k };
-    let signer = kubeboot_signer {
-        sign: if *null_callback { None } else { Some(sign_cb) },
-        userdata: (&mut st as *mut SignerState).cast(),
-        public_point,
-    };
-    let sp: *const kubeboot_signer = if *null_signer { null() } else { &signer };
-    let n = Arg::new(node);
-    let d: Vec<Arg> = dns.iter().take(20).map(Arg::new).collect();
-    let i: Vec<Arg> = ips.iter().take(20).map(Arg::new).collect();
-    let (ds, is) = (strs(&d), strs(&i));
-    let bad = *null_signer
-        || *null_callback
-        || n.bad()
-        || *format > 1
-        // Only the serving CSR takes the SANs (a client CSR has none).
-        || (*serving && d.iter().chain(&i).any(Arg::bad))
-        || matches!(behaviour, SignBehaviour::Fail(_))
-        // Fuzzed `r || s` bytes are not a signature under the key: the library checks
-        // what the callback returns, so the call ends in SIGNER_FAILED.
-        || matches!(behaviour, SignBehaviour::Bytes(..))
-        || (matches!(behaviour, SignBehaviour::Key) && k.is_null());
-    let (r, _) = out_call_bounded(out, bad, &mut |p, l, ol| {
-        if *serving {
-            fcsr::kubeboot_csr_serving_with_signer(
-                sp,
-                n.cptr(),
-                n.len,
-                ds.as_ptr(),
-                ds.len(),
-                is.as_ptr(),
-                is.len(),
-                *format,
-                p,
-                l,
-                ol,
-            )
-        } else {
-            fcsr::kubeboot_csr_client_with_signer(sp, n.cptr(), n.len, *format, p, l, ol)
-        }
-    });
-    let _ = r;
 }
