@@ -6,7 +6,9 @@
 //! plan that changed them is complete, and hands out only what the core's check calls usable.
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+#[cfg(feature = "kube")]
+use std::sync::Mutex;
 
 use kubeboot::agent::CertStatus;
 use rustls::client::ResolvesClientCert;
@@ -18,6 +20,7 @@ use zeroize::Zeroizing;
 
 use crate::clock::unix_now;
 use crate::error::NotReady;
+#[cfg(feature = "kube")]
 use crate::kube_client::Pool;
 use crate::tls::{self, Fixed, Trust};
 
@@ -160,6 +163,7 @@ pub(crate) struct Shared {
     pub(crate) serving: watch::Sender<Slot<ServingPair>>,
     pub(crate) serving_configured: bool,
     /// The [`kube::Client`]s' connections, made with the current identity.
+    #[cfg(feature = "kube")]
     pub(crate) pool: Mutex<Option<Pool>>,
 }
 
@@ -169,6 +173,7 @@ impl Shared {
             client: watch::Sender::new(Slot::empty()),
             serving: watch::Sender::new(Slot::empty()),
             serving_configured,
+            #[cfg(feature = "kube")]
             pool: Mutex::new(None),
         })
     }
@@ -177,6 +182,7 @@ impl Shared {
     /// old one, are dropped at once (those in use end with their request).
     pub(crate) fn publish_client(&self, identity: Identity) {
         self.client.send_modify(|s| s.current = Some(Arc::new(identity)));
+        #[cfg(feature = "kube")]
         if let Ok(mut p) = self.pool.lock() {
             *p = None;
         }
@@ -295,6 +301,7 @@ impl Credentials {
     /// connections made with it, the connections pooled with the old one are dropped (a request
     /// already under way on one, a watch for example, ends as it would). Before the first
     /// identity every request fails with [`NotReady`]. Call it inside a tokio runtime.
+    #[cfg(feature = "kube")]
     pub fn kube_client(&self) -> kube::Client {
         kube::Client::new(crate::kube_client::Switch { shared: self.shared.clone() }, "default")
     }

@@ -152,7 +152,10 @@ pub(crate) async fn drive(mut p: Parts<'_>) -> Result<Finished, Error> {
                 let nap = clock::until(until).max(Duration::from_millis(100));
                 tokio::select! {
                     () = tokio::time::sleep(nap) => {}
-                    _ = wakes.changed() => {}
+                    // (changed() takes the request: it is handed to the agent here)
+                    _ = wakes.changed() => {
+                        agent.wake();
+                    }
                     () = p.control.stopped() => break Ok(Finished::Stopped),
                 }
             }

@@ -9,6 +9,8 @@
 //! # Embedding
 //!
 //! ```no_run
+//! # #[cfg(feature = "kube")]
+//! # mod x {
 //! use kubeboot_runtime::{Options, Runtime, Settings};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
@@ -26,6 +28,7 @@
 //! let nodes: kube::Api<k8s_openapi::api::core::v1::Node> = kube::Api::all(client);
 //! # let _ = nodes; let _ = agent;
 //! # Ok(())
+//! # }
 //! # }
 //! ```
 //!
@@ -52,6 +55,7 @@ mod current;
 mod driver;
 mod error;
 mod http;
+#[cfg(feature = "kube")]
 mod kube_client;
 mod metrics;
 mod notify;
