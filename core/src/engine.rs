@@ -265,6 +265,11 @@ pub struct Expect<'a> {
     pub ca_pem: &'a [u8],
     /// The profile of [`Config::profile`].
     pub profile: Profile<'a>,
+    /// A certificate that chains to none of `ca_pem` but passes every other check is handed
+    /// over anyway, with [`Issued::anchored`] false, for the caller to establish its issuer
+    /// another way (the agent asks the apiserver who it takes the new pair for). False: it is
+    /// refused as [`crate::error::Reason::Untrusted`].
+    pub prove: bool,
 }
 
 /// One CSR's sub-machine. Its work buffer (requests, responses, watch events; a response or
@@ -283,6 +288,8 @@ pub struct Engine<'m> {
     pending: usize,
     cert: Bytes<'m>,
     verified: Option<Verified>,
+    /// The verified certificate chains to none of the CAs (see [`Expect::prove`]).
+    unanchored: bool,
     phase: Phase,
     /// Where to go after a backoff.
     resume: Phase,
@@ -340,6 +347,7 @@ impl<'m> Engine<'m> {
             pending: 0,
             cert,
             verified: None,
+            unanchored: false,
             phase: Phase::Idle,
             resume: Phase::Idle,
             until: 0,
@@ -381,6 +389,7 @@ impl<'m> Engine<'m> {
             pending,
             cert,
             verified,
+            unanchored,
             phase,
             resume,
             until,
@@ -406,6 +415,7 @@ impl<'m> Engine<'m> {
         *pending = 0;
         cert.clear();
         *verified = None;
+        *unanchored = false;
         *phase = Phase::Idle;
         *resume = Phase::Idle;
         *until = 0;
@@ -602,9 +612,12 @@ impl<'m> Engine<'m> {
 
     fn done_action(&self) -> Action<'_> {
         match &self.verified {
-            Some(v) => {
-                Action::Done(Issued { cert_pem: &self.cert, verified: v, csr_name: &self.name })
-            }
+            Some(v) => Action::Done(Issued {
+                cert_pem: &self.cert,
+                verified: v,
+                csr_name: &self.name,
+                anchored: !self.unanchored,
+            }),
             None => Action::Failed(Error::InvalidState),
         }
     }

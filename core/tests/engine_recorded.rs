@@ -38,17 +38,17 @@ impl Rig {
     }
 
     fn on_response_with(&mut self, now: i64, status: u16, headers: &Headers<'_>, body: &[u8]) {
-        let expect = Expect { ca_pem: &self.ca, profile: Profile::Client };
+        let expect = Expect { ca_pem: &self.ca, profile: Profile::Client, prove: false };
         self.e.on_response(now, status, headers, body, &expect);
     }
 
     fn on_stream_data(&mut self, now: i64, chunk: &[u8]) -> StreamControl {
-        let expect = Expect { ca_pem: &self.ca, profile: Profile::Client };
+        let expect = Expect { ca_pem: &self.ca, profile: Profile::Client, prove: false };
         self.e.on_stream_data(now, chunk, &expect)
     }
 
     fn on_stream_end(&mut self, now: i64) {
-        let expect = Expect { ca_pem: &self.ca, profile: Profile::Client };
+        let expect = Expect { ca_pem: &self.ca, profile: Profile::Client, prove: false };
         self.e.on_stream_end(now, &expect);
     }
 }

@@ -9,6 +9,7 @@ use super::flow::{Detail, FIRST_PROGRESS_SECS, MAX_PROGRESS_SECS, detail, expect
 use super::keys::KeysCx;
 use super::loader;
 use super::plan::{Cleanup, Store};
+use super::probe::Doubt;
 use super::verdict;
 use super::{Agent, Conn, Kind, Line, Mode, Pending, Phase};
 use crate::discovery;
@@ -330,32 +331,46 @@ impl Agent<'_> {
         self.events.push(line);
     }
 
-    /// The certificate was issued and validated: the pair goes into `out`, and the file plan
-    /// stores it.
+    /// The certificate was issued and validated: the pair goes into `out` (the chain, then the
+    /// key), and the file plan stores it — after the apiserver took it as the node, when it
+    /// chains to no CA the agent has.
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     fn issued(&mut self, now: i64) {
         self.attempt.issued = true;
         let kind = self.attempt.kind;
         let mut content = Err(Error::InvalidState);
+        let mut anchored = true;
         if let engine::Action::Done(i) = self.engine.poll(now) {
-            let line = self
+            anchored = i.anchored;
+            let b = self
                 .events
                 .ev("issued")
                 .kv("kind", kind.as_str())
                 .kv("name", i.csr_name)
                 .time("not_before", i.verified.not_before)
                 .time("not_after", i.verified.not_after)
-                .kv("issuer", &i.verified.ca_subject)
-                .done();
+                .kv("issuer", &i.verified.ca_subject);
+            let line = if anchored { b.done() } else { b.kv("chain", "unanchored").done() };
             self.events.push(line);
             self.out.clear();
             content = loader::split_pair(i.cert_pem, Some(&mut self.out), None);
         }
+        self.attempt.cert_len = self.out.len();
         let mut key_pem = Filled::<SEC1_PEM_LEN>::new();
         let r = content
             .and_then(|()| self.keys.pair_key(&mut key_pem))
             .and_then(|key| self.out.extend(key));
         zeroize::Zeroize::zeroize(&mut key_pem);
+        match r {
+            Err(e) => self.attempt_failed(now, e, "preparing the pair to store"),
+            Ok(()) if !anchored => self.ask(Doubt::Issued, 0),
+            Ok(()) => self.store_issued(now),
+        }
+    }
+
+    /// The file plan stores the pair in `out`.
+    pub(super) fn store_issued(&mut self, now: i64) {
+        let kind = self.attempt.kind;
         let l = &self.loader;
         let store = Store {
             kubeconfig: kind == Kind::Bootstrap
@@ -367,7 +382,7 @@ impl Agent<'_> {
                 && l.client_key.as_slice() != self.keys.new_ref.as_slice(),
             remove_cache: kind == Kind::Bootstrap,
         };
-        match r.and_then(|()| self.plan.begin_store(&self.settings, kind, now, store)) {
+        match self.plan.begin_store(&self.settings, kind, now, store) {
             Ok(()) => self.phase = Phase::Store,
             Err(e) => self.attempt_failed(now, e, "preparing the pair to store"),
         }

@@ -7,6 +7,7 @@ use core::fmt::Write;
 
 use super::config::Settings;
 use super::loader::{self, Loader};
+use super::probe::{Answer, Doubt, leaf_digest};
 use super::verdict;
 use super::{
     Agent, Conn, HEALTHZ_INTERVAL_SECS, HEALTHZ_WAIT_SECS, Kind, Mode, Outcome, Pending, Phase,
@@ -15,7 +16,7 @@ use super::{
 use crate::csr::{MAX_SANS, Profile};
 use crate::discovery;
 use crate::engine::{Expect, Jitter};
-use crate::error::Error;
+use crate::error::{Error, Reason, VerifyError};
 use crate::keyref::Holder;
 use crate::rfc3339;
 
@@ -75,7 +76,10 @@ pub(super) fn expect<'a: 'r, 'r>(
     } else {
         Profile::Client
     };
-    Expect { ca_pem: loader.validation_ca(kind == Kind::Bootstrap), profile }
+    // A client certificate that chains to none of the kubeconfig's CAs (no bundle configured)
+    // is proven by the apiserver before it becomes current, not thrown away.
+    let prove = kind != Kind::Serving && loader.bundle.is_empty();
+    Expect { ca_pem: loader.validation_ca(kind == Kind::Bootstrap), profile, prove }
 }
 
 /// The `step=` of a line.
@@ -158,8 +162,13 @@ pub(super) struct Attempt {
     pub(super) fallback: bool,
     /// Until when the kubelet's `/healthz` wait goes on.
     pub(super) healthz_until: i64,
-    /// The apiserver refused the certificate the clock calls expired: it is (fall back).
+    /// The apiserver refused the certificate it was asked about (the clock calls it expired,
+    /// or it chains to no CA the agent has): fall back.
     pub(super) refused: bool,
+    /// Why the apiserver is asked (the probe).
+    pub(super) doubt: Doubt,
+    /// The issued certificate's length at the front of `out` (the pair: chain, then key).
+    pub(super) cert_len: usize,
 }
 
 impl Attempt {
@@ -172,6 +181,8 @@ impl Attempt {
             fallback: false,
             healthz_until: 0,
             refused: false,
+            doubt: Doubt::Expired,
+            cert_len: 0,
         }
     }
 }
@@ -294,38 +305,57 @@ impl Agent<'_> {
             }
             // The clock calls it expired: the apiserver says whether it is.
             crate::error::Reason::Expired if !self.attempt.refused => {
-                let line = self
-                    .events
-                    .ev("probe")
-                    .kv("kind", "client")
-                    .kv("reason", e.name())
-                    .time("not_after", not_after)
-                    .done();
-                self.events.push(line);
-                self.phase = Phase::Probe;
+                self.ask(Doubt::Expired, not_after);
                 true
             }
             _ => false,
         }
     }
 
-    /// The apiserver's answer to the probe of a certificate the clock calls expired.
-    pub(super) fn probed(&mut self, now: i64, answer: super::probe::Answer, status: u16) {
-        use super::probe::Answer;
+    /// Ask the apiserver who it takes a pair for ([`Doubt`]): the current one (`not_after` is
+    /// its notAfter), or the one just issued (in `out`, its chain first).
+    pub(super) fn ask(&mut self, doubt: Doubt, not_after: i64) {
+        self.attempt.doubt = doubt;
+        let b = self.events.ev("probe");
+        let line = match doubt {
+            Doubt::Expired => {
+                b.kv("kind", "client").kv("reason", "expired").time("not_after", not_after).done()
+            }
+            Doubt::Unanchored => {
+                b.kv("kind", "client").kv("reason", "untrusted").time("not_after", not_after).done()
+            }
+            Doubt::Issued => b
+                .kv("kind", self.attempt.kind.as_str())
+                .kv("reason", "untrusted")
+                .kv("name", self.engine.csr_name())
+                .done(),
+        };
+        self.events.push(line);
+        if doubt == Doubt::Issued {
+            // A connection presenting the new pair.
+            self.io.conn_id = self.io.conn_id.wrapping_add(2);
+        }
+        self.phase = Phase::Probe;
+    }
+
+    /// The apiserver's answer to the probe ([`Agent::ask`]).
+    pub(super) fn probed(&mut self, now: i64, answer: Answer, status: u16) {
+        let doubt = self.attempt.doubt;
         let said = match answer {
             Answer::TheNode => "the-node",
             Answer::Refused => "refused",
             Answer::Unknown => "unknown",
         };
-        let mut b = self.events.ev("probe").kv("kind", "client").kv("answer", said);
+        let kind = if doubt == Doubt::Issued { self.attempt.kind.as_str() } else { "client" };
+        let mut b = self.events.ev("probe").kv("kind", kind).kv("answer", said);
         if status != 0 {
             b = b.num("status", i64::from(status));
         }
         let line = b.done();
         self.events.push(line);
-        match answer {
-            Answer::TheNode => {
-                let node = self.loader.node.clone();
+        let node = self.loader.node.clone();
+        match (doubt, answer) {
+            (Doubt::Expired, Answer::TheNode) => {
                 let t = rfc3339::format(now);
                 self.wait_for_the_clock(
                     now,
@@ -336,15 +366,46 @@ impl Agent<'_> {
                     ),
                 )
             }
-            Answer::Refused => {
-                // Expired indeed: decide again, now falling back to the bootstrap credential.
+            (Doubt::Unanchored, Answer::TheNode) => {
+                // The signer is the cluster's: the pair is the node's, and stays so (recorded).
+                let work = self.engine.scratch();
+                if let Some(d) = leaf_digest(&self.loader.client_chain, work) {
+                    self.loader.proven.record(d);
+                }
+                if let verdict::Verdict::Unanchored(c) = self.loader.client {
+                    self.loader.client = verdict::Verdict::Valid(c);
+                }
+                verdict::report(&mut self.events, &mut self.metrics, false, self.loader.client);
+                self.phase = Phase::Decide;
+            }
+            (Doubt::Issued, Answer::TheNode) => {
+                let work = self.engine.scratch();
+                let chain = self.out.get(..self.attempt.cert_len).unwrap_or_default();
+                if let Some(d) = leaf_digest(chain, work) {
+                    self.loader.proven.record(d);
+                }
+                self.store_issued(now);
+            }
+            (Doubt::Expired | Doubt::Unanchored, Answer::Refused) => {
+                // Expired indeed, or not the cluster's: decide again, now falling back to the
+                // bootstrap credential.
                 self.attempt.refused = true;
                 self.phase = Phase::Decide;
             }
-            Answer::Unknown => {
+            (Doubt::Issued, Answer::Refused) => {
+                self.out.wipe();
+                let e = Error::Verify(VerifyError::new(Reason::Untrusted));
+                let d = detail(format_args!(
+                    "the issued certificate chains to no CA of the kubeconfig and the apiserver \
+                     does not take it as system:node:{node}; give its signer's CA with \
+                     --ca-bundle"
+                ));
+                self.attempt_failed(now, e, &d);
+            }
+            (Doubt::Expired, Answer::Unknown) => {
                 // Nothing known of it: the identity is kept until the apiserver can say.
-                self.failure = Some(Error::Verify(crate::error::VerifyError::field(
-                    crate::error::Reason::Expired,
+                self.failure = Some(Error::Verify(VerifyError::field(
+                    Reason::Expired,
                     "the apiserver could not say whether it still takes the certificate",
                 )));
                 self.detail = detail(format_args!(
@@ -352,6 +413,27 @@ impl Agent<'_> {
                      whether it still takes it"
                 ));
                 self.finish_failure(now);
+            }
+            (Doubt::Unanchored, Answer::Unknown) => {
+                self.failure = Some(Error::Verify(VerifyError::new(Reason::Untrusted)));
+                self.detail = detail(format_args!(
+                    "client: the certificate chains to no CA of the kubeconfig and the \
+                     apiserver could not say whether it takes it as system:node:{node} (kept; \
+                     --ca-bundle names its signer's CA)"
+                ));
+                self.finish_failure(now);
+            }
+            (Doubt::Issued, Answer::Unknown) => {
+                // Its key is kept (the certificate was issued): the next attempt finds the CSR
+                // and asks again.
+                self.out.wipe();
+                let e = Error::Verify(VerifyError::new(Reason::Untrusted));
+                let d = detail(format_args!(
+                    "the issued certificate chains to no CA of the kubeconfig and the apiserver \
+                     could not say whether it takes it as system:node:{node} (asked again; \
+                     --ca-bundle names its signer's CA)"
+                ));
+                self.attempt_failed(now, e, &d);
             }
         }
     }
@@ -393,9 +475,19 @@ impl Agent<'_> {
         }
         let client = match client_v {
             verdict::Verdict::Valid(c) if !self.attempt.force_bootstrap => c,
+            // Only the chain is in doubt: the apiserver says whether the pair is the node's.
+            verdict::Verdict::Unanchored(c)
+                if !self.attempt.force_bootstrap && !self.attempt.refused =>
+            {
+                return self.ask(Doubt::Unanchored, c.not_after);
+            }
             other => {
                 let (e, what) = match other {
                     verdict::Verdict::Unusable(e, what) => (e, what),
+                    verdict::Verdict::Unanchored(_) => (
+                        Error::Verify(VerifyError::new(Reason::Untrusted)),
+                        verdict::Part::ClientCertificate,
+                    ),
                     _ => (Error::Unauthorized, verdict::Part::ClientCertificate),
                 };
                 if !self.attempt.force_bootstrap && self.doubt_the_clock(now, e, what) {
@@ -449,6 +541,7 @@ impl Agent<'_> {
                             .kv("reason", if rotate_now.serving { "forced" } else { "due" })
                             .time("deadline", s.rotation_deadline),
                         verdict::Verdict::Unusable(e, _) => b.kv("reason", e.name()),
+                        verdict::Verdict::Unanchored(_) => b.kv("reason", "untrusted"),
                         verdict::Verdict::Unknown => b.kv("reason", "unknown"),
                     };
                     let line = b.done();

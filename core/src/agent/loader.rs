@@ -16,6 +16,7 @@ use zeroize::Zeroize;
 use super::config::{Mode, Settings};
 use super::event::Events;
 use super::flow::{Detail, detail};
+use super::probe::Proven;
 use super::verdict::{self, Against, Key, Part, Verdict};
 use super::{
     CertCheck, CertStatus, FileRole, MAX_URL, Origin, PREFIX_CLIENT, PREFIX_SERVER, Status,
@@ -176,6 +177,9 @@ pub(super) struct Loader<'m> {
     token_path: Text<'m>,
     pub(super) token: Option<BootstrapToken>,
     failure: Option<(Error, Detail, Fail)>,
+    /// The pairs the apiserver took as the node though they chain to no CA the agent has: kept
+    /// across readings (its word outlives one reading), forgotten by [`Loader::forget_proofs`].
+    pub(super) proven: Proven,
 }
 
 /// The bytes of a pair file the loader reads at most (the chain and the key).
@@ -224,6 +228,7 @@ impl<'m> Loader<'m> {
             token_path,
             token: None,
             failure: None,
+            proven: Proven::new(),
         }
     }
 
@@ -256,6 +261,7 @@ impl<'m> Loader<'m> {
             token_path,
             token,
             failure,
+            proven: _,
         } = self;
         *st = St::Idle;
         node.clear();
@@ -279,6 +285,11 @@ impl<'m> Loader<'m> {
         boot.clear();
         *token = None;
         *failure = None;
+    }
+
+    /// Forget what the apiserver proved (a new start).
+    pub(super) fn forget_proofs(&mut self) {
+        self.proven.clear();
     }
 
     /// Start reading the node's files (everything read before is forgotten; the node name is
@@ -699,7 +710,9 @@ impl<'m> Loader<'m> {
             }
             (None, _) => (&self.client_chain[..], Key::Pem(&self.client_key)),
         };
-        let against = Against { ca, key, serving: pair.is_some() };
+        let serving = pair.is_some();
+        let may_prove = !serving && self.bundle.is_empty();
+        let against = Against { ca, key, serving, may_prove, proven: &self.proven };
         verdict::judge(chain, against, &mut self.node, cx.s, cx.work, now)
     }
 
@@ -715,6 +728,12 @@ impl<'m> Loader<'m> {
             match v {
                 Verdict::Valid(c) => Ok(c),
                 Verdict::Unusable(error, what) => Err(Unusable { error, what: what.as_str() }),
+                Verdict::Unanchored(_) => Err(Unusable {
+                    error: Error::Verify(crate::error::VerifyError::new(
+                        crate::error::Reason::Untrusted,
+                    )),
+                    what: Part::ClientCertificate.as_str(),
+                }),
                 Verdict::Unknown => Err(Unusable {
                     error: Error::Store(StoreErrorKind::NotFound),
                     what: Part::Kubeconfig.as_str(),

@@ -260,6 +260,8 @@ enum Pending {
 enum Conn {
     Bootstrap,
     Node,
+    /// The attempt's cluster, presenting the pair just issued (in `out`).
+    Issued,
 }
 
 /// The node agent over the memory `'m` its caller gave it (see the [module docs](self)).
@@ -385,6 +387,7 @@ impl<'m> Agent<'m> {
         settings.reset();
         events.reset();
         loader.reset();
+        loader.forget_proofs();
         keys.reset();
         engine.reset();
         discovery.reset();
@@ -481,9 +484,16 @@ impl<'m> Agent<'m> {
             self.abandon(now);
         }
         self.io.handed_out = false;
+        let mut io = false;
         loop {
+            // The lines queued on the way go out before the action that follows them: a line
+            // queued beside a watch would otherwise wait for the watch to end. (`advance` is a
+            // query once it needs I/O: the next poll comes back to the same action.)
             if self.events.pending() {
                 return self.next_event().map_or(Action::Sleep { until: now }, Action::Event);
+            }
+            if io {
+                break;
             }
             if let Some(t) = self.schedule.sleep_until {
                 if now < t {
@@ -491,9 +501,7 @@ impl<'m> Agent<'m> {
                 }
                 self.schedule.sleep_until = None;
             }
-            if self.advance(now) {
-                break;
-            }
+            io = self.advance(now);
         }
         self.emit(now)
     }

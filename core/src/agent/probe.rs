@@ -13,9 +13,58 @@
 //!   pair becomes current (the kubelet checks no chain at all); a refusal keeps it from ever
 //!   being current, and names `--ca-bundle`.
 
+use sha2::{Digest, Sha256};
+
 use super::{Connection, HttpRequest, Method, RequestKind};
 use crate::csr::NODES_GROUP;
 use crate::json::{self, Value};
+
+/// Why the apiserver is asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Doubt {
+    /// The current client certificate, which the clock calls expired.
+    Expired,
+    /// The current client certificate, which chains to no CA the agent has (and no bundle is
+    /// configured) though every other check passes.
+    Unanchored,
+    /// The pair just issued, the same way unanchored, before it becomes current.
+    Issued,
+}
+
+/// The certificates (SHA-256 of the leaf's DER) the apiserver took as the node though they
+/// chain to no CA the agent has: the record later judgements use, so that a proven pair is not
+/// asked about again. The current pair and the one replacing it.
+pub(super) struct Proven {
+    leaves: [Option<[u8; 32]>; 2],
+}
+
+impl Proven {
+    pub(super) const fn new() -> Self {
+        Proven { leaves: [None; 2] }
+    }
+
+    /// Remember `leaf` (the oldest record goes).
+    pub(super) fn record(&mut self, leaf: [u8; 32]) {
+        if !self.contains(&leaf) {
+            self.leaves = [Some(leaf), self.leaves[0]];
+        }
+    }
+
+    pub(super) fn contains(&self, leaf: &[u8; 32]) -> bool {
+        self.leaves.iter().any(|l| l.as_ref() == Some(leaf))
+    }
+
+    /// Forget everything (a new start).
+    pub(super) fn clear(&mut self) {
+        self.leaves = [None; 2];
+    }
+}
+
+/// SHA-256 of the first certificate of `chain_pem` (DER), decoded in `scratch`.
+pub(super) fn leaf_digest(chain_pem: &[u8], scratch: &mut [u8]) -> Option<[u8; 32]> {
+    let der = crate::pem::decode_first(chain_pem, "CERTIFICATE", scratch).ok()?;
+    Some(Sha256::digest(der).into())
+}
 
 /// The path of the review.
 pub const SELF_SUBJECT_REVIEWS_PATH: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";

@@ -320,9 +320,14 @@ impl<'m> Agent<'m> {
                 trust::Next::File(step) => Action::File(step),
                 _ => return None,
             },
-            // The current certificate presented: who the apiserver takes it for.
+            // The pair in doubt presented: who the apiserver takes it for.
             Phase::Probe => {
-                Action::Http(super::probe::request(self.connection(Conn::Node), &s.user_agent, now))
+                let conn = if self.attempt.doubt == super::probe::Doubt::Issued {
+                    Conn::Issued
+                } else {
+                    Conn::Node
+                };
+                Action::Http(super::probe::request(self.connection(conn), &s.user_agent, now))
             }
             Phase::Healthz => Action::Http(HttpRequest {
                 connection: self.connection(Conn::Bootstrap),
@@ -408,6 +413,15 @@ impl<'m> Agent<'m> {
                     key_pem: &self.loader.client_key,
                 }),
             ),
+            Conn::Issued => {
+                let (chain, key) = self.out.split_at(self.attempt.cert_len.min(self.out.len()));
+                let c = if self.attempt.kind == Kind::Bootstrap {
+                    &self.loader.boot
+                } else {
+                    &self.loader.node_kc
+                };
+                (c, Some(ClientCertificate { chain_pem: chain, key_pem: key }))
+            }
         };
         Connection {
             id: self.io.conn_id,

@@ -9,6 +9,7 @@ use super::CertStatus;
 use super::config::Settings;
 use super::event::Events;
 use super::flow::detail;
+use super::probe::{Proven, leaf_digest};
 use crate::csr::{MAX_NODE_NAME, MAX_SANS, Profile};
 use crate::error::{Error, Reason, StoreErrorKind, VerifyError};
 use crate::key::NodeKey;
@@ -22,6 +23,10 @@ pub(super) enum Verdict {
     Unknown,
     Valid(CertStatus),
     Unusable(Error, Part),
+    /// A client certificate that passes every check but the chain: it chains to no CA the
+    /// agent has, no CA bundle is configured, and the apiserver has not yet been asked whether
+    /// it takes the pair as the node ([`super::probe::Doubt::Unanchored`]).
+    Unanchored(CertStatus),
 }
 
 impl Verdict {
@@ -74,6 +79,12 @@ pub(super) struct Against<'a> {
     pub(super) key: Key<'a>,
     /// The serving profile (else the client's).
     pub(super) serving: bool,
+    /// A chain to none of `ca` may be proven by the apiserver (a client certificate, no CA
+    /// bundle configured): such a certificate is [`Verdict::Unanchored`], or valid when it is
+    /// in `proven`.
+    pub(super) may_prove: bool,
+    /// The certificates the apiserver took as the node.
+    pub(super) proven: &'a Proven,
 }
 
 /// Judge the certificate chain `chain` (PEM) against `against` for the node `node` (learnt from
@@ -129,16 +140,26 @@ pub(super) fn judge(
     };
     let profile = if serving { Profile::Serving { dns: &refs, ips } } else { Profile::Client };
     let expected = Expected { node_name: node, public_key: &spki, profile };
+    let status = |v: verify::Verified| CertStatus {
+        not_before: v.not_before,
+        not_after: v.not_after,
+        rotation_deadline: rotation::rotation_deadline(
+            v.not_before,
+            v.not_after,
+            cert_jitter(s.seed, chain),
+        ),
+    };
     match verify::verify_issued_with(s.verifier(), chain, against.ca, &expected, now, work) {
-        Ok(v) => Verdict::Valid(CertStatus {
-            not_before: v.not_before,
-            not_after: v.not_after,
-            rotation_deadline: rotation::rotation_deadline(
-                v.not_before,
-                v.not_after,
-                cert_jitter(s.seed, chain),
-            ),
-        }),
+        Ok(v) => Verdict::Valid(status(v)),
+        Err(Error::Verify(e)) if e.reason == Reason::Untrusted && against.may_prove => {
+            match verify::verify_issued_unanchored(chain, &expected, now, work) {
+                Ok(v) if leaf_digest(chain, work).is_some_and(|d| against.proven.contains(&d)) => {
+                    Verdict::Valid(status(v))
+                }
+                Ok(v) => Verdict::Unanchored(status(v)),
+                Err(_) => Verdict::Unusable(Error::Verify(e), what),
+            }
+        }
         Err(Error::BufferTooSmall { .. }) => Verdict::Unusable(Error::TooLarge, what),
         Err(e) => Verdict::Unusable(e, what),
     }
@@ -149,7 +170,7 @@ pub(super) fn judge(
 pub(super) fn report(ev: &mut Events, metrics: &mut Metrics, serving: bool, v: Verdict) {
     let kind = if serving { "serving" } else { "client" };
     let not_after = match v {
-        Verdict::Valid(c) => Some(c.not_after),
+        Verdict::Valid(c) | Verdict::Unanchored(c) => Some(c.not_after),
         Verdict::Unusable(..) => None,
         Verdict::Unknown => return,
     };
@@ -173,6 +194,13 @@ pub(super) fn report(ev: &mut Events, metrics: &mut Metrics, serving: bool, v: V
             .kv("reason", e.name())
             .kv("what", what.as_str())
             .kv("detail", &detail(format_args!("{e}")))
+            .done(),
+        Verdict::Unanchored(c) => ev
+            .ev("credentials")
+            .kv("kind", kind)
+            .kv("state", "unanchored")
+            .time("not_after", c.not_after)
+            .kv("detail", "it chains to no CA of the kubeconfig: the apiserver is asked")
             .done(),
         Verdict::Unknown => return,
     };

@@ -90,6 +90,9 @@ pub struct Issued<'e> {
     pub verified: &'e Verified,
     /// The CSR object's name.
     pub csr_name: &'e str,
+    /// It chains to a CA of [`Expect::ca_pem`]; false only with [`Expect::prove`]: every other
+    /// check passed, and its issuer ([`Verified::ca_subject`]) is for the caller to establish.
+    pub anchored: bool,
 }
 
 /// What to do next.

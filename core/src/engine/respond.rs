@@ -475,7 +475,7 @@ impl Engine<'_> {
             public_key: &self.spki,
             profile: expect.profile,
         };
-        let result = verify::verify_issued_with(
+        let mut result = verify::verify_issued_with(
             self.cfg.verifier.unwrap_or(SOFTWARE),
             &self.cert,
             expect.ca_pem,
@@ -483,6 +483,13 @@ impl Engine<'_> {
             now,
             self.buf,
         );
+        self.unanchored = false;
+        if expect.prove
+            && matches!(result, Err(Error::Verify(ref v)) if v.reason == crate::error::Reason::Untrusted)
+        {
+            result = verify::verify_issued_unanchored(&self.cert, &expected, now, self.buf);
+            self.unanchored = result.is_ok();
+        }
         match result {
             Ok(v) => {
                 self.verified = Some(v);
