@@ -102,7 +102,7 @@ fn build(c: &Connection<'_>, devices: &Devices) -> Result<Https, String> {
 impl Prepared {
     /// Send it and give the agent the outcome: a whole response, a watch's stream, or a transport
     /// error. Every line the agent has to say while a watch stays open goes to `say`.
-    pub(crate) async fn exchange(self, agent: &mut Agent<'_>, say: &mut dyn FnMut(&Event<'_>)) {
+    pub(crate) async fn exchange(self, agent: &mut Agent<'_>, say: &mut (dyn FnMut(&Event<'_>) + Send)) {
         let client = match self.client {
             Ok(c) => c,
             Err(why) => return agent.on_transport_error(unix_now(), &why),
@@ -153,7 +153,7 @@ async fn stream(
     agent: &mut Agent<'_>,
     give_up: Instant,
     mut idle_at: Option<i64>,
-    say: &mut dyn FnMut(&Event<'_>),
+    say: &mut (dyn FnMut(&Event<'_>) + Send),
 ) {
     let mut total = 0usize;
     loop {
