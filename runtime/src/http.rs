@@ -102,7 +102,11 @@ fn build(c: &Connection<'_>, devices: &Devices) -> Result<Https, String> {
 impl Prepared {
     /// Send it and give the agent the outcome: a whole response, a watch's stream, or a transport
     /// error. Every line the agent has to say while a watch stays open goes to `say`.
-    pub(crate) async fn exchange(self, agent: &mut Agent<'_>, say: &mut (dyn FnMut(&Event<'_>) + Send)) {
+    pub(crate) async fn exchange(
+        self,
+        agent: &mut Agent<'_>,
+        say: &mut (dyn FnMut(&Event<'_>) + Send),
+    ) {
         let client = match self.client {
             Ok(c) => c,
             Err(why) => return agent.on_transport_error(unix_now(), &why),
