@@ -47,20 +47,6 @@ const PIN: &str = "sha256:d7ca399eb32057ff78e572eb3cf898fb60cecb7f02749d88347bc3
 const REVIEW_NODE: &[u8] = br#"{"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1","metadata":{"creationTimestamp":null},"status":{"userInfo":{"username":"system:node:rec-1","groups":["system:nodes","system:authenticated"],"extra":{"authentication.kubernetes.io/credential-id":["X509SHA256=ab"]}}}}"#;
 /// The same for someone else.
 const REVIEW_OTHER: &[u8] = br#"{"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1","metadata":{"creationTimestamp":null},"status":{"userInfo":{"username":"system:node:rec-2","groups":["system:nodes","system:authenticated"]}}}"#;
-/// A CA that did not sign the recorded certificate (the fuzz seeds' OpenSSL P-256 root), as the
-/// kubeconfig's CA of an "unanchored" node: the issued pair is then proven by a review.
-fn other_ca_pem() -> Vec<u8> {
-    use base64ct::{Base64, Encoding};
-    let der = include_bytes!("../seeds/verify_issued/p256-root.der");
-    let b64 = Base64::encode_string(der);
-    let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
-    for line in b64.as_bytes().chunks(64) {
-        pem.push_str(core::str::from_utf8(line).unwrap());
-        pem.push('\n');
-    }
-    pem.push_str("-----END CERTIFICATE-----\n");
-    pem.into_bytes()
-}
 
 /// What the recorded apiserver answered to a request of this kind.
 fn recorded(kind: RequestKind) -> (u16, &'static [u8]) {
@@ -287,7 +273,7 @@ fuzz_target!(|data: &[u8]| {
     c.seed = 7;
     let mut node = Node::provisioned();
     if unanchored {
-        node.files.insert("/w/ca.crt".into(), other_ca_pem());
+        node.files.insert("/w/ca.crt".into(), rig::other_ca_pem().to_vec());
     }
     if c.discovery.is_some() {
         node.files.remove("/w/bootstrap.conf");

@@ -134,22 +134,6 @@ fn expect(ca: &[u8]) -> Expect<'_> {
     Expect { ca_pem: ca, profile: Profile::Client, prove: PROVE.load(Ordering::Relaxed) }
 }
 
-/// A CA that did not sign the recorded certificate (the seeds' OpenSSL P-256 root), as PEM.
-fn other_ca() -> &'static [u8] {
-    static PEM: OnceLock<Vec<u8>> = OnceLock::new();
-    PEM.get_or_init(|| {
-        let der = include_bytes!("../seeds/verify_issued/p256-root.der");
-        let b64 = Base64::encode_string(der);
-        let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
-        for line in b64.as_bytes().chunks(64) {
-            pem.push_str(std::str::from_utf8(line).unwrap());
-            pem.push('\n');
-        }
-        pem.push_str("-----END CERTIFICATE-----\n");
-        pem.into_bytes()
-    })
-}
-
 /// Checks on `Done`; returns whether the engine is terminal.
 fn check_poll(e: &mut Engine, now: i64, delivered: &[(Vec<u8>, i64)], ca: &[u8]) -> bool {
     let deadline = DEADLINE;
@@ -221,7 +205,7 @@ fn refused_after_terminal(e: &mut Engine, now: i64, ca: &[u8]) {
 fuzz_target!(|input: Input| {
     let token = BootstrapToken::parse(TOKEN).unwrap();
     PROVE.store(input.prove & 1 != 0, Ordering::Relaxed);
-    let ca = if input.prove & 2 != 0 { other_ca() } else { rec!("client-ca.pem") };
+    let ca = if input.prove & 2 != 0 { rig::other_ca_pem() } else { rec!("client-ca.pem") };
     let mut cfg = Config::bootstrap("rec-1", &token, ca);
     cfg.watch = input.watch;
     if input.generate {

@@ -85,6 +85,23 @@ pub const BOOTSTRAP: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: b\
 pub const BOOTSTRAP_FILE: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: b\n  cluster:\n    server: https://127.0.0.1:6443/\n    insecure-skip-tls-verify: true\ncontexts:\n- name: b\n  context:\n    cluster: b\n    user: u\ncurrent-context: b\nusers:\n- name: u\n  user:\n    tokenFile: token\n";
 pub const NODE: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: default-cluster\n  cluster:\n    server: https://127.0.0.1:6443\n    certificate-authority: /w/ca.crt\ncontexts:\n- name: default-context\n  context:\n    cluster: default-cluster\n    user: default-auth\ncurrent-context: default-context\nusers:\n- name: default-auth\n  user:\n    client-certificate: /w/pki/kubelet-client-current.pem\n    client-key: /w/pki/kubelet-client-current.pem\n";
 
+/// A CA that did not sign the recorded certificate (the seeds' OpenSSL P-256 root), as PEM: the
+/// kubeconfig's CA of an unanchored node, whose new pair the agent proves by review.
+pub fn other_ca_pem() -> &'static [u8] {
+    static PEM: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    PEM.get_or_init(|| {
+        let der = include_bytes!("../../seeds/verify_issued/p256-root.der");
+        let b64 = Base64::encode_string(der);
+        let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
+        for line in b64.as_bytes().chunks(64) {
+            pem.push_str(std::str::from_utf8(line).unwrap());
+            pem.push('\n');
+        }
+        pem.push_str("-----END CERTIFICATE-----\n");
+        pem.into_bytes()
+    })
+}
+
 /// The certificate the recorded apiserver issued (PEM), for the key `approved.key.pem`.
 pub fn issued_cert() -> Vec<u8> {
     let v: serde_json::Value =
