@@ -56,5 +56,9 @@ for t in "${small[@]}"; do
   CARGO_TARGET_DIR="$base-small" nice cargo check -q -p kubeboot-ffi --no-default-features --target "$t" 2>&1 |
     { grep -v "dropping unsupported crate type .cdylib.\|^$" || true; }
   [ "${PIPESTATUS[0]}" = 0 ] || { echo "features: $t failed" >&2; exit 1; }
-  echo "features: $t: the core and libkubeboot.a (no std) check without a warning"
+  # And for a C image, whose critical section is kubeboot_critical_section_enter/_exit.
+  CARGO_TARGET_DIR="$base-small" nice cargo check -q -p kubeboot-ffi --no-default-features \
+    --features critical-section-c --target "$t" 2>&1 | { grep -v "dropping unsupported crate type .cdylib.\|^$" || true; }
+  [ "${PIPESTATUS[0]}" = 0 ] || { echo "features: $t (critical-section-c) failed" >&2; exit 1; }
+  echo "features: $t: the core and libkubeboot.a (no std; and critical-section-c) check without a warning"
 done

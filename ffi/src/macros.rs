@@ -267,8 +267,8 @@ pub(crate) mod pool {
     // `thumbv6m`, RISC-V without the A extension such as the ESP32-C3's `riscv32imc`) its
     // compare-exchange runs in a `critical-section` critical section, whose implementation the
     // final image chooses (see ffi/README.md: cortex-m's `critical-section-single-core`, riscv's
-    // `critical-section-single-hart`, an RTOS's, or the C firmware's own
-    // `_critical_section_1_0_acquire`/`_release`).
+    // `critical-section-single-hart`, an RTOS's, or a C image's hooks through the feature
+    // `critical-section-c`: src/critical.rs).
     use portable_atomic::{AtomicBool, Ordering};
 
     /// Live handles per type, by default.
