@@ -424,7 +424,9 @@ struct Asked {
 }
 
 /// Every member of a polled action as the header declares it; what its answers need.
-fn check_action(act: &kubeboot_action, device: bool) -> Asked {
+/// `started`: `kubeboot_agent_start` succeeded (an agent never started fails every poll with
+/// `INVALID_STATE` and no line: it has said nothing yet).
+fn check_action(act: &kubeboot_action, device: bool, started: bool) -> Asked {
     // SAFETY: `kind` is a u32 enum the ABI writes; read as its integer.
     let kind = unsafe { *(&raw const act.kind).cast::<u32>() };
     assert!(kind <= FAILED, "kind {kind}");
@@ -498,7 +500,11 @@ fn check_action(act: &kubeboot_action, device: bool) -> Asked {
                 let r = rc(f.result);
                 assert_ne!(r, OK, "FAILED with OK");
                 let _ = text(f.detail);
-                assert!(!text(f.line).is_empty());
+                let line = text(f.line);
+                assert!(
+                    !line.is_empty() || (!started && r == INVALID_STATE),
+                    "FAILED {r} without a line"
+                );
             }
             _ => {}
         }
@@ -616,7 +622,7 @@ pub fn run(hs: &mut Handles, op: &Agent, device: Option<&KeyDevice>) {
         assert_eq!(rc(fag::kubeboot_agent_poll(ag, now, act.as_mut_ptr())), OK);
         // SAFETY: written on OK.
         let act = unsafe { act.assume_init() };
-        let asked = check_action(&act, !dev.null);
+        let asked = check_action(&act, !dev.null, r == OK);
         if matches!(asked.kind, DONE | FAILED) {
             if ended {
                 break;
