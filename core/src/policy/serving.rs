@@ -294,7 +294,10 @@ impl<'p> ServingPolicy<'p> {
                 }
                 // Refused by `check_request` (and by the kubelet-serving shape for email, URI).
                 _ => {
-                    return Some(ForeignSan { violation: PolicyViolation::OtherSanNotAllowed, san });
+                    return Some(ForeignSan {
+                        violation: PolicyViolation::OtherSanNotAllowed,
+                        san,
+                    });
                 }
             }
         }
