@@ -147,10 +147,18 @@ pub async fn run(args: Args) -> Result<(), Error> {
     let store = controller.store();
     let ready = Arc::clone(&metrics);
     tokio::spawn(async move {
-        if store.wait_until_ready().await.is_ok() {
-            ready.set_ready();
-            tracing::info!("watching kubelet-serving CSRs");
+        // kube-runtime's readiness wakes only the last task that waited on it (the controller's
+        // own runner), so look again every 100 ms instead of waiting once.
+        loop {
+            let wait = store.wait_until_ready();
+            match tokio::time::timeout(std::time::Duration::from_millis(100), wait).await {
+                Ok(Ok(())) => break,
+                Ok(Err(_)) => return,
+                Err(_) => continue,
+            }
         }
+        ready.set_ready();
+        tracing::info!("watching kubelet-serving CSRs");
     });
     controller
         .run(decide::reconcile, decide::on_error, ctx)
