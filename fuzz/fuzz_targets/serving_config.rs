@@ -47,9 +47,15 @@ fuzz_target!(|data: &[u8]| {
             let shown = p.to_string();
             assert_eq!(shown, pattern);
             assert_eq!(DnsPattern::parse(&shown), Ok(p));
-            assert_eq!(p.matches(node, name), expected_match(pattern, node, name), "{pattern:?} {node:?} {name:?}");
+            assert_eq!(
+                p.matches(node, name),
+                expected_match(pattern, node, name),
+                "{pattern:?} {node:?} {name:?}"
+            );
             // The node's own name always fits its pattern (for a node name that is a label).
-            if !node.is_empty() && node.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+            if !node.is_empty()
+                && node.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            {
                 let own = pattern.replacen("*.", "x.", 1).replacen("{node}", node, 1);
                 assert!(p.matches(node, &own), "{pattern:?} {own:?}");
             }
@@ -64,13 +70,16 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(KeyPolicy::parse(&k.to_string()), Ok(k));
             assert_eq!(k.p256, items.contains(&"ecdsa-p256"));
             assert_eq!(k.p384, items.contains(&"ecdsa-p384"));
-            let rsa: Option<u16> = items.iter().find_map(|i| i.strip_prefix("rsa-")).map(|b| b.parse().unwrap());
+            let rsa: Option<u16> =
+                items.iter().find_map(|i| i.strip_prefix("rsa-")).map(|b| b.parse().unwrap());
             assert_eq!(k.rsa_min_bits, rsa);
             for bits in [1024usize, 2048, 3072, 4096, 4097] {
                 let want = rsa.is_some_and(|m| bits >= usize::from(m) && bits <= 4096);
                 assert_eq!(k.allows(KeyAlgorithm::Rsa, Some(bits)), want);
             }
-            assert!(!k.allows(KeyAlgorithm::Ed25519, None) && !k.allows(KeyAlgorithm::EcP521, None));
+            assert!(
+                !k.allows(KeyAlgorithm::Ed25519, None) && !k.allows(KeyAlgorithm::EcP521, None)
+            );
         }
         Err(e) => assert_eq!(e, Error::InvalidKeyPolicy),
     }

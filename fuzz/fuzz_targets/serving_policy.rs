@@ -21,7 +21,8 @@ use kubeboot::request::SubjectAltName;
 use kubeboot::{Error, pem};
 use libfuzzer_sys::fuzz_target;
 
-const TYPES: [&str; 7] = ["InternalIP", "ExternalIP", "Hostname", "InternalDNS", "ExternalDNS", "Other", ""];
+const TYPES: [&str; 7] =
+    ["InternalIP", "ExternalIP", "Hostname", "InternalDNS", "ExternalDNS", "Other", ""];
 const VALUES: [&str; 10] = [
     "10.0.0.7",
     "10.0.0.8",
@@ -44,10 +45,16 @@ fn take<'a>(data: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
 
 fuzz_target!(|data: &[u8]| {
     let mut d = data;
-    let Some(&[flags, usage_choice, count]) = take(&mut d, 3).map(|h| <&[u8; 3]>::try_from(h).unwrap()) else { return };
+    let Some(&[flags, usage_choice, count]) =
+        take(&mut d, 3).map(|h| <&[u8; 3]>::try_from(h).unwrap())
+    else {
+        return;
+    };
     let mut addresses = Vec::new();
     for _ in 0..count % 6 {
-        let Some(&[t, v]) = take(&mut d, 2).map(|h| <&[u8; 2]>::try_from(h).unwrap()) else { return };
+        let Some(&[t, v]) = take(&mut d, 2).map(|h| <&[u8; 2]>::try_from(h).unwrap()) else {
+            return;
+        };
         let kind = AddressType::from_api(TYPES[usize::from(t) % TYPES.len()]);
         addresses.push(NodeAddress { kind, address: VALUES[usize::from(v) % VALUES.len()] });
     }
@@ -64,10 +71,18 @@ fuzz_target!(|data: &[u8]| {
         2 => "kubernetes-admin",
         _ => custom.as_str(),
     };
-    let groups: &[&str] = if flags & 4 != 0 { &["system:authenticated", "system:nodes"] } else { &["system:authenticated"] };
+    let groups: &[&str] = if flags & 4 != 0 {
+        &["system:authenticated", "system:nodes"]
+    } else {
+        &["system:authenticated"]
+    };
     let usages: &[&str] = match usage_choice % 4 {
         0 => &[policy::USAGE_DIGITAL_SIGNATURE, policy::USAGE_SERVER_AUTH],
-        1 => &[policy::USAGE_KEY_ENCIPHERMENT, policy::USAGE_DIGITAL_SIGNATURE, policy::USAGE_SERVER_AUTH],
+        1 => &[
+            policy::USAGE_KEY_ENCIPHERMENT,
+            policy::USAGE_DIGITAL_SIGNATURE,
+            policy::USAGE_SERVER_AUTH,
+        ],
         2 => &[policy::USAGE_DIGITAL_SIGNATURE, policy::USAGE_CLIENT_AUTH],
         _ => &[],
     };
@@ -76,13 +91,23 @@ fuzz_target!(|data: &[u8]| {
         dns_patterns: if flags & 16 != 0 { &patterns } else { &[] },
         ..ServingPolicy::default()
     };
-    let csr = ServingCsr { signer: SIGNER_SERVING, username, groups, request: d, usages, expiration_seconds: expiration };
+    let csr = ServingCsr {
+        signer: SIGNER_SERVING,
+        username,
+        groups,
+        request: d,
+        usages,
+        expiration_seconds: expiration,
+    };
     let node = if flags & 32 != 0 { None } else { Some(addresses.as_slice()) };
 
     let mut scratch = vec![0u8; d.len()];
-    let soft = policy.check_request(&csr, &mut scratch).map(|r| (r.node_name, r.request.der().to_vec()));
+    let soft =
+        policy.check_request(&csr, &mut scratch).map(|r| (r.node_name, r.request.der().to_vec()));
     let mut scratch2 = vec![0u8; d.len()];
-    let ring = policy.check_request_with(&Ring, &csr, &mut scratch2).map(|r| (r.node_name, r.request.der().to_vec()));
+    let ring = policy
+        .check_request_with(&Ring, &csr, &mut scratch2)
+        .map(|r| (r.node_name, r.request.der().to_vec()));
     assert_eq!(soft, ring, "the backends agree");
 
     let mut scratch3 = vec![0u8; d.len()];
@@ -97,7 +122,10 @@ fuzz_target!(|data: &[u8]| {
             let block = blocks[0].unwrap();
             assert_eq!(block.label, "CERTIFICATE REQUEST");
             assert_eq!(block.text.trim_ascii(), d.trim_ascii());
-            assert!(expiration.is_none_or(|e| (600..=i64::from(policy.max_expiration_seconds)).contains(&e)));
+            assert!(
+                expiration
+                    .is_none_or(|e| (600..=i64::from(policy.max_expiration_seconds)).contains(&e))
+            );
             assert!(usages.contains(&policy::USAGE_SERVER_AUTH));
             let addresses = node.unwrap();
             let mut buf = vec![0u8; d.len()];
@@ -118,9 +146,14 @@ fuzz_target!(|data: &[u8]| {
                     })),
                     SubjectAltName::Dns(n) => assert!(
                         addresses.iter().any(|a| {
-                            matches!(a.kind, AddressType::Hostname | AddressType::InternalDns | AddressType::ExternalDns)
-                                && a.address.eq_ignore_ascii_case(n)
-                        }) || (flags & 16 != 0 && n.eq_ignore_ascii_case(&format!("{name}.example.com")))
+                            matches!(
+                                a.kind,
+                                AddressType::Hostname
+                                    | AddressType::InternalDns
+                                    | AddressType::ExternalDns
+                            ) && a.address.eq_ignore_ascii_case(n)
+                        }) || (flags & 16 != 0
+                            && n.eq_ignore_ascii_case(&format!("{name}.example.com")))
                     ),
                     other => panic!("approved with {other:?}"),
                 }
@@ -134,11 +167,16 @@ fuzz_target!(|data: &[u8]| {
             if v == PolicyViolation::NodeNoAddresses {
                 assert!(node.is_some_and(|a| a.is_empty()));
             }
-            if matches!(v, PolicyViolation::IpSanNotNodeAddress | PolicyViolation::DnsSanNotNodeAddress) {
+            if matches!(
+                v,
+                PolicyViolation::IpSanNotNodeAddress | PolicyViolation::DnsSanNotNodeAddress
+            ) {
                 assert!(soft.is_ok());
             }
         }
-        Err(Error::BufferTooSmall { .. }) => panic!("the scratch as long as the PEM always holds its DER"),
+        Err(Error::BufferTooSmall { .. }) => {
+            panic!("the scratch as long as the PEM always holds its DER")
+        }
         Err(_) => {}
     }
 });
