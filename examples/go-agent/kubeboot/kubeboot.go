@@ -144,7 +144,7 @@ func ResultMessage(code uint32) string {
 	return string(b)
 }
 
-// Version is the library version ("0.3.0").
+// Version is the library version ("0.4.0").
 func Version() string { return C.GoString(C.kubeboot_version()) }
 
 // outBytes runs a `(buf, len, *out_len)` function, growing the buffer once if the library asks
