@@ -40,13 +40,13 @@ impl MetricsOut {
             let m = Arc::clone(&shared);
             std::thread::spawn(move || serve(&listener, &m));
         }
-        if let Some(p) = &textfile {
-            if metrics::check_textfile(&p.to_string_lossy()).is_err() {
-                return Err(Rejected(format!(
-                    "--metrics-textfile {}: node_exporter reads only *.prom files",
-                    p.display()
-                )));
-            }
+        if let Some(p) = &textfile
+            && metrics::check_textfile(&p.to_string_lossy()).is_err()
+        {
+            return Err(Rejected(format!(
+                "--metrics-textfile {}: node_exporter reads only *.prom files",
+                p.display()
+            )));
         }
         Ok(MetricsOut { shared, textfile, written: None })
     }

@@ -84,10 +84,10 @@ impl Notifier {
     }
 
     fn send(&self, msg: &str) {
-        if let Some((s, addr)) = &self.socket {
-            if let Err(e) = s.send_to_addr(msg.as_bytes(), addr) {
-                eprintln!("kubeboot: NOTIFY_SOCKET: {e}");
-            }
+        if let Some((s, addr)) = &self.socket
+            && let Err(e) = s.send_to_addr(msg.as_bytes(), addr)
+        {
+            eprintln!("kubeboot: NOTIFY_SOCKET: {e}");
         }
     }
 

@@ -2,6 +2,7 @@
 //! `O=system:nodes, CN=system:node:node-1`. The P-256 `SERVING` one is in `request::fixtures`.
 
 /// P-384, `DNS:node-1.example.com, IP:10.0.0.7`.
+#[cfg(all(feature = "p384", feature = "rsa"))] // the key-policy test alone
 pub(crate) const P384: &str = "\
 -----BEGIN CERTIFICATE REQUEST-----\n\
 MIIBYjCB6QIBADA0MRUwEwYDVQQKDAxzeXN0ZW06bm9kZXMxGzAZBgNVBAMMEnN5\n\
@@ -16,6 +17,7 @@ t1CY4TW2aqZuxgp+WJXqTl3N7YpTSQ==\n\
 ";
 
 /// RSA 2048, `IP:10.0.0.7`.
+#[cfg(all(feature = "p384", feature = "rsa"))] // the key-policy test alone
 pub(crate) const RSA2048: &str = "\
 -----BEGIN CERTIFICATE REQUEST-----\n\
 MIICmzCCAYMCAQAwNDEVMBMGA1UECgwMc3lzdGVtOm5vZGVzMRswGQYDVQQDDBJz\n\
@@ -36,6 +38,7 @@ AEly6u0M7Zvu/QvFV8C8jdi1IXkeam0F5l4NTRFsVfi7mLaEXTP2ZrBmeGVnGFk=\n\
 ";
 
 /// RSA 1024, `IP:10.0.0.7`.
+#[cfg(all(feature = "p384", feature = "rsa"))] // the key-policy test alone
 pub(crate) const RSA1024: &str = "\
 -----BEGIN CERTIFICATE REQUEST-----\n\
 MIIBlTCB/wIBADA0MRUwEwYDVQQKDAxzeXN0ZW06bm9kZXMxGzAZBgNVBAMMEnN5\n\
