@@ -1,13 +1,13 @@
-//! The approver's flags, and the settings they make (the operator's grammars are the core's:
-//! [`DnsPattern`], [`KeyPolicy`]).
+//! The approver's flags, and the settings they make: every value a user types is read by the
+//! core's grammar ([`kubeboot::grammar`]: durations, the listening address, DNS patterns, key
+//! policies), and a value it refuses is its one line (`--node-wait "5x": invalid-duration: ...`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kubeboot::policy::serving::{
-    DEFAULT_MAX_EXPIRATION_SECONDS, DnsPattern, KeyPolicy, ServingPolicy,
-};
+use kubeboot::grammar;
+use kubeboot::policy::serving::ServingPolicy;
 
 /// Approve `kubernetes.io/kubelet-serving` CSRs only for the addresses the node really has.
 #[derive(clap::Args, Clone, Debug)]
@@ -24,12 +24,13 @@ pub struct Args {
     pub dns_patterns: Vec<String>,
 
     /// Key types and sizes approved: a list of ecdsa-p256, ecdsa-p384, rsa-<bits>.
-    #[arg(long, value_name = "LIST", default_value_t = KeyPolicy::DEFAULT.to_string())]
+    #[arg(long, value_name = "LIST", default_value = "ecdsa-p256,ecdsa-p384,rsa-2048")]
     pub allowed_key_types: String,
 
-    /// The longest `expirationSeconds` approved (absent: the signer's own duration).
-    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_MAX_EXPIRATION_SECONDS)]
-    pub max_expiration_seconds: u32,
+    /// The longest `expirationSeconds` approved, a duration of at least 10m (a CSR without
+    /// `expirationSeconds` gets the signer's own duration).
+    #[arg(long, value_name = "DURATION", default_value = "8760h")]
+    pub max_expiration: String,
 
     /// Leave a CSR that would be denied pending for a person to decide (with an Event and a log
     /// line giving the reason), instead of denying it.
@@ -42,9 +43,9 @@ pub struct Args {
     pub dry_run: bool,
 
     /// How long a CSR whose Node does not exist yet is retried (with backoff) before it is left
-    /// pending with reason policy-node-not-found.
-    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
-    pub node_wait_seconds: u64,
+    /// pending with reason policy-node-not-found (a duration: 90s, 5m, ...).
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    pub node_wait: String,
 
     /// Decide only while holding a coordination.k8s.io Lease, so that of several replicas one
     /// decides at a time.
@@ -59,13 +60,13 @@ pub struct Args {
     #[arg(long, value_name = "NAME", default_value = "kubeboot-approver")]
     pub leader_elect_lease_name: String,
 
-    /// How long a Lease holds after its last renewal.
-    #[arg(long, value_name = "SECONDS", default_value_t = 15)]
-    pub leader_elect_lease_duration: u64,
+    /// How long a Lease holds after its last renewal (a duration, whole seconds).
+    #[arg(long, value_name = "DURATION", default_value = "15s")]
+    pub leader_elect_lease_duration: String,
 
     /// The holder renews this long before its Lease runs out (and stops deciding if it cannot).
-    #[arg(long, value_name = "SECONDS", default_value_t = 5)]
-    pub leader_elect_renew_grace: u64,
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    pub leader_elect_renew_grace: String,
 
     /// This replica's identity in the Lease (default: $POD_NAME, else <hostname>_<pid>).
     #[arg(long, value_name = "ID")]
@@ -102,23 +103,45 @@ pub struct Settings {
     pub skip_deny: bool,
     /// `--dry-run`.
     pub dry_run: bool,
-    /// `--node-wait-seconds`.
+    /// `--node-wait`.
     pub node_wait: Duration,
+    /// `--leader-elect-lease-duration`, in seconds.
+    pub lease_duration: u64,
+    /// `--leader-elect-renew-grace`, in seconds.
+    pub renew_grace: u64,
     /// `--metrics-bind-address`, if any.
     pub bind: Option<SocketAddr>,
 }
 
-/// A flag value that cannot be used: the flag and why.
+/// A flag value that cannot be used: its one line, `<flag> "<value>": <reason>`.
 #[derive(Debug, thiserror::Error)]
-#[error("{flag} {value:?}: {reason}")]
-pub struct BadFlag {
-    flag: &'static str,
-    value: String,
-    reason: String,
+#[error("{0}")]
+pub struct BadFlag(String);
+
+impl BadFlag {
+    /// A value the core's grammar refused with `e`: [`grammar::write_refusal`]'s line.
+    fn refused(flag: &str, value: &str, e: kubeboot::Error) -> Self {
+        let mut line = String::new();
+        let _ = grammar::write_refusal(&mut line, flag, value, e);
+        BadFlag(line)
+    }
 }
 
-fn bad(flag: &'static str, value: &str, reason: impl ToString) -> BadFlag {
-    BadFlag { flag, value: value.to_owned(), reason: reason.to_string() }
+/// `value` of `flag` read by `rule` of the core's grammar.
+fn read<'v, T>(
+    flag: &str,
+    value: &'v str,
+    rule: impl FnOnce(&'v str) -> kubeboot::Result<T>,
+) -> Result<T, BadFlag> {
+    rule(value).map_err(|e| BadFlag::refused(flag, value, e))
+}
+
+/// A duration flag in whole seconds, at least one.
+fn positive(flag: &str, value: &str) -> Result<u64, BadFlag> {
+    match read(flag, value, grammar::duration)? {
+        0 => Err(BadFlag(format!("{flag} {value:?}: must be longer than 0"))),
+        n => Ok(n.unsigned_abs()),
+    }
 }
 
 impl Args {
@@ -127,34 +150,40 @@ impl Args {
         let mut patterns = Vec::with_capacity(self.dns_patterns.len());
         for p in &self.dns_patterns {
             let text: &'static str = Box::leak(p.clone().into_boxed_str());
-            patterns.push(DnsPattern::parse(text).map_err(|e| bad("--dns-pattern", p, e))?);
+            patterns.push(read("--dns-pattern", text, grammar::dns_pattern)?);
         }
-        let keys = KeyPolicy::parse(&self.allowed_key_types)
-            .map_err(|e| bad("--allowed-key-types", &self.allowed_key_types, e))?;
-        if self.max_expiration_seconds < kubeboot::policy::MIN_EXPIRATION_SECONDS {
-            let v = self.max_expiration_seconds.to_string();
-            return Err(bad("--max-expiration-seconds", &v, "below the API's minimum of 600"));
-        }
-        if self.leader_elect && self.leader_elect_renew_grace >= self.leader_elect_lease_duration {
-            let v = self.leader_elect_renew_grace.to_string();
-            return Err(bad("--leader-elect-renew-grace", &v, "must be shorter than the lease"));
+        let keys = read("--allowed-key-types", &self.allowed_key_types, grammar::key_policy)?;
+        let max_expiration =
+            read("--max-expiration", &self.max_expiration, grammar::max_expiration)?;
+        let node_wait = read("--node-wait", &self.node_wait, grammar::duration)?.unsigned_abs();
+        let lease_duration =
+            positive("--leader-elect-lease-duration", &self.leader_elect_lease_duration)?;
+        let renew_grace = positive("--leader-elect-renew-grace", &self.leader_elect_renew_grace)?;
+        if renew_grace >= lease_duration {
+            let (flag, v) = ("--leader-elect-renew-grace", &self.leader_elect_renew_grace);
+            return Err(BadFlag(format!(
+                "{flag} {v:?}: must be shorter than --leader-elect-lease-duration ({}s)",
+                lease_duration
+            )));
         }
         if self.concurrency == 0 {
-            return Err(bad("--concurrency", "0", "at least 1"));
+            return Err(BadFlag("--concurrency \"0\": at least 1".to_owned()));
         }
         let bind = match self.metrics_bind_address.as_str() {
             "" => None,
-            a => Some(a.parse().map_err(|e| bad("--metrics-bind-address", a, e))?),
+            a => Some(read("--metrics-bind-address", a, grammar::bind_address)?),
         };
         Ok(Settings {
             policy: ServingPolicy {
-                max_expiration_seconds: self.max_expiration_seconds,
+                max_expiration_seconds: max_expiration,
                 keys,
                 dns_patterns: Vec::leak(patterns),
             },
             skip_deny: self.skip_deny_step,
             dry_run: self.dry_run,
-            node_wait: Duration::from_secs(self.node_wait_seconds),
+            node_wait: Duration::from_secs(node_wait),
+            lease_duration,
+            renew_grace,
             bind,
         })
     }
@@ -185,6 +214,7 @@ impl Args {
 mod tests {
     use super::*;
     use clap::Parser;
+    use kubeboot::policy::serving::{DEFAULT_MAX_EXPIRATION_SECONDS, KeyPolicy};
 
     #[derive(Parser)]
     struct Cli {
@@ -205,6 +235,10 @@ mod tests {
         assert_eq!(s.policy.max_expiration_seconds, DEFAULT_MAX_EXPIRATION_SECONDS);
         assert!(s.policy.dns_patterns.is_empty());
         assert!(!s.skip_deny && !s.dry_run);
+        assert_eq!(
+            (s.node_wait, s.lease_duration, s.renew_grace),
+            (Duration::from_secs(300), 15, 5)
+        );
         assert_eq!(s.bind, Some("127.0.0.1:8080".parse().unwrap()));
     }
 
@@ -217,8 +251,10 @@ mod tests {
             "*.{node}.svc",
             "--allowed-key-types",
             "ecdsa-p256",
-            "--max-expiration-seconds",
-            "3600",
+            "--max-expiration",
+            "1h",
+            "--node-wait",
+            "1m30s",
             "--metrics-bind-address",
             "",
         ])
@@ -226,18 +262,27 @@ mod tests {
         assert_eq!(s.policy.dns_patterns.len(), 2);
         assert!(s.policy.dns_patterns[0].matches("n1", "n1.nodes.example"));
         assert_eq!(s.policy.keys.to_string(), "ecdsa-p256");
+        assert_eq!(s.policy.max_expiration_seconds, 3600);
+        assert_eq!(s.node_wait, Duration::from_secs(90));
         assert_eq!(s.bind, None);
     }
 
     #[test]
     fn bad_flags_name_the_flag_and_the_cores_reason() {
         let e = parse(&["--dns-pattern", "example.com"]).unwrap_err();
-        assert!(e.contains("--dns-pattern") && e.contains("{node}"), "{e}");
+        assert!(e.starts_with("--dns-pattern \"example.com\": invalid-dns-pattern: "), "{e}");
         let e = parse(&["--allowed-key-types", "rsa-512"]).unwrap_err();
-        assert!(e.contains("--allowed-key-types"), "{e}");
-        assert!(parse(&["--max-expiration-seconds", "599"]).is_err());
-        assert!(parse(&["--metrics-bind-address", "localhost"]).is_err());
-        assert!(parse(&["--leader-elect", "--leader-elect-renew-grace", "15"]).is_err());
+        assert!(e.starts_with("--allowed-key-types \"rsa-512\": invalid-key-policy: "), "{e}");
+        let e = parse(&["--max-expiration", "599s"]).unwrap_err();
+        assert!(e.starts_with("--max-expiration \"599s\": invalid-expiration-seconds"), "{e}");
+        let e = parse(&["--max-expiration", "3600"]).unwrap_err();
+        assert!(e.contains("invalid-duration"), "{e}");
+        let e = parse(&["--node-wait", "5x"]).unwrap_err();
+        assert!(e.starts_with("--node-wait \"5x\": invalid-duration: "), "{e}");
+        let e = parse(&["--metrics-bind-address", "localhost:80"]).unwrap_err();
+        assert!(e.contains("invalid-address"), "{e}");
+        assert!(parse(&["--leader-elect-renew-grace", "15s"]).is_err());
+        assert!(parse(&["--leader-elect-lease-duration", "0"]).is_err());
         assert!(parse(&["--concurrency", "0"]).is_err());
         assert!(parse(&["--log-format", "xml"]).is_err());
     }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures::channel::mpsc;
 use kube_lease_manager::{LeaseCreateMode, LeaseManagerBuilder};
 
-use crate::args::Args;
+use crate::args::{Args, Settings};
 use crate::metrics::Metrics;
 
 /// What the controller needs from the election: the flag it reads before every decision, and a
@@ -55,6 +55,7 @@ pub fn always() -> Leadership {
 pub async fn elect(
     client: kube::Client,
     args: &Args,
+    settings: &Settings,
     metrics: Arc<Metrics>,
 ) -> Result<Leadership, kube_lease_manager::LeaseManagerError> {
     let identity = args.identity();
@@ -62,8 +63,8 @@ pub async fn elect(
     let manager = LeaseManagerBuilder::new(client, &args.leader_elect_lease_name)
         .with_namespace(&namespace)
         .with_identity(&identity)
-        .with_duration(args.leader_elect_lease_duration)
-        .with_grace(args.leader_elect_renew_grace)
+        .with_duration(settings.lease_duration)
+        .with_grace(settings.renew_grace)
         .with_create_mode(LeaseCreateMode::AutoCreate)
         .build()
         .await?;

@@ -53,13 +53,15 @@ pub enum Error {
 }
 
 /// The process entry point of both `kubeboot-approver` and `kubeboot approver`: run until
-/// SIGTERM or SIGINT; exit 0 then, 1 (with a one-line reason on stderr) when it cannot run.
+/// SIGTERM or SIGINT; exit 0 then; with a one-line reason on stderr, 2 for a flag value that
+/// cannot be used (a usage error, as the core's grammar asks of every front-end) and 1 when it
+/// cannot run.
 pub fn main(args: Args) -> ExitCode {
     match run_blocking(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("kubeboot approver: {e}");
-            ExitCode::from(1)
+            ExitCode::from(if matches!(e, Error::Flag(_)) { 2 } else { 1 })
         }
     }
 }
@@ -110,7 +112,7 @@ pub async fn run(args: Args) -> Result<(), Error> {
         tokio::spawn(metrics::serve(listener, Arc::clone(&metrics)));
     }
     let mut leadership = if args.leader_elect {
-        leader::elect(client.clone(), &args, Arc::clone(&metrics)).await?
+        leader::elect(client.clone(), &args, &settings, Arc::clone(&metrics)).await?
     } else {
         metrics.set_leader(true);
         leader::always()

@@ -24,7 +24,7 @@ pub enum Outcome {
     Approved,
     /// The Denied condition was written.
     Denied,
-    /// Left pending for a person (`--skip-deny-step`, or no Node after `--node-wait-seconds`).
+    /// Left pending for a person (`--skip-deny-step`, or no Node after `--node-wait`).
     Pending,
     /// `--dry-run`: it would have been approved.
     WouldApprove,

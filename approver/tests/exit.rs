@@ -13,14 +13,23 @@ fn run(args: &[&str]) -> (i32, String) {
 }
 
 #[test]
-fn a_flag_the_cores_grammar_refuses_is_exit_1_with_its_reason() {
+fn a_flag_the_cores_grammar_refuses_is_exit_2_with_its_line() {
     let (code, err) = run(&["--dns-pattern", "example.com"]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.starts_with("kubeboot approver: --dns-pattern \"example.com\": "), "{err}");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with("kubeboot approver: --dns-pattern \"example.com\": invalid-dns-pattern: "),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
     let (code, err) = run(&["--allowed-key-types", "ed25519"]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("invalid-key-policy") || err.contains("key policy"), "{err}");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("\"ed25519\": invalid-key-policy: "), "{err}");
+    let (code, err) = run(&["--node-wait", "5x"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "kubeboot approver: --node-wait \"5x\": invalid-duration: not a duration (like 90s, 10m, 1h30m, 0)"
+    );
 }
 
 #[test]
