@@ -1,11 +1,12 @@
-package main
+package agentrun
 
-// The agent against an in-process fake apiserver (httptest, TLS, chunked watch streams split
+// The runtime against an in-process fake apiserver (httptest, TLS, chunked watch streams split
 // mid-event) that signs CSRs with a Go CA. The real control plane is exercised by
 // e2e/run (E2E_ONLY=go for this agent alone).
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -16,6 +17,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -59,6 +61,10 @@ type fakeAPI struct {
 	// pushback: answer this many more creates with 429 and Retry-After: 1 (API Priority and
 	// Fairness rejecting them).
 	pushback int
+	// life of the certificates it issues (default 1 h).
+	life time.Duration
+	// late: the watch stays quiet this long before the approval (a person approving).
+	late time.Duration
 }
 
 func newFakeAPI(t *testing.T, mode fakeMode) (*fakeAPI, *httptest.Server) {
@@ -111,6 +117,14 @@ func status(w http.ResponseWriter, code int, reason, msg string) {
 const csrPath = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/serial" { // which client certificate the handshake presented
+		if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+			w.Write([]byte("none"))
+			return
+		}
+		w.Write([]byte(r.TLS.PeerCertificates[0].SerialNumber.String()))
+		return
+	}
 	if r.URL.Path == "/healthz" {
 		f.log("healthz")
 		w.Write([]byte("ok"))
@@ -193,6 +207,13 @@ func (f *fakeAPI) stream(w http.ResponseWriter, r *http.Request, c *fakeCSR) {
 		fl.Flush()
 	}
 	send("ADDED")
+	if f.late > 0 {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(f.late):
+		}
+	}
 	switch f.mode {
 	case approve:
 		f.mu.Lock()
@@ -235,9 +256,17 @@ func (f *fakeAPI) sign(c *fakeCSR) []byte {
 		life = time.Duration(e) * time.Second
 	}
 	now := time.Now()
+	backdate := 5 * time.Minute
+	if f.life != 0 {
+		life, backdate = f.life, time.Second
+	}
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(now.UnixNano()), Subject: csr.Subject,
-		NotBefore: now.Add(-5 * time.Minute), NotAfter: now.Add(life), KeyUsage: x509.KeyUsageDigitalSignature,
+		NotBefore: now.Add(-backdate), NotAfter: now.Add(life), KeyUsage: x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, BasicConstraintsValid: true}
+	if c.spec["signerName"] == "kubernetes.io/kubelet-serving" {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		tmpl.DNSNames, tmpl.IPAddresses = csr.DNSNames, csr.IPAddresses
+	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, f.ca, csr.PublicKey, f.caKey)
 	if err != nil {
 		f.t.Errorf("sign: %v", err)
@@ -253,9 +282,19 @@ func base64Std(s string) ([]byte, error) {
 }
 
 type env struct {
-	o   *options
+	o   *kubeboot.AgentConfig
 	api *fakeAPI
+	srv *httptest.Server
 	dir string
+}
+
+// run runs the runtime on c to its end.
+func run(c *kubeboot.AgentConfig) error {
+	rt, err := Start(context.Background(), Config{Agent: *c, Errors: io.Discard})
+	if err != nil {
+		return err
+	}
+	return rt.Wait()
 }
 
 func setup(t *testing.T, mode fakeMode, token string) env {
@@ -285,14 +324,14 @@ users:
     token: %s
 `, srv.URL, token)
 	os.WriteFile(filepath.Join(dir, "boot", "bootstrap.kubeconfig"), []byte(boot), 0o600)
-	return env{api: api, dir: dir, o: &options{once: true, AgentConfig: kubeboot.AgentConfig{
-		BootstrapKubeconfig: filepath.Join(dir, "boot", "bootstrap.kubeconfig"),
-		Kubeconfig:          filepath.Join(dir, "node", "kubelet.kubeconfig"),
-		CertDir:             filepath.Join(dir, "pki"),
-		NodeName:            "fake-node",
-		CABundle:            filepath.Join(dir, "client-ca.crt"),
-		BootstrapWait:       time.Minute,
-	}}}
+	c := kubeboot.DefaultAgentConfig()
+	c.BootstrapKubeconfig = filepath.Join(dir, "boot", "bootstrap.kubeconfig")
+	c.Kubeconfig = filepath.Join(dir, "node", "kubelet.kubeconfig")
+	c.CertDir = filepath.Join(dir, "pki")
+	c.NodeName = "fake-node"
+	c.CABundle = filepath.Join(dir, "client-ca.crt")
+	c.BootstrapWait = time.Minute
+	return env{api: api, srv: srv, dir: dir, o: &c}
 }
 
 func TestAgentBootstrapThenRotate(t *testing.T) {
@@ -356,6 +395,41 @@ func TestAgentBootstrapThenRotate(t *testing.T) {
 	certs, _ := parseCerts(second)
 	if life := time.Until(certs[0].NotAfter); life > 601*time.Second || life < 500*time.Second {
 		t.Fatal(life)
+	}
+}
+
+// A watch that stays quiet past the agent's first progress time (30 s) gets progress lines while
+// it stays open (OnStreamIdle, NextEvent): the same watch then sees the approval.
+func TestQuietWatchReportsProgressAndStaysOpen(t *testing.T) {
+	t.Parallel()
+	e := setup(t, approve, testToken)
+	e.api.late = 33 * time.Second
+	var mu sync.Mutex
+	var lines []kubeboot.Event
+	rt, err := Start(context.Background(), Config{Agent: *e.o, Errors: io.Discard, OnEvent: func(ev kubeboot.Event) {
+		mu.Lock()
+		lines = append(lines, ev)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	progress := -1
+	for i, ev := range lines {
+		if ev.Update && progress < 0 {
+			progress = i
+		}
+	}
+	if progress < 0 || !strings.Contains(lines[len(lines)-1].Line, "step=done") && !strings.Contains(lines[len(lines)-1].Line, "step=sleep") {
+		t.Fatalf("no progress line during the quiet watch, or no end:\n%+v", lines)
+	}
+	if w := strings.Count(strings.Join(e.api.events, "\n"), "watch "); w != 1 {
+		t.Fatalf("%d watches, want the one kept open:\n%s", w, strings.Join(e.api.events, "\n"))
 	}
 }
 
@@ -444,4 +518,157 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Before the first bootstrap completes there are no credentials: a clear ErrNotReady (or a wait),
+// a TLS server refuses handshakes, and cancelling stops the runtime cleanly.
+func TestNotReadyBeforeTheFirstCredentials(t *testing.T) {
+	e := setup(t, never, testToken)
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := Start(ctx, Config{Agent: *e.o, Errors: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Credentials(); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("Credentials: %v", err)
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer wcancel()
+	if _, err := rt.WaitCredentials(wctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitCredentials: %v", err)
+	}
+	if _, err := rt.TLSConfig().GetCertificate(nil); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("GetCertificate: %v", err)
+	}
+	if _, err := rt.TLSConfig().GetClientCertificate(nil); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("GetClientCertificate: %v", err)
+	}
+	cancel()
+	if err := rt.Wait(); err != nil {
+		t.Fatalf("stopped by its context: %v", err)
+	}
+	if st := rt.Status(); !st.Stopped || st.Ready {
+		t.Fatalf("%+v", st)
+	}
+	if _, err := rt.WaitCredentials(context.Background()); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("WaitCredentials after the end: %v", err)
+	}
+}
+
+// A bad configuration is the agent's typed error at Start, and nothing runs.
+func TestStartRefusesABadConfiguration(t *testing.T) {
+	e := setup(t, approve, testToken)
+	c := *e.o
+	c.Serving = &kubeboot.ServingConfig{DNSNames: []string{"n.example"}}
+	if _, err := Start(context.Background(), Config{Agent: c}); !errors.Is(err, &kubeboot.Error{Code: kubeboot.CodeServingNeedsIP}) {
+		t.Fatalf("DNS names only: %v", err)
+	}
+	if _, err := Start(context.Background(), Config{Agent: *e.o, MetricsTextfile: "metrics.txt"}); err == nil {
+		t.Fatal("a textfile node_exporter does not read was accepted")
+	}
+	if _, err := Start(context.Background(), Config{Agent: *e.o, MetricsAddr: "localhost"}); err == nil {
+		t.Fatal("a metrics address without a port was accepted")
+	}
+	noFiles(t, e)
+}
+
+// The credentials follow rotation: certificates that live 6 s are rotated by the daemon; each
+// new pair is handed out the moment it is current (Changed closes), a TLS server on TLSConfig
+// presents the newest serving certificate, and a client on it presents the current client
+// certificate to the apiserver.
+func TestCredentialsFollowRotation(t *testing.T) {
+	e := setup(t, approve, testToken)
+	e.api.life = 6 * time.Second
+	c := *e.o
+	c.Mode, c.MaxRotations = kubeboot.ModeRun, 4
+	c.Serving = &kubeboot.ServingConfig{DNSNames: []string{"fake-node.example"}, IPAddresses: []string{"127.0.0.1"}}
+	var events []kubeboot.Event
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rt, err := Start(ctx, Config{Agent: c, Errors: io.Discard, OnEvent: func(ev kubeboot.Event) { events = append(events, ev) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := rt.WaitCredentials(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := tls.Listen("tcp", "127.0.0.1:0", rt.TLSConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) })}
+	go srv.Serve(l)
+	defer srv.Close()
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(e.api.caPEM)
+	served := func() *big.Int { // the serving certificate a client checking against the CA gets
+		conn, err := tls.Dial("tcp", l.Addr().String(), &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].SerialNumber
+	}
+	presented := func() string { // the client certificate the apiserver sees
+		tr := &http.Transport{TLSClientConfig: rt.TLSConfig()}
+		defer tr.CloseIdleConnections()
+		resp, err := (&http.Client{Transport: tr}).Get(e.srv.URL + "/serial")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	clients, servings := map[string]bool{}, map[string]bool{}
+	for {
+		if cur.Serving != nil {
+			if got := served(); got.Cmp(cur.Serving.Leaf.SerialNumber) != 0 {
+				t.Fatalf("served %v, the newest is %v", got, cur.Serving.Leaf.SerialNumber)
+			}
+			servings[cur.Serving.Leaf.SerialNumber.String()] = true
+		}
+		if got := presented(); got != cur.Client.Leaf.SerialNumber.String() {
+			t.Fatalf("presented %s, the current is %v", got, cur.Client.Leaf.SerialNumber)
+		}
+		clients[cur.Client.Leaf.SerialNumber.String()] = true
+		select {
+		case <-cur.Changed:
+		case <-rt.Done():
+		}
+		next, err := rt.Credentials()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next == cur {
+			break
+		}
+		if next.Client == cur.Client && next.Serving == cur.Serving && next.Cluster.Server == cur.Cluster.Server &&
+			bytes.Equal(next.Cluster.CAPEM, cur.Cluster.CAPEM) {
+			t.Fatal("a change announced that is none")
+		}
+		if (next.Client != cur.Client) == (next.Client.Leaf.SerialNumber.Cmp(cur.Client.Leaf.SerialNumber) == 0) {
+			t.Fatal("the same client certificate as a new pair, or a new one as the same")
+		}
+		cur = next
+	}
+	if err := rt.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if len(clients) < 2 || len(servings) < 2 {
+		t.Fatalf("%d client and %d serving certificates followed", len(clients), len(servings))
+	}
+	if st := rt.Status(); !st.Ready || st.Outcome == nil || !st.Outcome.Serving.Present {
+		t.Fatalf("%+v", st)
+	}
+	ready := 0
+	for _, ev := range events {
+		if ev.Ready {
+			ready++
+		}
+	}
+	if ready == 0 || len(events) < 10 {
+		t.Fatalf("%d events, %d ready", len(events), ready)
+	}
 }
