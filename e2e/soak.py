@@ -288,89 +288,95 @@ NET_TOXICS = {
 
 
 def run_fault(cls, node, dur, r):
-    if cls in NET_TOXICS:
-        toxic = dict(NET_TOXICS[cls](r), name="soak", stream="downstream", toxicity=1.0)
-        f = fault_begin(cls, node, "toxic=%s %s for %ds" % (toxic["type"], json.dumps(toxic["attributes"]), dur))
-        toxi("POST", "/proxies/%s/toxics" % node.proxy, toxic)
-        sleep(dur)
-        toxi("DELETE", "/proxies/%s/toxics/soak" % node.proxy)
-    elif cls == "net-refused":
-        f = fault_begin(cls, node, "proxy disabled (connections refused) for %ds" % dur)
-        toxi("PATCH", "/proxies/%s" % node.proxy, {"enabled": False})
-        sleep(dur)
-        toxi("PATCH", "/proxies/%s" % node.proxy, {"enabled": True})
-    elif cls == "cp-apiserver-restart":
-        f = fault_begin(cls, None, "kube-apiserver stopped for %ds" % dur)
-        cluster("restart-apiserver", str(dur))
-    elif cls == "cp-etcd-restart":
-        f = fault_begin(cls, None, "etcd stopped for %ds" % dur)
-        cluster("restart-etcd", str(dur))
-    elif cls == "cp-kcm-restart":
-        f = fault_begin(cls, None, "kube-controller-manager restarted (%ds down)" % dur)
-        cluster("restart-controller-manager", str(dur))
-    elif cls == "cp-kcm-outage":
-        f = fault_begin(cls, None, "kube-controller-manager stopped for %ds (no approvals; a certificate lives %ds, "
-                        "its rotation window is %ds)" % (dur, LIFE, LIFE // 5))
-        cluster("restart-controller-manager", str(dur))
-    elif cls == "node-sigkill":
-        f = fault_begin(cls, node, "SIGKILL (pid %s); restarted 2 s later" % node.pid)
-        node.expect_kill = now() + 30
-        node.signal(signal.SIGKILL)
-        sleep(3)
-    elif cls == "node-sigstop":
-        f = fault_begin(cls, node, "SIGSTOP (pid %s) for %ds, then SIGCONT" % (node.pid, dur))
-        pid = node.pid
-        node.stopped = True
-        if pid:
-            os.kill(pid, signal.SIGSTOP)
-        sleep(dur)
-        if pid:
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
-        node.stopped = False
-    elif cls == "node-disk-full":
-        filler = os.path.join(node.fs, "soak-filler")
-        f = fault_begin(cls, node, "the cert dir's file system (tmpfs %s) filled for %ds" % (CFG["tmpfs_size"], dur))
-        fill(filler)
-        sleep(dur)
-        os.unlink(filler)
-    elif cls in ("clock-forward", "clock-back"):
-        if cls == "clock-forward":
-            off = LIFE + r.randint(60, 7200)  # past any current certificate's notAfter
+    """Inject one fault, hold it, undo it; the undo runs whatever happened in between."""
+    f = None
+    undo = []
+    try:
+        if cls in NET_TOXICS:
+            toxic = dict(NET_TOXICS[cls](r), name="soak", stream="downstream", toxicity=1.0)
+            f = fault_begin(cls, node, "toxic=%s %s for %ds" % (toxic["type"], json.dumps(toxic["attributes"]), dur))
+            undo.append(lambda: toxi("DELETE", "/proxies/%s/toxics/soak" % node.proxy))
+            toxi("POST", "/proxies/%s/toxics" % node.proxy, toxic)
+            sleep(dur)
+        elif cls == "net-refused":
+            f = fault_begin(cls, node, "proxy disabled (connections refused) for %ds" % dur)
+            undo.append(lambda: toxi("PATCH", "/proxies/%s" % node.proxy, {"enabled": True}))
+            toxi("PATCH", "/proxies/%s" % node.proxy, {"enabled": False})
+            sleep(dur)
+        elif cls == "cp-apiserver-restart":
+            f = fault_begin(cls, None, "kube-apiserver stopped for %ds" % dur)
+            cluster("restart-apiserver", str(dur))
+        elif cls == "cp-etcd-restart":
+            f = fault_begin(cls, None, "etcd stopped for %ds" % dur)
+            cluster("restart-etcd", str(dur))
+        elif cls == "cp-kcm-restart":
+            f = fault_begin(cls, None, "kube-controller-manager restarted (%ds down)" % dur)
+            cluster("restart-controller-manager", str(dur))
+        elif cls == "cp-kcm-outage":
+            f = fault_begin(cls, None, "kube-controller-manager stopped for %ds (no approvals; a certificate lives %ds, "
+                            "its rotation window is %ds)" % (dur, LIFE, LIFE // 5))
+            cluster("restart-controller-manager", str(dur))
+        elif cls == "node-sigkill":
+            f = fault_begin(cls, node, "SIGKILL (pid %s); restarted 2 s later" % node.pid)
+            node.expect_kill = now() + 30
+            node.signal(signal.SIGKILL)
+            sleep(3)
+        elif cls == "node-sigstop":
+            f = fault_begin(cls, node, "SIGSTOP (pid %s) for %ds, then SIGCONT" % (node.pid, dur))
+            pid = node.pid
+            node.stopped = True
+            undo.append(lambda: (cont(pid), setattr(node, "stopped", False)))
+            if pid:
+                os.kill(pid, signal.SIGSTOP)
+            sleep(dur)
+        elif cls == "node-disk-full":
+            filler = os.path.join(node.fs, "soak-filler")
+            f = fault_begin(cls, node, "the cert dir's file system (tmpfs %s) filled for %ds" % (CFG["tmpfs_size"], dur))
+            undo.append(lambda: os.path.exists(filler) and os.unlink(filler))
+            fill(filler)
+            sleep(dur)
+        elif cls in ("clock-forward", "clock-back"):
+            if cls == "clock-forward":
+                off = LIFE + r.randint(60, 7200)  # past any current certificate's notAfter
+            else:
+                off = -r.randint(LIFE + 600, 86400)  # before any current certificate's notBefore
+            # (SIGHUP after each step: the agent wakes and judges its files at the new clock, as
+            # it would at its next deadline; the cluster's CAs start 2 days back: TLS validates)
+            f = fault_begin(cls, node, "clock stepped %+ds for %ds, then back (SIGHUP after each step)" % (off, dur))
+            undo.append(lambda: (node.set_clock(0), node.signal(signal.SIGHUP)))
+            node.set_clock(off)
+            node.signal(signal.SIGHUP)
+            sleep(dur)
         else:
-            off = -r.randint(LIFE + 600, 86400)  # before any current certificate's notBefore
-        # (SIGHUP after each step: the agent wakes and judges its files at the new clock, as it
-        # would at its next deadline; the cluster's CAs start 2 days back, so TLS still validates)
-        f = fault_begin(cls, node, "clock stepped %+ds for %ds, then back (SIGHUP after each step)" % (off, dur))
-        node.set_clock(off)
-        node.signal(signal.SIGHUP)
-        sleep(dur)
-        node.set_clock(0)
-        node.signal(signal.SIGHUP)
-    else:
-        raise ValueError(cls)
-    fault_end(f)
+            raise ValueError(cls)
+    finally:
+        for u in undo:
+            u()
+        if f:
+            fault_end(f)
+
+
+def cont(pid):
+    if pid:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
 
 
 def fill(path):
-    with open(path, "wb") as f:
-        block = b"\0" * 65536
-        try:
-            while True:
-                f.write(block)
-                f.flush()
-        except OSError:
-            pass
-    # the last blocks, byte by byte coarse: leave nothing free
+    """Write zeros to `path` until the file system is full (ENOSPC), to the last byte."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        with open(path, "ab") as f:
+        for size in (65536, 512, 1):
             while True:
-                f.write(b"\0" * 512)
-                f.flush()
-    except OSError:
-        pass
+                try:
+                    if os.write(fd, b"\0" * size) < size:
+                        break
+                except OSError:
+                    break
+    finally:
+        os.close(fd)
 
 
 # The classes, their scope and durations (seconds; the kube-controller-manager outage from the
@@ -901,6 +907,7 @@ def report():
     row("rotations (stored kind=rotate)", lambda n: n.rotations)
     row("bootstraps (stored kind=bootstrap)", lambda n: n.bootstraps)
     row("creates logged / CSRs in the API", lambda n: "%d / %d" % (n.creates, len(csrs_of(n))))
+    row("CSRs issued but never stored by the node", lambda n: sum(1 for c in csrs_of(n) if CSRS[c]["issued"]) - n.rotations - n.bootstraps)
     row("retries logged", lambda n: n.events["retry"])
     row("exits (ours: SIGKILL)", lambda n: "%d (%d)" % (len(n.exits), sum(1 for e in n.exits if e[2])))
     row("whoami ok / 401 / unavailable", lambda n: "%d / %d / %d" % (n.whoami["ok"], n.whoami["unauthorized"], n.whoami["unavailable"]))
@@ -935,10 +942,22 @@ def report():
               % (total_rot, ", ".join("%s %d" % kv for kv in sorted(per_agent.items())), len(hard), len(pend)))
     md.append("")
     md += lines
-    if hard or pend:
+    if hard:
         md.append("")
-        for v in hard + pend:
-            md.append("- %s +%.0fs %s %s: %s" % ("PENDING" if v["pending"] else "VIOLATION", v["t"], v["invariant"], v["node"], v["evidence"][:400]))
+        for v in hard:
+            md.append("- VIOLATION +%.0fs %s %s: %s" % (v["t"], v["invariant"], v["node"], v["evidence"][:400]))
+    by_inv = collections.defaultdict(list)
+    for v in pend:
+        by_inv[v["invariant"]].append(v)
+    for inv, vs in sorted(by_inv.items()):
+        md.append("")
+        md.append("PENDING `%s` (the core rule has not landed): %d times on %d nodes; the first:" % (
+            inv, len(vs), len({v["node"] for v in vs})))
+        for v in vs[:3]:
+            md.append("- +%.0fs %s: %s" % (v["t"], v["node"], v["evidence"][:300]))
+    if HARNESS_ERRORS:
+        md.append("")
+        md += ["- harness error: %s" % e for e in HARNESS_ERRORS]
     open(os.path.join(W, "record.md"), "w").write("\n".join(md) + "\n")
     print()
     print("\n".join(md))
