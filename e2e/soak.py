@@ -854,9 +854,10 @@ def main():
                 again.append(n)
                 continue
             violation("keeps-credentials", n.name, "at the end: kubectl auth whoami: %s %s" % (st, d[:200]))
+        if again and again != pending:
+            say("waiting for %s (the recovery bound after their last fault)" % ", ".join(n.name for n in again))
         pending = again
         if pending:
-            say("waiting for %s (the recovery bound after their last fault)" % ", ".join(n.name for n in pending))
             time.sleep(2)
     STOP.set()
     mon.join(timeout=30)
