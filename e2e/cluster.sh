@@ -10,6 +10,7 @@
 #   e2e/cluster.sh restart-apiserver [SECONDS]  stop the apiserver, wait, start it again
 #   e2e/cluster.sh restart-controller-manager   the same for kube-controller-manager (it reads
 #                         --root-ca-file, which it publishes as a ClusterTrustBundle, at start)
+#   e2e/cluster.sh restart-etcd [SECONDS]       the same for etcd (same data dir)
 #
 # Env:
 #   E2E_WORK              work dir (default for `up`: a new mktemp dir under
@@ -28,6 +29,10 @@
 #   E2E_APISERVER_EXTRA_ARGS  more kube-apiserver flags, split at white space (e2e/approver:
 #                         --kubelet-certificate-authority, --kubelet-client-certificate/-key with
 #                         pki/apiserver-kubelet-client.{crt,key}, --feature-gates=...)
+#   E2E_PKI_BACKDATE      seconds: the CAs' and the apiserver's certificates start this long before
+#                         now (made by openssl under e2e/clockshift), as a cluster's do that was
+#                         set up before its nodes: a node clock stepped back by less still
+#                         validates them (e2e/soak, e2e/run's clock scenarios). Default 0
 set -euo pipefail
 set -E
 
@@ -111,21 +116,33 @@ on_error() {
 # --------------------------------------------------------------------------
 # PKI (openssl)
 
+# pki_openssl ARGS...: openssl, with its clock E2E_PKI_BACKDATE seconds behind when that is set
+# (the certificates it makes start then)
+pki_openssl() {
+  if [[ ${E2E_PKI_BACKDATE:-0} != 0 ]]; then
+    printf -- '-%s\n' "$E2E_PKI_BACKDATE" >"$W/pki/.backdate"
+    "$(clockshift_bin)" "$W/pki/.backdate" openssl "$@"
+  else
+    openssl "$@"
+  fi
+}
+
 gen_pki() {
   local p="$W/pki"
   mkdir -p "$p"
+  [[ ${E2E_PKI_BACKDATE:-0} =~ ^[0-9]+$ ]] || die "E2E_PKI_BACKDATE must be a number of seconds"
   (
     cd "$p"
     # Serving CA: signs the apiserver's serving certificate; this is the CA
     # that clients (bootstrap kubeconfig, cluster-info) trust.
     new_key ca.key
-    openssl req -x509 -new -key ca.key -sha256 -days 3650 -subj "/CN=kubeboot-e2e-serving-ca" \
+    pki_openssl req -x509 -new -key ca.key -sha256 -days 3650 -subj "/CN=kubeboot-e2e-serving-ca" \
       -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" \
       -out ca.crt
     # Client CA: --client-ca-file of the apiserver and the csrsigning CA of
     # the controller manager (so issued node certs authenticate).
     new_key client-ca.key
-    openssl req -x509 -new -key client-ca.key -sha256 -days 3650 -subj "/CN=kubeboot-e2e-client-ca" \
+    pki_openssl req -x509 -new -key client-ca.key -sha256 -days 3650 -subj "/CN=kubeboot-e2e-client-ca" \
       -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" \
       -out client-ca.crt
     # apiserver serving cert
@@ -136,22 +153,23 @@ keyUsage=critical,digitalSignature
 extendedKeyUsage=serverAuth
 subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.0.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
 EOF
-    openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 -sha256 \
+    pki_openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 -sha256 \
       -extfile apiserver.ext -out apiserver.crt 2>/dev/null
     # admin client cert (system:masters)
     key_and_csr admin.key admin.csr "/O=system:masters/CN=kubeboot-e2e-admin"
     printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n' >client.ext
-    openssl x509 -req -in admin.csr -CA client-ca.crt -CAkey client-ca.key -CAcreateserial -days 365 -sha256 \
+    pki_openssl x509 -req -in admin.csr -CA client-ca.crt -CAkey client-ca.key -CAcreateserial -days 365 -sha256 \
       -extfile client.ext -out admin.crt 2>/dev/null
     # the apiserver's client certificate towards kubelets (--kubelet-client-certificate, used only
     # when E2E_APISERVER_EXTRA_ARGS names it)
     key_and_csr apiserver-kubelet-client.key apiserver-kubelet-client.csr "/O=kubeboot:e2e:apiservers/CN=kube-apiserver-kubelet-client"
-    openssl x509 -req -in apiserver-kubelet-client.csr -CA client-ca.crt -CAkey client-ca.key -CAcreateserial -days 365 -sha256 \
+    pki_openssl x509 -req -in apiserver-kubelet-client.csr -CA client-ca.crt -CAkey client-ca.key -CAcreateserial -days 365 -sha256 \
       -extfile client.ext -out apiserver-kubelet-client.crt 2>/dev/null
     # service-account key pair
     openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key 2>/dev/null
     openssl pkey -in sa.key -pubout -out sa.pub
     chmod 600 ./*.key
+    rm -f .backdate
   )
 }
 
@@ -306,11 +324,13 @@ cmd_up() {
   printf '%s,kubeboot-e2e-nobind,kubeboot-e2e-nobind,"kubeboot:e2e-no-bootstrap"\n' "$STATIC_NOBIND" >"$W/pki/tokens.csv"
   chmod 600 "$W/pki/tokens.csv"
 
-  start_bg etcd "$BIN/etcd" --name e2e --data-dir "$W/etcd" \
-    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
-    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
-    --initial-cluster "e2e=http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster-state new \
-    --unsafe-no-fsync --log-level warn
+  ETCD_CMD=("$BIN/etcd" --name e2e --data-dir "$W/etcd"
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT"
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT"
+    --initial-cluster "e2e=http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster-state new
+    --unsafe-no-fsync --log-level warn)
+  printf '%q ' "${ETCD_CMD[@]}" >"$W/etcd.cmd"
+  start_bg etcd "${ETCD_CMD[@]}"
   wait_for 60 "etcd /health" curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
 
   # Audit: one Metadata line per CSR / cluster-info request (e2e/run counts requests per agent),
@@ -441,7 +461,10 @@ start_saved() {
   eval "start_bg $1 $(cat "$W/$1.cmd")"
   # shellcheck disable=SC1091
   source "$W/env.sh"
-  if [[ $1 == kube-apiserver ]]; then
+  if [[ $1 == etcd ]]; then
+    local port; port=$(sed -n 's/^ETCD_PORT=//p' "$W/ports")
+    poll 120 0.5 curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 || die "etcd is not healthy after 60 s"
+  elif [[ $1 == kube-apiserver ]]; then
     # (-k: the serving CA may be rotating; the admin client certificate still authenticates)
     poll 360 0.5 curl -fsSk --cert "$W/pki/admin.crt" --key "$W/pki/admin.key" "$E2E_SERVER/readyz" >/dev/null 2>&1 ||
       die "kube-apiserver is not ready after 180 s"
@@ -479,7 +502,8 @@ case "${1:-}" in
   env) cmd_env ;;
   restart-apiserver) shift; cmd_restart kube-apiserver "$@" ;;
   restart-controller-manager) shift; cmd_restart kube-controller-manager "$@" ;;
+  restart-etcd) shift; cmd_restart etcd "$@" ;;
   status) cmd_status ;;
   random-alnum) random_alnum "$2" ;;
-  *) echo "usage: $0 up|down|env|status|restart-apiserver [SECONDS]|restart-controller-manager [SECONDS]|random-alnum N" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|env|status|restart-apiserver [SECONDS]|restart-controller-manager [SECONDS]|restart-etcd [SECONDS]|random-alnum N" >&2; exit 2 ;;
 esac

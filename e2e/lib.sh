@@ -167,3 +167,27 @@ while time.monotonic() < end:
     s.close()
 PY
 }
+
+# clockshift_bin: the path of e2e/clockshift.c ($HERE/clockshift.c) built from this tree's source (cc; cached under
+# $KUBEBOOT_CACHE/clockshift/<source digest>/): `clockshift OFFSET_FILE PROGRAM ARGS...` runs
+# PROGRAM with its wall clock shifted by the seconds OFFSET_FILE holds, read again when it changes
+clockshift_bin() {
+  local src dir
+  src="${HERE:?}/clockshift.c"
+  dir="${KUBEBOOT_CACHE:-$HOME/.cache/kubeboot}/clockshift/$(sha256sum <"$src" | cut -c1-16)"
+  if [ ! -x "$dir/clockshift" ]; then
+    mkdir -p "$dir" && cc -O2 -Wall -Wextra -Werror -o "$dir/clockshift.$$" "$src" || return 1
+    # It must shift what a program reads (date: the C library's clock_gettime through the vDSO):
+    # a day back, within 5 s.
+    printf -- '-86400\n' >"$dir/check.offset"
+    local got want
+    got=$("$dir/clockshift.$$" "$dir/check.offset" date +%s) want=$(($(date +%s) - 86400))
+    if [ -z "$got" ] || [ $((got - want)) -gt 5 ] || [ $((want - got)) -gt 5 ]; then
+      echo "clockshift: date under a -86400 s offset said ${got:-nothing}, not about $want" >&2
+      rm -f "$dir/clockshift.$$"
+      return 1
+    fi
+    mv "$dir/clockshift.$$" "$dir/clockshift"
+  fi
+  echo "$dir/clockshift"
+}
