@@ -34,8 +34,13 @@ class Agent:
             if i >= 0:
                 self.buf = self.buf[i + 1:]
                 break
-        while self._answer() != token:
-            pass
+        # (an error about the 0xff itself may come first: the agent reports the byte it skipped)
+        while True:
+            try:
+                if self._answer() == token:
+                    break
+            except RuntimeError:
+                pass
 
     def _fill(self):
         chunk = self.sock.recv(65536)
