@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Record real kube-apiserver responses (exact bodies) into e2e/recorded/ for
-# use as engine test data. Needs a running control plane (e2e/cluster.sh up).
+# Record real kube-apiserver responses (exact bodies) into core/tests/data/recorded/,
+# the one home of recorded apiserver answers (core tests, fuzz seeds, firmware images). Needs a running control plane (e2e/cluster.sh up).
 #
-#   e2e/record.sh [out-dir]      (default: e2e/recorded)
+#   e2e/record.sh [out-dir]      (default: core/tests/data/recorded)
 #
 # Every recording NAME gets:
 #   NAME.json      the response body, byte for byte as received (curl -o)
@@ -19,7 +19,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$HERE/lib.sh"
 eval "$("$HERE/cluster.sh" env)"
-R=${1:-$HERE/recorded}
+R=${1:-$HERE/../core/tests/data/recorded}
 mkdir -p "$R"
 rm -f "$R"/*.json "$R"/*.headers "$R"/*.raw "$R"/*.pem "$R"/index.tsv "$R"/VERSIONS
 CSR_PATH=/apis/certificates.k8s.io/v1/certificatesigningrequests
@@ -162,6 +162,7 @@ if kc get --raw /apis/certificates.k8s.io/v1 2>/dev/null | grep -q '"clustertrus
   CURL+=(--cert "$R/.approved.crt" --key "$R/approved.key.pem")
   rec trust-bundles-list 200 GET "/apis/certificates.k8s.io/v1/clustertrustbundles?fieldSelector=spec.signerName%3Dkubernetes.io%2Fkube-apiserver-serving" \
     "" "LIST of the kube-apiserver-serving ClusterTrustBundles (the controller manager's --root-ca-file) as system:node:rec-1"
+  cp "$E2E_CA" "$R/trust-bundles-serving-ca.pem"
   rm -f "$R/.approved.crt"
 fi
 

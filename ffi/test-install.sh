@@ -71,7 +71,7 @@ check_app "$tmp/app/pc-static" static
 cat >"$tmp/app/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.16)
 project(kubeboot_consumer C)
-find_package(kubeboot 0.3 REQUIRED)
+find_package(kubeboot 0.4 REQUIRED)
 add_executable(cmake-shared app.c)
 target_link_libraries(cmake-shared PRIVATE kubeboot::kubeboot)
 add_executable(cmake-static app.c)
@@ -87,13 +87,21 @@ cmake -S "$tmp/app" -B "$tmp/app/build-static" -DCMAKE_PREFIX_PATH="$prefix" -DK
   >>"$tmp/cmake.log" 2>&1 && cmake --build "$tmp/app/build-static" --target cmake-shared >>"$tmp/cmake.log" 2>&1 ||
   { cat "$tmp/cmake.log"; fail "cmake KUBEBOOT_USE_STATIC"; }
 check_app "$tmp/app/build-static/cmake-shared" static
+# A version this one is not compatible with is refused (0.x: the minor must match): the ABI
+# before this one (0.3: the engine's and store's functions, the flat action struct) and after.
+for other in 0.3 0.5; do
+  sed "s/find_package(kubeboot 0.4 REQUIRED)/find_package(kubeboot $other REQUIRED)/" \
+    "$tmp/app/CMakeLists.txt" >"$tmp/app/CMakeLists.$other"
+  mkdir -p "$tmp/app-$other" && cp "$tmp/app/"*.c "$tmp/app-$other/" 2>/dev/null || true
+  cp "$tmp/app/CMakeLists.$other" "$tmp/app-$other/CMakeLists.txt"
+  if cmake -S "$tmp/app-$other" -B "$tmp/app-$other/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cmake-$other.log" 2>&1; then
+    fail "find_package(kubeboot $other) accepted $version"
+  fi
+  grep -q "compatible with requested version \"$other\"" "$tmp/cmake-$other.log" || { cat "$tmp/cmake-$other.log"; fail "no version message"; }
+  ok "find_package(kubeboot $other) refuses $version"
+done
 # A version this one is not compatible with is refused (0.x: the minor must match).
-sed -i 's/find_package(kubeboot 0.3 REQUIRED)/find_package(kubeboot 0.4 REQUIRED)/' "$tmp/app/CMakeLists.txt"
-if cmake -S "$tmp/app" -B "$tmp/app/build-0.4" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cmake-0.4.log" 2>&1; then
-  fail "find_package(kubeboot 0.4) accepted $version"
-fi
-grep -q "compatible with requested version \"0.4\"" "$tmp/cmake-0.4.log" || { cat "$tmp/cmake-0.4.log"; fail "no version message"; }
-ok "find_package(kubeboot 0.4) refuses $version"
+
 
 # The Go binding from another module: its import path, a replace line, pkg-config for the library.
 mkdir -p "$tmp/goconsumer"

@@ -75,7 +75,11 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
   -keyout "$T/root.key" -out "$T/root.crt" 2>/dev/null
 openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=fuzz-intermediate \
   -keyout "$T/int.key" -out "$T/int.csr" 2>/dev/null
-ext basicConstraints=critical,CA:TRUE,pathlen:0 keyUsage=critical,keyCertSign
+# The intermediate constrains the leaf's names and usages (nameConstraints, extendedKeyUsage), so
+# the targets reach those checks on a chain that verifies.
+ext basicConstraints=critical,CA:TRUE,pathlen:0 keyUsage=critical,keyCertSign \
+  extendedKeyUsage=serverAuth,clientAuth \
+  "nameConstraints=critical,permitted;DNS:node-1.example,permitted;IP:10.0.0.0/255.0.0.0,excluded;DNS:evil.node-1.example"
 openssl x509 -req -in "$T/int.csr" -CA "$T/root.crt" -CAkey "$T/root.key" -days 3650 -extfile "$T/ext.cnf" \
   -out "$T/int.crt" 2>/dev/null
 ext basicConstraints=critical,CA:FALSE keyUsage=critical,digitalSignature extendedKeyUsage=serverAuth \

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #define KUBEBOOT_VERSION_MAJOR 0
-#define KUBEBOOT_VERSION_MINOR 3
+#define KUBEBOOT_VERSION_MINOR 4
 #define KUBEBOOT_VERSION_PATCH 0
 /* Hosted builds (the default) have the OS-RNG functions; define KUBEBOOT_NO_STD for a
    bare-metal libkubeboot built without the `std` feature. */
@@ -18,107 +18,20 @@
 #endif
 
 
-// Agent handles that can be live at once without `std` (the pool's size).
-#define AGENT_SLOTS 1
-
 // Mode: make the credentials usable once, then DONE (or FAILED).
 #define KUBEBOOT_MODE_ONCE 0
 
 // Mode: keep them usable, sleeping until each rotation deadline; failures are retried.
 #define KUBEBOOT_MODE_RUN 1
 
+// Mode: kubeadm token discovery alone: write the bootstrap kubeconfig, then DONE.
+#define KUBEBOOT_MODE_DISCOVER 2
+
 // Event lines as `agent=<fe> step=<step> key=value ...`.
 #define KUBEBOOT_LOG_TEXT 0
 
 // Event lines as JSON objects, `{"agent":"<fe>","step":"<step>","key":"value",...}`.
 #define KUBEBOOT_LOG_JSON 1
-
-// Action: read a file (`path`, `role`, `max_len`).
-#define KUBEBOOT_AGENT_READ 0
-
-// Action: a file step (`file_step`, `path`, `path2`, `path3`, `data`).
-#define KUBEBOOT_AGENT_FILE 1
-
-// Action: entropy for a new private key (`entropy_len` bytes).
-#define KUBEBOOT_AGENT_ENTROPY 2
-
-// Action: an HTTPS request (connection and request fields).
-#define KUBEBOOT_AGENT_HTTP 3
-
-// Action: nothing to do before `until` (unix seconds).
-#define KUBEBOOT_AGENT_SLEEP 4
-
-// Action: print `line`.
-#define KUBEBOOT_AGENT_EVENT 5
-
-// Action: done (`client_*`, `serving_*`).
-#define KUBEBOOT_AGENT_DONE 6
-
-// Action: failed for good (`result`, `detail`, `line`).
-#define KUBEBOOT_AGENT_FAILED 7
-
-// Action: use the device that holds the node key (`key_op`, `key_holder`, `key_ref`,
-// `key_device`, `key_label`, `data`); answer with the `kubeboot_agent_on_key_*` call the
-// operation names, or `kubeboot_agent_on_key_error`.
-#define KUBEBOOT_AGENT_KEY 8
-
-// File step: open the store `<path>/<path2>-*.pem` (client-go's recovery of an interrupted
-// swap, stale temporary files removed); a missing directory is `STORE_NOT_FOUND`.
-#define KUBEBOOT_FILE_RECOVER 0
-
-// File step: create the directory `path` (mode 0700).
-#define KUBEBOOT_FILE_CREATE_DIR 1
-
-// File step: write the key cache `path` (`data`: a secret key) atomically, mode 0600.
-#define KUBEBOOT_FILE_WRITE_KEY_CACHE 2
-
-// File step: write the data file `path` (`data`: chain + key, secret) atomically, mode 0600,
-// and check it reads back equal.
-#define KUBEBOOT_FILE_WRITE_PAIR 3
-
-// File step: symlink `path2` (`-updated.pem`) → `path3` (the data file), renamed over `path`
-// (`-current.pem`).
-#define KUBEBOOT_FILE_SWAP_CURRENT 4
-
-// File step: write the node kubeconfig `path` (`data`) atomically, mode 0600.
-#define KUBEBOOT_FILE_WRITE_KUBECONFIG 5
-
-// File step: write the discovered bootstrap kubeconfig `path` (`data`, holds the token)
-// atomically, mode 0600.
-#define KUBEBOOT_FILE_WRITE_BOOTSTRAP_KUBECONFIG 6
-
-// File step: remove the key cache `path` (missing is success).
-#define KUBEBOOT_FILE_REMOVE_KEY_CACHE 7
-
-// File step: remove the directory `path` if it is empty.
-#define KUBEBOOT_FILE_REMOVE_DIR 8
-
-// File step: write the node's CA file for the apiserver `path` (`data`: PEM certificates, not
-// secret) atomically (after bootstrap, and when the CA refresh proved a new bundle).
-#define KUBEBOOT_FILE_WRITE_CA 9
-
-// Request: `GET /healthz` before bootstrapping.
-#define KUBEBOOT_AGENT_REQUEST_HEALTHZ 0
-
-// Request: `GET` of `kube-public/cluster-info` (discovery, anonymous).
-#define KUBEBOOT_AGENT_REQUEST_CLUSTER_INFO 1
-
-// Request: create the CSR.
-#define KUBEBOOT_AGENT_REQUEST_CREATE 2
-
-// Request: GET the CSR.
-#define KUBEBOOT_AGENT_REQUEST_GET 3
-
-// Request: watch the CSR; with status 200 stream the body into
-// [`kubeboot_agent_on_stream_data`].
-#define KUBEBOOT_AGENT_REQUEST_WATCH 4
-
-// Request: list the ClusterTrustBundles of the apiserver's serving signer (the CA refresh).
-#define KUBEBOOT_AGENT_REQUEST_TRUST_BUNDLES 5
-
-// Request: `GET /healthz` trusting only a new CA bundle (the CA refresh): any HTTP answer
-// proves it, a failed handshake is `kubeboot_agent_on_transport_error`.
-#define KUBEBOOT_AGENT_REQUEST_CA_PROBE 6
 
 // Output format: PEM (`CERTIFICATE REQUEST`, LF line endings).
 #define KUBEBOOT_FORMAT_PEM 0
@@ -145,89 +58,15 @@
 // anyway: there are only 23 distinct usages).
 #define KUBEBOOT_CSR_CHECK_MAX_USAGES 64
 
-// KEY operation: load the key `key_ref` names and tell its public point.
-#define KUBEBOOT_KEY_OP_PUBLIC 0
-
-// KEY operation: make a new ECDSA P-256 signing key in `key_device`, named `key_label`, that
-// never leaves it (PKCS#11: `CKA_TOKEN`, `CKA_SENSITIVE`, not `CKA_EXTRACTABLE`, `CKA_SIGN`, a
-// `CKA_ID` of the front-end's choosing; TPM: an unrestricted signing key
-// `fixedTPM|fixedParent|sensitiveDataOrigin|userWithAuth|sign` under the storage key made from
-// tpm2-openssl's ECC template, kept as a `TSS2 PRIVATE KEY`).
-#define KUBEBOOT_KEY_OP_GENERATE 1
-
-// KEY operation: sign `data` (a CSR's `CertificationRequestInfo`) with ECDSA P-256 over its
-// SHA-256 digest with the key `key_ref` names.
-#define KUBEBOOT_KEY_OP_SIGN 2
-
-// KEY operation: destroy the key `key_ref` names (a key already gone is success; a TPM keeps
-// nothing of its keys: answer success).
-#define KUBEBOOT_KEY_OP_DESTROY 3
-
-// Key holder: software (the PEM is the key itself).
-#define KUBEBOOT_KEY_HOLDER_SOFTWARE 0
-
-// Key holder: a TPM 2.0 (the reference is a `TSS2 PRIVATE KEY` blob).
-#define KUBEBOOT_KEY_HOLDER_TPM 1
-
-// Key holder: a PKCS#11 token (the reference is a `PKCS#11 PROVIDER URI` block).
-#define KUBEBOOT_KEY_HOLDER_PKCS11 2
-
-// The largest key reference the agent keeps (bytes of PEM).
+// The longest key reference the agent keeps (a `TSS2 PRIVATE KEY` or `PKCS#11 PROVIDER URI`
+// PEM block).
 #define KUBEBOOT_KEY_REF_MAX_LEN 1536
 
-// The longest `pkcs11:` URI accepted.
+// The longest PKCS#11 URI.
 #define KUBEBOOT_PKCS11_URI_MAX_LEN 1024
 
-// The length of an uncompressed P-256 point (`04 ‖ X ‖ Y`).
-#define KUBEBOOT_P256_POINT_LEN 65
-
-// The length of a raw P-256 signature (`r ‖ s`).
-#define KUBEBOOT_P256_SIGNATURE_LEN 64
-
-// Engine handles that can be live at once without `std` (the pool's size).
-#define ENGINE_SLOTS 2
-
-// Authenticate with the bootstrap token (`Authorization: Bearer <id>.<secret>`).
-#define KUBEBOOT_AUTH_TOKEN 0
-
-// Authenticate with the current client certificate, which the transport presents in the TLS
-// handshake (rotation).
-#define KUBEBOOT_AUTH_CLIENT_CERTIFICATE 1
-
-// Name the CSR `node-csr-<digest>` (the kubelet's bootstrap name: a restart finds its CSR).
-#define KUBEBOOT_NAMING_NODE_CSR 0
-
-// `generateName: csr-` (rotation: the apiserver picks the name).
-#define KUBEBOOT_NAMING_GENERATE 1
-
-// Action: send the request described in the action (`request_*` fields).
-#define KUBEBOOT_ACTION_SEND 0
-
-// Action: a request is outstanding; feed its outcome (`until` is the overall deadline).
-#define KUBEBOOT_ACTION_AWAIT 1
-
-// Action: nothing to do before `until` (unix seconds); poll again then.
-#define KUBEBOOT_ACTION_WAIT 2
-
-// Action: the certificate was issued and validated (`cert_pem`, `not_before`, ...).
-#define KUBEBOOT_ACTION_DONE 3
-
-// Action: failed for good (`result`, `http_status`; see [`kubeboot_engine_failure_message`]).
-#define KUBEBOOT_ACTION_FAILED 4
-
-// Request: create the CSR (POST, JSON body).
-#define KUBEBOOT_REQUEST_CREATE 0
-
-// Request: GET the CSR by name.
-#define KUBEBOOT_REQUEST_GET 1
-
-// Request: watch the CSR; stream the response body into [`kubeboot_engine_on_stream_data`] as it
-// arrives and call [`kubeboot_engine_on_stream_end`] when it ends.
-#define KUBEBOOT_REQUEST_WATCH 2
-
-// Seconds the apiserver keeps a watch open (`timeoutSeconds` of watch requests); give the
-// transport a little more than this as its timeout.
-#define KUBEBOOT_WATCH_TIMEOUT_SECS 300
+// The most bytes of one response (or one watch stream) a front-end reads.
+#define KUBEBOOT_MAX_RESPONSE 1048576
 
 // Bytes of entropy [`kubeboot_key_from_entropy`] needs at least (each further 32-byte chunk is a
 // fallback should a chunk be out of range).
@@ -267,12 +106,6 @@
 
 // How often a front-end rewrites a metrics textfile while the agent sleeps, seconds.
 #define KUBEBOOT_METRICS_TEXTFILE_REFRESH_SECS 60
-
-// First backoff wait after a failed rotation attempt, in milliseconds.
-#define KUBEBOOT_BACKOFF_INITIAL_MS 2000
-
-// Fixed wait once the exponential phase is over, in milliseconds.
-#define KUBEBOOT_POLL_INTERVAL_MS 32000
 
 // Characters in the wire form `<id>.<secret>`.
 #define KUBEBOOT_TOKEN_LEN 23
@@ -335,6 +168,8 @@ enum kubeboot_result
   KUBEBOOT_RESULT_INVALID_PARAMETER = 5,
   // unknown error (`unknown-error`).
   KUBEBOOT_RESULT_UNKNOWN_ERROR = 6,
+  // no free handle: every slot of the static pool is in use (free one; builds with std allocate instead) (`pool-exhausted`).
+  KUBEBOOT_RESULT_POOL_EXHAUSTED = 7,
   // filesystem error (`store-io`).
   KUBEBOOT_RESULT_STORE_IO = 10,
   // no cert/key files read (`store-no-cert-key-files`).
@@ -507,6 +342,12 @@ enum kubeboot_result
   KUBEBOOT_RESULT_INVALID_CONFIG = 802,
   // the apiserver did not prove a CA of the new bundle (a TLS handshake trusting only the new bundle failed): the CA file is unchanged (`ca-bundle-unproven`).
   KUBEBOOT_RESULT_CA_BUNDLE_UNPROVEN = 803,
+  // the clock cannot be trusted to judge the certificate (before this build, before its notBefore, or the apiserver still accepts what it calls expired): the node keeps its identity and waits (`clock-untrusted`).
+  KUBEBOOT_RESULT_CLOCK_UNTRUSTED = 804,
+  // not a duration (like 90s, 10m, 1h30m, 0) (`invalid-duration`).
+  KUBEBOOT_RESULT_INVALID_DURATION = 900,
+  // not an address to listen on (IPv4:port or [IPv6]:port) (`invalid-address`).
+  KUBEBOOT_RESULT_INVALID_ADDRESS = 901,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -516,12 +357,227 @@ typedef uint32_t kubeboot_result;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// A node agent. Opaque; use from one thread at a time; free with [`kubeboot_agent_free`].
-typedef struct kubeboot_agent kubeboot_agent;
+// A capacity, as [`kubeboot_capacities_check`] names it.
+enum kubeboot_capacity
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // None: the capacities are usable.
+  KUBEBOOT_CAPACITY_NONE = 0,
+  // `response`.
+  KUBEBOOT_CAPACITY_RESPONSE = 1,
+  // `pem`.
+  KUBEBOOT_CAPACITY_PEM = 2,
+  // `key`.
+  KUBEBOOT_CAPACITY_KEY = 3,
+  // `file`.
+  KUBEBOOT_CAPACITY_FILE = 4,
+  // `path`.
+  KUBEBOOT_CAPACITY_PATH = 5,
+  // `serving_dns`.
+  KUBEBOOT_CAPACITY_SERVING_DNS = 6,
+  // The memory as a whole (shorter than the capacities take).
+  KUBEBOOT_CAPACITY_MEMORY = 7,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum kubeboot_capacity kubeboot_capacity;
+#else
+typedef uint32_t kubeboot_capacity;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
 
-// A bootstrap / rotation engine. Opaque; not thread-safe (use from one thread at a time); free
-// with [`kubeboot_engine_free`].
-typedef struct kubeboot_engine kubeboot_engine;
+// Which member of [`kubeboot_action::of`] is meaningful.
+enum kubeboot_action_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // `of.read`: read the whole file; answer `kubeboot_agent_on_read`.
+  KUBEBOOT_ACTION_KIND_READ = 0,
+  // `of.file`: change a file; answer `kubeboot_agent_on_file_done`.
+  KUBEBOOT_ACTION_KIND_FILE = 1,
+  // `of.entropy`: bytes from a CSPRNG; answer `kubeboot_agent_on_entropy`.
+  KUBEBOOT_ACTION_KIND_ENTROPY = 2,
+  // `of.key`: use the device that holds the node key; answer the `kubeboot_agent_on_key_*`
+  // call its `op` names, or `kubeboot_agent_on_key_error`.
+  KUBEBOOT_ACTION_KIND_KEY = 3,
+  // `of.http`: send the HTTPS request; answer `kubeboot_agent_on_http_response` (a 200 watch:
+  // `kubeboot_agent_on_stream_data` per chunk, then `kubeboot_agent_on_stream_end`) or
+  // `kubeboot_agent_on_transport_error`.
+  KUBEBOOT_ACTION_KIND_HTTP = 4,
+  // `of.sleep`: nothing to do before `until`.
+  KUBEBOOT_ACTION_KIND_SLEEP = 5,
+  // `of.event`: print the line.
+  KUBEBOOT_ACTION_KIND_EVENT = 6,
+  // `of.done`: finished (exit 0).
+  KUBEBOOT_ACTION_KIND_DONE = 7,
+  // `of.failed`: stopped for good (print the line, exit 1).
+  KUBEBOOT_ACTION_KIND_FAILED = 8,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum kubeboot_action_kind kubeboot_action_kind;
+#else
+typedef uint32_t kubeboot_action_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What a file read is for.
+enum kubeboot_file_role
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // The node kubeconfig.
+  KUBEBOOT_FILE_ROLE_KUBECONFIG = 0,
+  // The bootstrap kubeconfig.
+  KUBEBOOT_FILE_ROLE_BOOTSTRAP_KUBECONFIG = 1,
+  // A kubeconfig's `certificate-authority` file.
+  KUBEBOOT_FILE_ROLE_CLUSTER_CA = 2,
+  // The configured CA bundle.
+  KUBEBOOT_FILE_ROLE_CA_BUNDLE = 3,
+  // The node kubeconfig's `client-certificate` file.
+  KUBEBOOT_FILE_ROLE_CLIENT_CERTIFICATE = 4,
+  // The node kubeconfig's `client-key` file.
+  KUBEBOOT_FILE_ROLE_CLIENT_KEY = 5,
+  // The bootstrap kubeconfig's `tokenFile`.
+  KUBEBOOT_FILE_ROLE_TOKEN_FILE = 6,
+  // The bootstrap key cache.
+  KUBEBOOT_FILE_ROLE_KEY_CACHE = 7,
+  // The serving pair.
+  KUBEBOOT_FILE_ROLE_SERVING_PAIR = 8,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum kubeboot_file_role kubeboot_file_role;
+#else
+typedef uint32_t kubeboot_file_role;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// The file steps (see [`kubeboot_file_step`] for what each must do).
+enum kubeboot_file_step_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Open the store `<path>/<prefix>-*.pem` as client-go's `NewFileStore` does (an interrupted
+  // swap recovered, stale temporary files removed); a missing directory is
+  // `KUBEBOOT_RESULT_STORE_NOT_FOUND`.
+  KUBEBOOT_FILE_STEP_KIND_RECOVER = 0,
+  // Create the directory `path` (mode 0700, parents as needed).
+  KUBEBOOT_FILE_STEP_KIND_CREATE_DIR = 1,
+  // Write the key cache `path` (`data`: a key or its reference; secret) atomically, 0600.
+  KUBEBOOT_FILE_STEP_KIND_WRITE_KEY_CACHE = 2,
+  // Write the data file `path` (`data`: chain then key; secret) atomically, 0600, and read it
+  // back: it must equal `data` (`KUBEBOOT_RESULT_STORE_READ_BACK_MISMATCH`).
+  KUBEBOOT_FILE_STEP_KIND_WRITE_PAIR = 3,
+  // Symlink `updated` → `target` (absolute), renamed over `path` (`-current.pem`); `path` or
+  // `updated` existing as something else than a symlink is an error and nothing changes.
+  KUBEBOOT_FILE_STEP_KIND_SWAP_CURRENT = 4,
+  // Write the node kubeconfig `path` (`data`) atomically, 0600.
+  KUBEBOOT_FILE_STEP_KIND_WRITE_KUBECONFIG = 5,
+  // Write the discovered bootstrap kubeconfig `path` (`data`, holds the token: secret)
+  // atomically, 0600.
+  KUBEBOOT_FILE_STEP_KIND_WRITE_BOOTSTRAP_KUBECONFIG = 6,
+  // Remove the key cache `path` (a missing file is success).
+  KUBEBOOT_FILE_STEP_KIND_REMOVE_KEY_CACHE = 7,
+  // Remove the directory `path` if it is empty.
+  KUBEBOOT_FILE_STEP_KIND_REMOVE_DIR = 8,
+  // Write the node's CA file `path` (`data`: PEM certificates, not secret) atomically.
+  KUBEBOOT_FILE_STEP_KIND_WRITE_CA = 9,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum kubeboot_file_step_kind kubeboot_file_step_kind;
+#else
+typedef uint32_t kubeboot_file_step_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What a device operation is.
+enum kubeboot_key_op_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Load the key `key_ref` names and tell its public point.
+  KUBEBOOT_KEY_OP_KIND_PUBLIC = 0,
+  // Make a P-256 signing key that never leaves `device`, named `label`.
+  KUBEBOOT_KEY_OP_KIND_GENERATE = 1,
+  // ECDSA P-256 over SHA-256 of `message` with `key_ref`'s key.
+  KUBEBOOT_KEY_OP_KIND_SIGN = 2,
+  // Destroy `key_ref`'s key (PKCS#11: both objects; TPM: nothing to destroy).
+  KUBEBOOT_KEY_OP_KIND_DESTROY = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum kubeboot_key_op_kind kubeboot_key_op_kind;
+#else
+typedef uint32_t kubeboot_key_op_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// Who holds a key.
+enum kubeboot_key_holder
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // A key in memory (PEM).
+  KUBEBOOT_KEY_HOLDER_SOFTWARE = 0,
+  // A TPM (a `TSS2 PRIVATE KEY` blob).
+  KUBEBOOT_KEY_HOLDER_TPM = 1,
+  // A PKCS#11 token (a `PKCS#11 PROVIDER URI` block).
+  KUBEBOOT_KEY_HOLDER_PKCS11 = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum kubeboot_key_holder kubeboot_key_holder;
+#else
+typedef uint32_t kubeboot_key_holder;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What a request is for.
+enum kubeboot_request_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // `GET /healthz` before bootstrapping.
+  KUBEBOOT_REQUEST_KIND_HEALTHZ = 0,
+  // `GET` of `kube-public/cluster-info` (discovery and the CA refresh; anonymous).
+  KUBEBOOT_REQUEST_KIND_CLUSTER_INFO = 1,
+  // List the ClusterTrustBundles of the apiserver's serving signer (the CA refresh).
+  KUBEBOOT_REQUEST_KIND_TRUST_BUNDLES = 2,
+  // `GET /healthz` trusting only a new CA bundle (the CA refresh): any HTTP answer proves it,
+  // a failed handshake is a transport error.
+  KUBEBOOT_REQUEST_KIND_CA_PROBE = 3,
+  // Create the CSR.
+  KUBEBOOT_REQUEST_KIND_CREATE = 4,
+  // GET the CSR.
+  KUBEBOOT_REQUEST_KIND_GET = 5,
+  // Watch the CSR: with status 200 the body is a stream (while it is open and quiet past
+  // `idle_at`, call `kubeboot_agent_on_stream_idle`).
+  KUBEBOOT_REQUEST_KIND_WATCH = 6,
+  // `POST` a `SelfSubjectReview` presenting the client certificate: who the apiserver takes
+  // it for (the agent's probe).
+  KUBEBOOT_REQUEST_KIND_SELF_SUBJECT_REVIEW = 7,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum kubeboot_request_kind kubeboot_request_kind;
+#else
+typedef uint32_t kubeboot_request_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// The opaque agent. Made by [`kubeboot_agent_init_in`] (in the caller's memory) or
+// [`kubeboot_agent_new`] (std), released by [`kubeboot_agent_free`].
+typedef struct kubeboot_agent kubeboot_agent;
 
 // A P-256 private key. Opaque; free with [`kubeboot_key_free`], which zeroizes the scalar.
 typedef struct kubeboot_key kubeboot_key;
@@ -532,15 +588,26 @@ typedef struct kubeboot_key kubeboot_key;
 typedef struct kubeboot_kubeconfig kubeboot_kubeconfig;
 #endif
 
-#if defined(KUBEBOOT_STD)
-// A certificate store for one prefix (`kubelet-client`, `kubelet-server`). Opaque; not
-// thread-safe; free with [`kubeboot_store_free`].
-typedef struct kubeboot_store kubeboot_store;
-#endif
-
 // A parsed or generated bootstrap token (`<id>.<secret>`). Opaque; free with
 // [`kubeboot_token_free`], which zeroizes the secret.
 typedef struct kubeboot_token kubeboot_token;
+
+// The capacities of an agent (see the core's `kubeboot::agent::Capacities`): bytes, but for
+// `serving_dns`, a count.
+typedef struct kubeboot_capacities {
+  // The work buffer: the largest request, response body or watch event.
+  size_t response;
+  // Each CA bundle and certificate chain kept (PEM).
+  size_t pem;
+  // The current client key (PEM) or its device reference.
+  size_t key;
+  // What one file step writes (a pair, a kubeconfig, the CA file).
+  size_t file;
+  // Each path.
+  size_t path;
+  // The serving certificate's DNS names (a count, at most 16).
+  size_t serving_dns;
+} kubeboot_capacities;
 
 // A borrowed string: `len` bytes of UTF-8 at `data` (not NUL-terminated; `data` may be NULL
 // when `len` is 0).
@@ -551,8 +618,11 @@ typedef struct kubeboot_str {
   size_t len;
 } kubeboot_str;
 
-// What the agent manages (see `kubeboot::agent::Config`). Strings are UTF-8, not
-// NUL-terminated; an optional one is NULL with length 0. Only read by [`kubeboot_agent_new`].
+// What the agent manages (see `kubeboot::agent::Config`). Fill it with
+// [`kubeboot_agent_config_default`] first, then set what differs. Strings are UTF-8, not
+// NUL-terminated; an optional one is NULL with length 0. Every number means what it says (no
+// value stands for a default: the defaults are what `_default` writes). Only read by
+// [`kubeboot_agent_start`].
 typedef struct kubeboot_agent_config {
   // The front-end's name (`c`, `go`, ...): the `agent=` of every event line.
   const char *front_end;
@@ -594,7 +664,7 @@ typedef struct kubeboot_agent_config {
   size_t discovery_pin_count;
   // Discovery: trust the JWS-signed CA without a pin.
   bool discovery_unsafe_skip_ca_verification;
-  // Discovery: timeout in seconds (0: 300).
+  // Discovery: give up after this many seconds (default 300).
   int64_t discovery_timeout_seconds;
   // Also request and keep a serving certificate.
   bool serving;
@@ -606,17 +676,17 @@ typedef struct kubeboot_agent_config {
   const struct kubeboot_str *serving_ips;
   // Number of `serving_ips`.
   size_t serving_ip_count;
-  // Bootstrap wait in seconds (0: 3600).
+  // How long a bootstrap waits for its certificate, seconds (default 3600).
   int64_t bootstrap_wait_seconds;
-  // Rotation / serving wait in seconds (0: 900).
+  // How long a rotation or serving request waits, seconds (default 900).
   int64_t rotation_wait_seconds;
-  // `spec.expirationSeconds` of every CSR (0: the signer's default; else ≥ 600).
+  // `spec.expirationSeconds` of every CSR (≥ 600); 0: none asked (the signer's default).
   uint32_t expiration_seconds;
   // Poll CSRs with GET instead of watching them.
   bool poll;
-  // `KUBEBOOT_MODE_ONCE` or `KUBEBOOT_MODE_RUN`.
+  // `KUBEBOOT_MODE_ONCE`, `KUBEBOOT_MODE_RUN` or `KUBEBOOT_MODE_DISCOVER`.
   uint32_t mode;
-  // With `KUBEBOOT_MODE_RUN`: DONE after this many rotations (0: never).
+  // With `KUBEBOOT_MODE_RUN`: DONE after this many rotations; 0: no limit.
   uint32_t max_rotations;
   // Rotate the client certificate right away.
   bool rotate_now_client;
@@ -626,144 +696,225 @@ typedef struct kubeboot_agent_config {
   int32_t utc_offset;
   // Seed of the deadline and backoff jitter (any unpredictable value).
   uint64_t seed;
-  // `KUBEBOOT_LOG_TEXT` (0: `agent=c step=... key=value`) or `KUBEBOOT_LOG_JSON` (one JSON
-  // object per line).
+  // `KUBEBOOT_LOG_TEXT` or `KUBEBOOT_LOG_JSON`.
   uint32_t log_format;
   // `KUBEBOOT_MODE_RUN`: how often to re-read the cluster's CA and keep `<cert_dir>/ca.crt`
-  // current (seconds; 0: the default, 600; negative: never).
+  // current, seconds (default 600); 0: never.
   int64_t ca_refresh_seconds;
-  // Where new client keys are made: `tpm`, or a `pkcs11:` URI of the token with its
-  // `module-path` and `pin-source` (no object); NULL: in software (ENTROPY actions). With a
-  // device every new key is made there (KEY actions), the CSR is signed there, and the cert
-  // dir and the node kubeconfig hold the key's reference instead of the key. Not with
-  // `serving` (`INVALID_CONFIG`); a bad name is `INVALID_KEY_REFERENCE`.
+  // Where new client keys are made (`tpm`, or a `pkcs11:` URI of the token); NULL: in
+  // software (ENTROPY actions).
   const char *key_device;
   // Its length.
   size_t key_device_len;
 } kubeboot_agent_config;
 
-// What to do next, from [`kubeboot_agent_poll`]. Pointers point into the agent and stay valid
-// until the next call that takes the agent; strings are not NUL-terminated unless noted; fields
-// not used by `kind` are NULL / 0.
-typedef struct kubeboot_agent_action {
-  // `KUBEBOOT_AGENT_READ` ... `KUBEBOOT_AGENT_FAILED`.
-  uint32_t kind;
-  // READ, FILE: the file (absolute); HTTP: the request path and query.
-  const char *path;
-  // Length of `path`.
-  size_t path_len;
-  // READ: what the file is (`kubeconfig`, `key-cache`, ...; static, NUL-terminated).
-  const char *role;
-  // READ: the largest size accepted (answer `STORE_FILE_TOO_LARGE` beyond).
+// `KUBEBOOT_ACTION_KIND_READ`: read the whole file at `path` (following symlinks); answer with
+// its bytes, `KUBEBOOT_RESULT_STORE_NOT_FOUND`, `KUBEBOOT_RESULT_STORE_FILE_TOO_LARGE` beyond
+// `max_len` bytes, or another `KUBEBOOT_RESULT_STORE_*`.
+typedef struct kubeboot_read {
+  // The absolute, clean path.
+  struct kubeboot_str path;
+  // What it is.
+  kubeboot_file_role role;
+  // Larger files are too large.
   size_t max_len;
-  // FILE: `KUBEBOOT_FILE_*`.
-  uint32_t file_step;
-  // FILE: the step's name (`write-pair`, ...; static, NUL-terminated).
-  const char *step_name;
-  // FILE: RECOVER: the store prefix; SWAP_CURRENT: the `-updated.pem` path.
-  const char *path2;
-  // Length of `path2`.
-  size_t path2_len;
-  // FILE: SWAP_CURRENT: the target data file.
-  const char *path3;
-  // Length of `path3`.
-  size_t path3_len;
-  // FILE: what to write (secret for keys and pairs); HTTP: the request body.
+} kubeboot_read;
+
+// Bytes borrowed from the agent (`data` NULL when `len` is 0).
+typedef struct kubeboot_bytes {
+  // The bytes.
   const uint8_t *data;
-  // Length of `data`.
-  size_t data_len;
-  // ENTROPY: how many bytes.
-  size_t entropy_len;
-  // HTTP: changes whenever the connection settings change (keep one client per id).
-  uint32_t conn_id;
-  // HTTP: `https://host:port`.
-  const char *server;
-  // Length of `server`.
-  size_t server_len;
-  // HTTP: trust exactly these CAs (PEM); NULL with `insecure`.
-  const uint8_t *ca_pem;
-  // Length of `ca_pem`.
-  size_t ca_pem_len;
-  // HTTP: do not verify the server.
+  // Their number.
+  size_t len;
+} kubeboot_bytes;
+
+// `KUBEBOOT_ACTION_KIND_FILE`: a change to the node's files, in the order the agent gives them.
+// Every write is atomic and durable: a temporary file in the same directory, `fsync`, rename,
+// `fsync` of the directory (`kubeboot_agent_perform_file_action` does exactly this).
+typedef struct kubeboot_file_step {
+  // Which step.
+  kubeboot_file_step_kind step;
+  // The step's name (`write-pair`, ...), for messages.
+  struct kubeboot_str name;
+  // The file or directory the step changes.
+  struct kubeboot_str path;
+  // What a write writes (empty for the others).
+  struct kubeboot_bytes data;
+  // `data` is secret (a key, a token): never print it.
+  bool secret;
+  // [`kubeboot_file_step_kind::Recover`]: the store's prefix (`kubelet-client`,
+  // `kubelet-server`); empty otherwise.
+  struct kubeboot_str prefix;
+  // [`kubeboot_file_step_kind::SwapCurrent`]: the `-updated.pem` symlink; empty otherwise.
+  struct kubeboot_str updated;
+  // [`kubeboot_file_step_kind::SwapCurrent`]: the data file the link points at; empty
+  // otherwise.
+  struct kubeboot_str target;
+} kubeboot_file_step;
+
+// `KUBEBOOT_ACTION_KIND_ENTROPY`: `len` bytes from a CSPRNG (a new private key).
+typedef struct kubeboot_entropy {
+  // How many bytes.
+  size_t len;
+} kubeboot_entropy;
+
+// `KUBEBOOT_ACTION_KIND_KEY`: something to do with the device that holds the node key.
+typedef struct kubeboot_key_action {
+  // The operation.
+  kubeboot_key_op_kind op;
+  // The device's kind (of `key_ref`, or of `device` for a new key).
+  kubeboot_key_holder holder;
+  // The key's reference (PUBLIC, SIGN, DESTROY): a `TSS2 PRIVATE KEY` or
+  // `PKCS#11 PROVIDER URI` PEM block.
+  struct kubeboot_bytes key_ref;
+  // GENERATE: the device (`tpm`, or a `pkcs11:` URI of the token).
+  struct kubeboot_str device;
+  // GENERATE: the new key's name (`kubelet-client-<timestamp>`; PKCS#11 `CKA_LABEL`).
+  struct kubeboot_str label;
+  // SIGN: the bytes to sign (not secret).
+  struct kubeboot_bytes message;
+} kubeboot_key_action;
+
+// How to connect; `id` changes whenever anything else here does (keep one client per `id`).
+typedef struct kubeboot_connection {
+  // Changes with the settings.
+  uint32_t id;
+  // `https://host:port`.
+  struct kubeboot_str server;
+  // Trust exactly these CAs (PEM); empty only with `insecure`.
+  struct kubeboot_bytes ca_pem;
+  // Do not verify the server.
   bool insecure;
-  // HTTP: verify the server for this name instead of the URL's host; NULL: the host.
-  const char *server_name;
-  // Length of `server_name`.
-  size_t server_name_len;
-  // HTTP: the client certificate chain to present (PEM); NULL: none.
-  const uint8_t *client_cert_pem;
-  // Length of `client_cert_pem`.
-  size_t client_cert_pem_len;
-  // HTTP: its private key (PEM; secret), or the reference of the key a device holds
-  // (`key_holder` says which).
-  const uint8_t *client_key_pem;
-  // Length of `client_key_pem`.
-  size_t client_key_pem_len;
-  // HTTP: `KUBEBOOT_AGENT_REQUEST_*`.
-  uint32_t request_kind;
-  // HTTP: `"GET"` / `"POST"` (static, NUL-terminated).
-  const char *method;
-  // HTTP: the `Authorization` header value (secret), or NULL.
-  const char *authorization;
-  // Length of `authorization`.
-  size_t authorization_len;
-  // HTTP: `Content-Type` (static, NUL-terminated) or NULL.
-  const char *content_type;
-  // HTTP: `Accept` (static, NUL-terminated).
-  const char *accept;
-  // HTTP: `User-Agent`.
-  const char *user_agent;
-  // Length of `user_agent`.
-  size_t user_agent_len;
-  // HTTP: give up at this time (report a transport error); SLEEP: sleep until then.
+  // Verify the server for this name instead of the URL's host; empty: the URL's.
+  struct kubeboot_str server_name;
+  // Present this client certificate chain (PEM); empty: none.
+  struct kubeboot_bytes client_cert_pem;
+  // Its key (PEM, secret), or the reference of a key a device holds.
+  struct kubeboot_bytes client_key_pem;
+  // Who holds the client key (a device signs the handshake).
+  kubeboot_key_holder client_key_holder;
+} kubeboot_connection;
+
+// `KUBEBOOT_ACTION_KIND_HTTP`: an HTTPS request to send.
+typedef struct kubeboot_http_request {
+  // Where and how.
+  struct kubeboot_connection connection;
+  // What for.
+  kubeboot_request_kind kind;
+  // `GET` or `POST`.
+  struct kubeboot_str method;
+  // Path and query.
+  struct kubeboot_str path;
+  // The `Authorization` header (secret); empty: none.
+  struct kubeboot_str authorization;
+  // The body's `Content-Type`; empty: none.
+  struct kubeboot_str content_type;
+  // `Accept`.
+  struct kubeboot_str accept;
+  // The body.
+  struct kubeboot_bytes body;
+  // `User-Agent`.
+  struct kubeboot_str user_agent;
+  // Give up at this time (unix seconds) and answer `kubeboot_agent_on_transport_error`.
+  int64_t give_up_at;
+  // A watch: if the stream is open and nothing arrived by this time, call
+  // `kubeboot_agent_on_stream_idle` (the agent reports progress) and keep reading; 0: never.
+  int64_t idle_at;
+} kubeboot_http_request;
+
+// `KUBEBOOT_ACTION_KIND_SLEEP`.
+typedef struct kubeboot_sleep {
+  // Unix seconds.
   int64_t until;
-  // EVENT, FAILED: the line to print.
-  const char *line;
-  // Length of `line`.
-  size_t line_len;
-  // EVENT: the line is progress on the previous one (a long wait, with the time waited): on
-  // a terminal overwrite the previous line with it, in a log print it as any other.
-  bool line_update;
-  // EVENT: the credentials are usable and the agent sleeps until the next deadline or is
-  // done: a service is ready (systemd's `READY=1`) at the first such event.
-  bool line_ready;
-  // FAILED: why.
+} kubeboot_sleep;
+
+// `KUBEBOOT_ACTION_KIND_EVENT`: a line to print (`agent=<fe> step=<step> ...`, or JSON).
+typedef struct kubeboot_event {
+  // The step (`create`, `wait`, ...).
+  struct kubeboot_str step;
+  // The line.
+  struct kubeboot_str line;
+  // Progress on the previous line's step: on a terminal, overwrite that line.
+  bool update;
+  // The credentials are usable and the agent sleeps or is done: a service is ready
+  // (systemd's `READY=1`) at the first.
+  bool ready;
+} kubeboot_event;
+
+// One certificate's state.
+typedef struct kubeboot_cert_status {
+  // There is such a certificate (the others are 0 when not).
+  bool present;
+  // notBefore (unix seconds).
+  int64_t not_before;
+  // notAfter.
+  int64_t not_after;
+  // When it is due for rotation.
+  int64_t rotation_deadline;
+} kubeboot_cert_status;
+
+// `KUBEBOOT_ACTION_KIND_DONE`.
+typedef struct kubeboot_done {
+  // The client certificate.
+  struct kubeboot_cert_status client;
+  // The serving certificate, when configured.
+  struct kubeboot_cert_status serving;
+} kubeboot_done;
+
+// `KUBEBOOT_ACTION_KIND_FAILED`.
+typedef struct kubeboot_failure {
+  // The typed reason.
   kubeboot_result result;
-  // FAILED: what the agent was doing, and the server's reason and message.
-  const char *detail;
-  // Length of `detail`.
-  size_t detail_len;
-  // DONE: the client certificate's notBefore.
-  int64_t client_not_before;
-  // DONE: its notAfter.
-  int64_t client_not_after;
-  // DONE: its rotation deadline.
-  int64_t client_rotation_deadline;
-  // DONE: whether a serving certificate is kept.
-  bool has_serving;
-  // DONE: the serving certificate's notAfter.
-  int64_t serving_not_after;
-  // DONE: its rotation deadline.
-  int64_t serving_rotation_deadline;
-  // KEY: `KUBEBOOT_KEY_OP_*`.
-  uint32_t key_op;
-  // KEY: who holds the key (`KUBEBOOT_KEY_HOLDER_TPM`, `..._PKCS11`); HTTP with a client
-  // certificate: who holds its key (`..._SOFTWARE`: `client_key_pem` is the key itself).
-  uint32_t key_holder;
-  // KEY: PUBLIC, SIGN, DESTROY: the key's reference (PEM: `TSS2 PRIVATE KEY` or
-  // `PKCS#11 PROVIDER URI`; not secret).
-  const uint8_t *key_ref;
-  // Length of `key_ref`.
-  size_t key_ref_len;
-  // KEY: GENERATE: the device (`tpm`, or the token's `pkcs11:` URI).
-  const char *key_device;
-  // Length of `key_device`.
-  size_t key_device_len;
-  // KEY: GENERATE: the new key's name (`kubelet-client-<timestamp>`; PKCS#11 `CKA_LABEL`).
-  const char *key_label;
-  // Length of `key_label`.
-  size_t key_label_len;
-} kubeboot_agent_action;
+  // What it was doing, and the server's reason and message, if any.
+  struct kubeboot_str detail;
+  // The line to print.
+  struct kubeboot_str line;
+} kubeboot_failure;
+
+// The members of [`kubeboot_action`]: the one `kind` names is meaningful.
+typedef union kubeboot_action_of {
+  // `KUBEBOOT_ACTION_KIND_READ`.
+  struct kubeboot_read read;
+  // `KUBEBOOT_ACTION_KIND_FILE`.
+  struct kubeboot_file_step file;
+  // `KUBEBOOT_ACTION_KIND_ENTROPY`.
+  struct kubeboot_entropy entropy;
+  // `KUBEBOOT_ACTION_KIND_KEY`.
+  struct kubeboot_key_action key;
+  // `KUBEBOOT_ACTION_KIND_HTTP`.
+  struct kubeboot_http_request http;
+  // `KUBEBOOT_ACTION_KIND_SLEEP`.
+  struct kubeboot_sleep sleep;
+  // `KUBEBOOT_ACTION_KIND_EVENT`.
+  struct kubeboot_event event;
+  // `KUBEBOOT_ACTION_KIND_DONE`.
+  struct kubeboot_done done;
+  // `KUBEBOOT_ACTION_KIND_FAILED`.
+  struct kubeboot_failure failed;
+} kubeboot_action_of;
+
+// What to do next: `kind` and the member of `of` it names.
+typedef struct kubeboot_action {
+  // Which member of `of` is meaningful.
+  kubeboot_action_kind kind;
+  // The action.
+  union kubeboot_action_of of;
+} kubeboot_action;
+
+// A complete HTTP response, as the agent reads it.
+typedef struct kubeboot_http_response {
+  // The status code.
+  uint16_t status;
+  // The `Retry-After` header's raw value; NULL with 0: none (a 429 or 5xx carrying one is
+  // retried when the server asked).
+  const char *retry_after;
+  // Its length.
+  size_t retry_after_len;
+  // The body (for a watch that could not be streamed, the whole stream).
+  const uint8_t *body;
+  // Its length.
+  size_t body_len;
+} kubeboot_http_response;
 
 // Signs `msg_len` bytes at `msg` with ECDSA P-256 / SHA-256 (the callback hashes) and writes the
 // raw signature `r || s` (two 32-byte big-endian integers) to the 64 bytes at `sig_rs`.
@@ -784,115 +935,31 @@ typedef struct kubeboot_signer {
   uint8_t public_point[65];
 } kubeboot_signer;
 
-// What an issued certificate must be: the node it names and the profile it was requested for
-// (for serving, with exactly these SANs). `kubeboot_verify_issued` and
-// `kubeboot_verify_issued_scratch` check a certificate against it, and `kubeboot_engine_config`
-// requests one for it. Our public key is not part of it: the verify functions take it as a
-// separate `spki` argument, and the engine has the key it signs with. Strings are UTF-8, not
-// NUL-terminated. Only read during the call it is passed to.
-typedef struct kubeboot_expected {
+// What [`kubeboot_csr_write`] builds: the profile, the node, the SANs, the format, and who
+// signs (exactly one of `key` and `signer`).
+typedef struct kubeboot_csr_spec {
+  // `KUBEBOOT_PROFILE_CLIENT` or `KUBEBOOT_PROFILE_SERVING`.
+  uint32_t profile;
   // The node name (`CN=system:node:<node_name>`).
   const char *node_name;
   // Its length.
   size_t node_name_len;
-  // `KUBEBOOT_PROFILE_CLIENT` (EKU clientAuth, no SANs) or `KUBEBOOT_PROFILE_SERVING` (EKU
-  // serverAuth and exactly `dns_names` + `ip_addresses` as SANs).
-  uint32_t profile;
-  // Serving only: the DNS names (not read for client).
+  // Serving: the DNS names.
   const struct kubeboot_str *dns_names;
-  // Number of `dns_names`.
-  size_t dns_count;
-  // Serving only: the IP addresses as text, `"10.0.0.1"` / `"fd00::1"` (not read for client).
-  const struct kubeboot_str *ip_addresses;
-  // Number of `ip_addresses`.
-  size_t ip_count;
-} kubeboot_expected;
-
-// What the engine should ask for and how. All pointers are only read during
-// [`kubeboot_engine_new`]; the engine keeps its own copies.
-typedef struct kubeboot_engine_config {
-  // The certificate to request: node name, profile and (serving) SANs. The issued certificate
-  // is validated against it and the engine's key.
-  struct kubeboot_expected expected;
-  // `KUBEBOOT_AUTH_TOKEN` or `KUBEBOOT_AUTH_CLIENT_CERTIFICATE`.
-  uint32_t auth;
-  // The bootstrap token (required for `KUBEBOOT_AUTH_TOKEN`, ignored otherwise).
-  const struct kubeboot_token *token;
-  // `KUBEBOOT_NAMING_NODE_CSR` or `KUBEBOOT_NAMING_GENERATE`.
-  uint32_t naming;
-  // The CA bundle (PEM) the issued certificate must chain to (the cluster's client CA).
-  const uint8_t *ca_pem;
-  // Its length (must not be 0).
-  size_t ca_pem_len;
-  // `spec.expirationSeconds` (≥ 600), or 0 for the signer's default.
-  uint32_t expiration_seconds;
-  // How long to wait for issuance from `now` at creation; ≤ 0 means the kubelet's default
-  // (3600 s with `KUBEBOOT_NAMING_NODE_CSR`, 900 s with `KUBEBOOT_NAMING_GENERATE`).
-  int64_t wait_seconds;
-  // Watch the CSR (true, the kubelet's way) or poll it with GET every 5 s.
-  bool watch;
-} kubeboot_engine_config;
-
-// What to do next, from [`kubeboot_engine_poll`]. Pointers point into the engine and stay valid
-// until the next call that takes the engine (or its `_free`); strings are not NUL-terminated
-// unless noted.
-typedef struct kubeboot_action {
-  // `KUBEBOOT_ACTION_SEND` / `_AWAIT` / `_WAIT` / `_DONE` / `_FAILED`.
-  uint32_t kind;
-  // SEND: give up on the request at this time and report a transport error; AWAIT: the same
-  // for the outstanding request; WAIT: poll again at this time (unix seconds); else 0.
-  int64_t until;
-  // SEND: `KUBEBOOT_REQUEST_CREATE` / `_GET` / `_WATCH`.
-  uint32_t request_kind;
-  // SEND: `"GET"` or `"POST"` (static, NUL-terminated); NULL otherwise.
-  const char *method;
-  // SEND: path and query, relative to the server URL (starts with `/`).
-  const char *path;
-  // Length of `path`.
-  size_t path_len;
-  // SEND: the `Authorization` header value (`Bearer ...`, secret), or NULL when the transport
-  // authenticates with the client certificate.
-  const char *authorization;
-  // Length of `authorization`.
-  size_t authorization_len;
-  // SEND: `Content-Type` of the body (static, NUL-terminated) or NULL without a body.
-  const char *content_type;
-  // SEND: `Accept` (static, NUL-terminated).
-  const char *accept;
-  // SEND: the body (JSON), NULL/0 for GET.
-  const uint8_t *body;
-  // Length of `body`.
-  size_t body_len;
-  // DONE: the issued certificate chain (PEM), validated.
-  const uint8_t *cert_pem;
-  // Length of `cert_pem`.
-  size_t cert_pem_len;
-  // DONE: the leaf's notBefore (unix seconds).
-  int64_t not_before;
-  // DONE: the leaf's notAfter (unix seconds).
-  int64_t not_after;
-  // DONE: when to rotate (70–90 % of the lifetime).
-  int64_t rotation_deadline;
-  // DONE: the CSR object's name.
-  const char *csr_name;
-  // Length of `csr_name`.
-  size_t csr_name_len;
-  // FAILED: why (a `kubeboot_result`, 700s for the apiserver's answers, 400s for a rejected
-  // certificate); `KUBEBOOT_RESULT_OK` otherwise.
-  kubeboot_result result;
-  // FAILED: the HTTP status the failure came with, or 0.
-  uint16_t http_status;
-} kubeboot_action;
-
-#if defined(KUBEBOOT_STD)
-// A borrowed byte string (not NUL-terminated; `data` is NULL when absent, with `len` 0).
-typedef struct kubeboot_bytes {
-  // The bytes.
-  const uint8_t *data;
   // Their number.
-  size_t len;
-} kubeboot_bytes;
-#endif
+  size_t dns_count;
+  // Serving: the IP addresses as text (`"10.0.0.1"`, `"fd00::1"`).
+  const struct kubeboot_str *ip_addresses;
+  // Their number.
+  size_t ip_count;
+  // `KUBEBOOT_FORMAT_PEM` or `KUBEBOOT_FORMAT_DER`.
+  uint32_t format;
+  // Sign with this key; NULL: with `signer`.
+  const struct kubeboot_key *key;
+  // Sign through this C callback (checked against its public point before the CSR is
+  // written: `KUBEBOOT_RESULT_SIGNER_FAILED`); NULL: with `key`.
+  const struct kubeboot_signer *signer;
+} kubeboot_csr_spec;
 
 #if defined(KUBEBOOT_STD)
 // The current context of a kubeconfig, resolved (from [`kubeboot_kubeconfig_get`]). Every
@@ -973,6 +1040,30 @@ typedef struct kubeboot_metrics {
   uint64_t serving_rotation_count;
 } kubeboot_metrics;
 
+// What an issued certificate must be: the node it names and the profile it was requested for
+// (for serving, with exactly these SANs). `kubeboot_verify_issued` and
+// `kubeboot_verify_issued_scratch` check a certificate against it, and `kubeboot_engine_config`
+// requests one for it. Our public key is not part of it: the verify functions take it as a
+// separate `spki` argument, and the engine has the key it signs with. Strings are UTF-8, not
+// NUL-terminated. Only read during the call it is passed to.
+typedef struct kubeboot_expected {
+  // The node name (`CN=system:node:<node_name>`).
+  const char *node_name;
+  // Its length.
+  size_t node_name_len;
+  // `KUBEBOOT_PROFILE_CLIENT` (EKU clientAuth, no SANs) or `KUBEBOOT_PROFILE_SERVING` (EKU
+  // serverAuth and exactly `dns_names` + `ip_addresses` as SANs).
+  uint32_t profile;
+  // Serving only: the DNS names (not read for client).
+  const struct kubeboot_str *dns_names;
+  // Number of `dns_names`.
+  size_t dns_count;
+  // Serving only: the IP addresses as text, `"10.0.0.1"` / `"fd00::1"` (not read for client).
+  const struct kubeboot_str *ip_addresses;
+  // Number of `ip_addresses`.
+  size_t ip_count;
+} kubeboot_expected;
+
 // What [`kubeboot_verify_issued`] found.
 typedef struct kubeboot_verified {
   // The leaf's notBefore (unix seconds).
@@ -1000,78 +1091,110 @@ typedef struct kubeboot_ca_pin {
 extern "C" {
 #endif // __cplusplus
 
-// The library version, a static NUL-terminated string (e.g. `"0.3.0"`); never NULL.
+// The library version, a static NUL-terminated string (e.g. `"0.4.0"`); never NULL.
 const char *kubeboot_version(void);
 
-// Create an agent from `cfg` (copied; pointers are only read during the call).
-//
-// Errors: `NULL_PARAMETER`, `INVALID_UTF8`; `INVALID_CONFIG` (an empty or odd front-end name, a
-// relative working dir, discovery without a bootstrap kubeconfig, an unknown mode);
-// `INVALID_NODE_NAME`, the serving SANs' errors, `INVALID_PIN`, `PIN_MISMATCH` (discovery with
-// no pin and no unsafe skip), `INVALID_EXPIRATION_SECONDS`, `TOO_LARGE` (a path over 1024
-// bytes), `INVALID_KEY_REFERENCE` (a `key_device` that is neither `tpm` nor a token's
-// `pkcs11:` URI with `token=` and `module-path=` and no object), `INVALID_CONFIG` (a
-// `key_device` with `serving`); without `std`, `UNKNOWN_ERROR` when [`AGENT_SLOTS`] agents are
-// live.
-kubeboot_result kubeboot_agent_new(const struct kubeboot_agent_config *cfg,
-                                   struct kubeboot_agent **out);
+// Write the hosts' capacities to `out` (what [`kubeboot_agent_new`] takes when given NULL).
+kubeboot_result kubeboot_capacities_host(struct kubeboot_capacities *out);
 
-// Free an agent (its secrets are wiped). NULL is a no-op.
+// Check the rules between the capacities (each large enough for the smallest thing it must
+// hold, `file` for a pair): OK with `*which` = `KUBEBOOT_CAPACITY_NONE`, or
+// `KUBEBOOT_RESULT_TOO_LARGE` with `*which` naming the first capacity that is too small.
+kubeboot_result kubeboot_capacities_check(const struct kubeboot_capacities *caps,
+                                          kubeboot_capacity *which);
+
+// Bytes of memory an agent with `caps` needs at [`kubeboot_agent_init_in`] (any alignment
+// allowed: room for it is included). The capacities are checked (`TOO_LARGE`, see
+// [`kubeboot_capacities_check`]).
+kubeboot_result kubeboot_agent_size(const struct kubeboot_capacities *caps, size_t *out_size);
+
+// Build an idle agent with `caps` in the caller's `len` bytes at `mem` (at least
+// [`kubeboot_agent_size`]; the agent takes the first aligned part for itself and carves the rest
+// into its regions) and write its handle — a pointer into `mem` — to `*out`. Nothing is
+// allocated. The memory is the agent's until [`kubeboot_agent_free`]: do not move, read or
+// write it meanwhile. `TOO_LARGE` for capacities too small ([`kubeboot_capacities_check`] names
+// one) or memory too short.
+kubeboot_result kubeboot_agent_init_in(void *mem,
+                                       size_t len,
+                                       const struct kubeboot_capacities *caps,
+                                       struct kubeboot_agent **out);
+
+#if defined(KUBEBOOT_STD)
+// Allocate an idle agent with `caps` (NULL: [`kubeboot_capacities_host`]) and write its handle
+// to `*out`. Errors as [`kubeboot_agent_init_in`].
+kubeboot_result kubeboot_agent_new(const struct kubeboot_capacities *caps,
+                                   struct kubeboot_agent **out);
+#endif
+
+// Release an agent: its secrets wiped, the memory [`kubeboot_agent_new`] allocated freed
+// (memory given to [`kubeboot_agent_init_in`] is the caller's again, zeroed where secrets
+// were). NULL is a no-op.
 void kubeboot_agent_free(struct kubeboot_agent *agent);
 
-// What to do now: writes `*out` (see [`kubeboot_agent_action`]) and returns OK, also for
-// `KUBEBOOT_AGENT_FAILED` (whose `result` says why). Every action but SLEEP, EVENT, DONE and
-// FAILED must be answered before the next poll; a poll with one unanswered counts it as failed.
+// Fill `cfg` with the defaults (the kubelet's): everything empty or false, once, text lines,
+// watch, 3600 s bootstrap wait, 900 s rotation wait, discovery timeout 300 s, CA refresh every
+// 600 s.
+kubeboot_result kubeboot_agent_config_default(struct kubeboot_agent_config *cfg);
+
+// Copy `cfg` into the agent and get it ready (whatever it held before is forgotten, secrets
+// wiped); the first [`kubeboot_agent_poll`] starts reading. Errors (the agent is then idle):
+// `INVALID_CONFIG`, `TOO_LARGE` (a path over the `path` capacity, a work buffer too small for
+// the CA refresh), the token, pin and SAN checks' errors.
+kubeboot_result kubeboot_agent_start(struct kubeboot_agent *agent,
+                                     const struct kubeboot_agent_config *cfg);
+
+// What to do now: the action is written to `*out` (its strings borrow the agent until the next
+// call on it).
 kubeboot_result kubeboot_agent_poll(struct kubeboot_agent *agent,
                                     int64_t now,
-                                    struct kubeboot_agent_action *out);
+                                    struct kubeboot_action *out);
 
-// The outcome of a READ: `result` OK with the file's bytes, or a store code
-// (`KUBEBOOT_RESULT_STORE_NOT_FOUND`, `..._PERMISSION_DENIED`, `..._FILE_TOO_LARGE`,
-// `..._IO`; any other code counts as `..._IO`).
+// The outcome of a READ action (`result`, a `kubeboot_result`): `KUBEBOOT_RESULT_OK` with the file's `len` bytes at `data`, or
+// a `KUBEBOOT_RESULT_STORE_*` (`STORE_NOT_FOUND`, `STORE_FILE_TOO_LARGE`, `STORE_IO`, ...).
+// Ignored when no read is outstanding.
 kubeboot_result kubeboot_agent_on_read(struct kubeboot_agent *agent,
                                        int64_t now,
                                        uint32_t result,
                                        const uint8_t *data,
                                        size_t len);
 
-// The outcome of a FILE step: OK, or a store code (as for [`kubeboot_agent_on_read`]).
+// The outcome of a FILE action (`result`, a `kubeboot_result`): `KUBEBOOT_RESULT_OK` or a `KUBEBOOT_RESULT_STORE_*`. Ignored
+// when no file step is outstanding.
 kubeboot_result kubeboot_agent_on_file_done(struct kubeboot_agent *agent,
                                             int64_t now,
                                             uint32_t result);
 
-// Entropy for an ENTROPY action (`len` ≥ the action's `entropy_len`).
+// The bytes an ENTROPY action asked for. Ignored when none is outstanding.
 kubeboot_result kubeboot_agent_on_entropy(struct kubeboot_agent *agent,
                                           const uint8_t *data,
                                           size_t len);
 
-// The whole response to an HTTP action (for a watch that could not be streamed, the whole
-// stream).
+// The whole response to an HTTP action. Ignored when no request is outstanding.
 kubeboot_result kubeboot_agent_on_http_response(struct kubeboot_agent *agent,
                                                 int64_t now,
-                                                uint16_t status,
-                                                const uint8_t *body,
-                                                size_t body_len);
+                                                const struct kubeboot_http_response *response);
 
-// [`kubeboot_agent_on_http_response`] with the response's `Retry-After` header: its raw value
-// (`retry_after`, `retry_after_len` bytes, not NUL-terminated), or NULL with 0 when the response
-// has none. A 429 or 5xx with a `Retry-After` of delta-seconds is retried when the server asked,
-// with jitter (the agent decides; its `step=retry` line says `reason=server-asked`).
-kubeboot_result kubeboot_agent_on_http_response_with_retry_after(struct kubeboot_agent *agent,
-                                                                 int64_t now,
-                                                                 uint16_t status,
-                                                                 const char *retry_after,
-                                                                 size_t retry_after_len,
-                                                                 const uint8_t *body,
-                                                                 size_t body_len);
-
-// A chunk of a watch response with status 200. `*keep_reading` false: stop reading, drop the
-// connection, and do not call [`kubeboot_agent_on_stream_end`].
+// A chunk of a watch response with status 200. `*keep_reading`: false when the agent needs no
+// more of the stream (drop the connection; do not call [`kubeboot_agent_on_stream_end`]).
 kubeboot_result kubeboot_agent_on_stream_data(struct kubeboot_agent *agent,
                                               int64_t now,
                                               const uint8_t *chunk,
                                               size_t chunk_len,
                                               bool *keep_reading);
+
+// The open watch has been quiet until the request's `idle_at` (or later): the agent reports
+// progress on the wait (fetch the line with [`kubeboot_agent_next_event`]) without ending the
+// watch. `*keep_reading`: false when no watch is open.
+kubeboot_result kubeboot_agent_on_stream_idle(struct kubeboot_agent *agent,
+                                              int64_t now,
+                                              bool *keep_reading);
+
+// The next line the agent has to say, now (also while a watch stream is open, between the
+// stream calls): written to `*event` with `*has` = true, or `*has` = false when there is none.
+// [`kubeboot_agent_poll`] hands out the same lines first, so nothing is lost without it.
+kubeboot_result kubeboot_agent_next_event(struct kubeboot_agent *agent,
+                                          struct kubeboot_event *event,
+                                          bool *has);
 
 // The watch stream ended (server timeout, closed connection, or a broken read).
 kubeboot_result kubeboot_agent_on_stream_end(struct kubeboot_agent *agent, int64_t now);
@@ -1110,58 +1233,16 @@ kubeboot_result kubeboot_agent_perform_file_action(struct kubeboot_agent *agent,
 kubeboot_result kubeboot_agent_perform_entropy(struct kubeboot_agent *agent);
 #endif
 
-// Write a kubelet **client** CSR (`O=system:nodes`, `CN=system:node:<node_name>`, no SANs)
-// signed by `key`, in `format` (`KUBEBOOT_FORMAT_PEM` / `_DER`), into `buf`.
-// [`KUBEBOOT_CSR_MAX_LEN`] bytes always suffice; a short buffer gets an upper bound in
-// `*out_len`.
-kubeboot_result kubeboot_csr_client(const struct kubeboot_key *key,
-                                    const char *node_name,
-                                    size_t node_name_len,
-                                    uint32_t format,
-                                    uint8_t *buf,
-                                    size_t len,
-                                    size_t *out_len);
-
-// Write a kubelet **serving** CSR (client subject plus a subjectAltName with the DNS names,
-// then the IP addresses given as text, `"10.0.0.1"` / `"fd00::1"`) signed by `key`. At least one
-// SAN and at most [`KUBEBOOT_CSR_MAX_SANS`]. Otherwise as [`kubeboot_csr_client`].
-kubeboot_result kubeboot_csr_serving(const struct kubeboot_key *key,
-                                     const char *node_name,
-                                     size_t node_name_len,
-                                     const struct kubeboot_str *dns_names,
-                                     size_t dns_count,
-                                     const struct kubeboot_str *ip_addresses,
-                                     size_t ip_count,
-                                     uint32_t format,
-                                     uint8_t *buf,
-                                     size_t len,
-                                     size_t *out_len);
-
-// Like [`kubeboot_csr_client`], signing through the C callback of `signer`. The signature is
-// checked against `signer->public_point` before the CSR is written
-// (`KUBEBOOT_RESULT_SIGNER_FAILED` otherwise); an invalid point is
-// `KUBEBOOT_RESULT_MALFORMED_KEY`. The callback is not called for a short buffer.
-kubeboot_result kubeboot_csr_client_with_signer(const struct kubeboot_signer *signer,
-                                                const char *node_name,
-                                                size_t node_name_len,
-                                                uint32_t format,
-                                                uint8_t *buf,
-                                                size_t len,
-                                                size_t *out_len);
-
-// Like [`kubeboot_csr_serving`], signing through the C callback of `signer` (see
-// [`kubeboot_csr_client_with_signer`]).
-kubeboot_result kubeboot_csr_serving_with_signer(const struct kubeboot_signer *signer,
-                                                 const char *node_name,
-                                                 size_t node_name_len,
-                                                 const struct kubeboot_str *dns_names,
-                                                 size_t dns_count,
-                                                 const struct kubeboot_str *ip_addresses,
-                                                 size_t ip_count,
-                                                 uint32_t format,
-                                                 uint8_t *buf,
-                                                 size_t len,
-                                                 size_t *out_len);
+// Write the kubelet CSR `spec` describes into `buf`: a **client** CSR (`O=system:nodes`,
+// `CN=system:node:<node_name>`, no SANs), or a **serving** one (the same subject and a
+// subjectAltName with the DNS names, then the IP addresses: at least one and at most
+// [`KUBEBOOT_CSR_MAX_SANS`]). [`KUBEBOOT_CSR_MAX_LEN`] bytes always suffice; a short buffer
+// gets an upper bound in `*out_len` (and no signature is made). Both or neither of `key` and
+// `signer` is `INVALID_PARAMETER`; an invalid signer point is `MALFORMED_KEY`.
+kubeboot_result kubeboot_csr_write(const struct kubeboot_csr_spec *spec,
+                                   uint8_t *buf,
+                                   size_t len,
+                                   size_t *out_len);
 
 // The kubelet's bootstrap CSR object name `node-csr-<digest>` (52 characters) for `key`'s
 // client CSR for `node_name` with the EC client usages `["digital signature", "client auth"]`.
@@ -1214,7 +1295,7 @@ kubeboot_result kubeboot_csr_check(const uint8_t *csr_pem,
                                    uint32_t expiration_seconds);
 
 // The answer to a PUBLIC: the key's public point (`point_len` =
-// [`KUBEBOOT_P256_POINT_LEN`], uncompressed). `INVALID_STATE` when no PUBLIC is outstanding,
+// [`crate::key::KUBEBOOT_KEY_POINT_LEN`], uncompressed). `INVALID_STATE` when no PUBLIC is outstanding,
 // `INVALID_PARAMETER` for another length (the operation stays unanswered).
 kubeboot_result kubeboot_agent_on_key_public(struct kubeboot_agent *agent,
                                              int64_t now,
@@ -1234,7 +1315,7 @@ kubeboot_result kubeboot_agent_on_key_generated(struct kubeboot_agent *agent,
                                                 const uint8_t *point,
                                                 size_t point_len);
 
-// The answer to a SIGN: the signature `r ‖ s` (`rs_len` = [`KUBEBOOT_P256_SIGNATURE_LEN`]).
+// The answer to a SIGN: the signature `r ‖ s` (`rs_len` = [`crate::key::KUBEBOOT_SIGNATURE_LEN`]).
 // `INVALID_STATE` when no SIGN is outstanding, `INVALID_PARAMETER` for another length. A
 // signature that does not verify with the key's public point fails the attempt (`KEY_DEVICE`).
 kubeboot_result kubeboot_agent_on_key_signature(struct kubeboot_agent *agent,
@@ -1305,98 +1386,6 @@ kubeboot_result kubeboot_pkcs11_uri_attribute(const char *uri,
                                               size_t *out_len,
                                               bool *found);
 
-// Create an engine: copy the configuration, build and sign the CSR with `key` (not kept), and
-// get ready to create it. `now` is the current unix time (the wait deadline counts from it);
-// `seed` drives backoff and rotation-deadline jitter (take it from any unpredictable source).
-// All pointers are only read during the call.
-//
-// Errors: `KUBEBOOT_RESULT_INVALID_PARAMETER` for an unknown profile, auth or naming;
-// `KUBEBOOT_RESULT_NULL_PARAMETER` for a missing token with token auth; the CSR errors
-// (`INVALID_NODE_NAME`, `INVALID_DNS_NAME`, `TOO_MANY_SANS`, `INVALID_EXPIRATION_SECONDS`, ...);
-// `INVALID_PARAMETER` for an empty CA bundle and `TOO_LARGE` for one over 16 KiB; without `std`,
-// `UNKNOWN_ERROR` when [`ENGINE_SLOTS`] engines are live.
-kubeboot_result kubeboot_engine_new(const struct kubeboot_engine_config *cfg,
-                                    const struct kubeboot_key *key,
-                                    int64_t now,
-                                    uint64_t seed,
-                                    struct kubeboot_engine **out);
-
-// Free an engine (zeroizing the token and key copies). NULL is a no-op.
-void kubeboot_engine_free(struct kubeboot_engine *engine);
-
-// What to do now (see [`kubeboot_action`]). Writes `*out` and returns `KUBEBOOT_RESULT_OK`,
-// also for `KUBEBOOT_ACTION_FAILED` (whose `result` says why).
-kubeboot_result kubeboot_engine_poll(struct kubeboot_engine *engine,
-                                     int64_t now,
-                                     struct kubeboot_action *out);
-
-// The complete response (`status`, body) to the outstanding request. For a watch this may be
-// the whole stream (transports that cannot stream). Returns `KUBEBOOT_RESULT_OK` (a failure it
-// causes comes out of the next [`kubeboot_engine_poll`]); a response when no request is
-// outstanding is ignored.
-kubeboot_result kubeboot_engine_on_response(struct kubeboot_engine *engine,
-                                            int64_t now,
-                                            uint16_t status,
-                                            const uint8_t *body,
-                                            size_t body_len);
-
-// [`kubeboot_engine_on_response`] with the response's `Retry-After` header: its raw value
-// (`retry_after`, `retry_after_len` bytes, not NUL-terminated), or NULL with 0 when the response
-// has none. A 429 or 5xx with a `Retry-After` of delta-seconds waits as the server asked, with
-// jitter, before the next attempt.
-kubeboot_result kubeboot_engine_on_response_with_retry_after(struct kubeboot_engine *engine,
-                                                             int64_t now,
-                                                             uint16_t status,
-                                                             const char *retry_after,
-                                                             size_t retry_after_len,
-                                                             const uint8_t *body,
-                                                             size_t body_len);
-
-// A chunk of the watch response body (a 200 watch stream), split anywhere. `*keep_reading`
-// says whether to go on reading the stream: false once the engine needs no more of it (the
-// certificate arrived, the CSR failed, or it wants another request) — then drop the connection
-// and do not call [`kubeboot_engine_on_stream_end`] (the apiserver would keep the stream open
-// until its timeout).
-kubeboot_result kubeboot_engine_on_stream_data(struct kubeboot_engine *engine,
-                                               int64_t now,
-                                               const uint8_t *chunk,
-                                               size_t chunk_len,
-                                               bool *keep_reading);
-
-// The watch stream ended (server timeout, closed connection, or a broken read). Call it after
-// the last [`kubeboot_engine_on_stream_data`]; a no-op when no watch is open.
-kubeboot_result kubeboot_engine_on_stream_end(struct kubeboot_engine *engine, int64_t now);
-
-// The request could not be sent or no (complete) response arrived: connection refused, TLS
-// error, timeout, or a watch response with a non-200 status that you could not read. Retried
-// with backoff until the deadline.
-kubeboot_result kubeboot_engine_on_transport_error(struct kubeboot_engine *engine, int64_t now);
-
-// The failure's detail once poll said FAILED: `"<reason>: <message>"` (the server's condition or
-// Status reason and message, e.g. `"AutoDenied: ..."`), or just the message, into `buf` (not
-// NUL-terminated). Empty (`*out_len` = 0) when the engine has not failed. Never contains the
-// token.
-kubeboot_result kubeboot_engine_failure_message(const struct kubeboot_engine *engine,
-                                                char *buf,
-                                                size_t len,
-                                                size_t *out_len);
-
-// The CSR object's name into `buf`: known from the start with `KUBEBOOT_NAMING_NODE_CSR`, after
-// the create response with `KUBEBOOT_NAMING_GENERATE` (empty before).
-kubeboot_result kubeboot_engine_csr_name(const struct kubeboot_engine *engine,
-                                         char *buf,
-                                         size_t len,
-                                         size_t *out_len);
-
-// Whether a request is outstanding (create, get or watch sent, outcome not yet fed). A
-// streaming transport must stop reading a watch response as soon as this turns false after
-// [`kubeboot_engine_on_stream_data`] (the certificate arrived or the CSR failed): the apiserver
-// keeps the stream open until its timeout. False for NULL.
-bool kubeboot_engine_request_outstanding(const struct kubeboot_engine *engine);
-
-// The engine's overall deadline (unix seconds): creation time plus the wait. 0 for NULL.
-int64_t kubeboot_engine_deadline(const struct kubeboot_engine *engine);
-
 // Write the fixed, human-readable message of `result` into `buf` (not NUL-terminated) and its
 // length into `*out_len`. Verification results (400–409) give their reason name; an unknown
 // code gives `"unknown result code"`.
@@ -1417,6 +1406,39 @@ bool kubeboot_result_is_verify_error(uint32_t result);
 
 // Whether `result` is a CSR policy violation (500–599).
 bool kubeboot_result_is_policy_error(uint32_t result);
+
+// A duration: `0`, or `<digits><unit>`s with units `h`, `m`, `s` (`90s`, `10m`, `1h30m`) →
+// `*secs`. `INVALID_DURATION` otherwise.
+kubeboot_result kubeboot_parse_duration(const char *text, size_t len, int64_t *secs);
+
+// The agent's `--key` (`pkcs11:<token URI>` or `tpm:`) → the device name for
+// `kubeboot_agent_config.key_device`, written to `buf` (`INSUFFICIENT_SIZE` with the size
+// needed when short). `INVALID_KEY_REFERENCE` for a file, `tpm:<file>` or a URI with an object,
+// a PIN or an unknown attribute.
+kubeboot_result kubeboot_parse_key_device(const char *text,
+                                          size_t len,
+                                          char *buf,
+                                          size_t buf_len,
+                                          size_t *out_len);
+
+// OK when `text` is an IP address (a `--ip` value), else `INVALID_IP_ADDRESS`.
+kubeboot_result kubeboot_check_ip(const char *text, size_t len);
+
+// OK when `text` is an address to listen on (`IPv4:port`, `[IPv6]:port`), else
+// `INVALID_ADDRESS`.
+kubeboot_result kubeboot_check_bind_address(const char *text, size_t len);
+
+// The line to print for `value` of `flag` refused with `result` (what the parse and check
+// functions above returned): `<flag> "<value>": <reason>: <how to write it>`, into `buf` (not
+// NUL-terminated). `INVALID_PARAMETER` for a result that is no kubeboot result.
+kubeboot_result kubeboot_flag_refusal(const char *flag,
+                                      size_t flag_len,
+                                      const char *value,
+                                      size_t value_len,
+                                      uint32_t result,
+                                      char *buf,
+                                      size_t buf_len,
+                                      size_t *out_len);
 
 // Derive a key from caller entropy (`len` ≥ 32; the first 32-byte chunk that is a valid scalar
 // is used). `KUBEBOOT_RESULT_INSUFFICIENT_ENTROPY` when `len` < 32,
@@ -1526,100 +1548,6 @@ kubeboot_result kubeboot_metrics_text(const struct kubeboot_metrics *metrics,
 // OK when `path` can be a node_exporter textfile (it ends in `.prom`, the only files the
 // collector reads); `INVALID_CONFIG` otherwise.
 kubeboot_result kubeboot_metrics_check_textfile(const char *path, size_t len);
-
-// The rotation deadline (unix seconds) of a certificate valid from `not_before` to `not_after`:
-// `not_before + lifetime·(0.7 + 0.2·jitter/2³²)`; `not_after` for an empty or inverted window.
-// Returns 0 (rotate now) should kubeboot panic.
-int64_t kubeboot_rotation_deadline(int64_t not_before, int64_t not_after, uint32_t jitter);
-
-// Whether a certificate with rotation deadline `deadline` must be rotated at `now`.
-// Returns true (rotate) should kubeboot panic.
-bool kubeboot_needs_rotation(int64_t deadline, int64_t now);
-
-// Whether to rotate at `now`: always without a certificate (`has_cert` false), for an empty,
-// inverted or expired window, else once the deadline for `jitter` has passed (use the same
-// `jitter` for one certificate across calls). Returns true should kubeboot panic.
-bool kubeboot_rotation_due(bool has_cert,
-                           int64_t not_before,
-                           int64_t not_after,
-                           uint32_t jitter,
-                           int64_t now);
-
-// Milliseconds to wait after failed attempt number `attempt` (zero-based): 2 s, 4 s, 8 s,
-// 16 s plus up to 10 % jitter, then a flat 32 s. Returns 32 000 should kubeboot panic.
-uint64_t kubeboot_backoff_delay_ms(uint32_t attempt, uint32_t jitter);
-
-#if defined(KUBEBOOT_STD)
-// Open the store `<cert_dir>/<prefix>-*.pem` (the directory need not exist yet; it is made
-// absolute now) and run crash recovery. Errors are `KUBEBOOT_RESULT_STORE_*`.
-kubeboot_result kubeboot_store_open(const char *prefix,
-                                    size_t prefix_len,
-                                    const char *cert_dir,
-                                    size_t cert_dir_len,
-                                    struct kubeboot_store **out);
-#endif
-
-#if defined(KUBEBOOT_STD)
-// Free a store handle. NULL is a no-op.
-void kubeboot_store_free(struct kubeboot_store *store);
-#endif
-
-#if defined(KUBEBOOT_STD)
-// Store a new pair and point `<prefix>-current.pem` at it, crash-safely. `cert_pem` is the
-// certificate chain (leaf first), `key_pem` the private key PEM; both are checked (the key must
-// match the leaf) before anything changes on disk. The data file is named after the **local**
-// time: `unix_now` shifted by `utc_offset_seconds` (east positive, e.g. `tm_gmtoff`).
-kubeboot_result kubeboot_store_update(struct kubeboot_store *store,
-                                      int64_t unix_now,
-                                      int32_t utc_offset_seconds,
-                                      const uint8_t *cert_pem,
-                                      size_t cert_pem_len,
-                                      const uint8_t *key_pem,
-                                      size_t key_pem_len);
-#endif
-
-#if defined(KUBEBOOT_STD)
-// The current pair as one PEM (the certificate chain, then the private key: **secret**) into
-// `buf`: `<prefix>-current.pem`, else the legacy `<prefix>.crt` + `<prefix>.key`.
-// `KUBEBOOT_RESULT_STORE_NO_CERT_KEY_FILES` when there is none. Expiry is not checked: use
-// `kubeboot_verify_issued`.
-kubeboot_result kubeboot_store_current(struct kubeboot_store *store,
-                                       char *buf,
-                                       size_t len,
-                                       size_t *out_len);
-#endif
-
-#if defined(KUBEBOOT_STD)
-// The absolute path of `<dir>/<prefix>-current.pem` (what kubeconfigs and TLS clients should
-// name) into `buf`.
-kubeboot_result kubeboot_store_current_path(const struct kubeboot_store *store,
-                                            char *buf,
-                                            size_t len,
-                                            size_t *out_len);
-#endif
-
-#if defined(KUBEBOOT_STD)
-// The bootstrap key (the kubelet's pkg/kubelet/certificate/bootstrap/bootstrap.go LoadClientCert:
-// its key cache): the key of the current pair if it loads and is P-256 (even when its certificate
-// has expired), else the key cache `<dir>/<prefix>.key.tmp`, which is created (mode 0600, with the
-// OS RNG) when missing or unusable.
-kubeboot_result kubeboot_store_bootstrap_key(struct kubeboot_store *store,
-                                             struct kubeboot_key **out);
-#endif
-
-#if defined(KUBEBOOT_STD)
-// Delete the key cache (after a successful update); a missing file is fine.
-kubeboot_result kubeboot_store_remove_key_cache(struct kubeboot_store *store);
-#endif
-
-#if defined(KUBEBOOT_STD)
-// The last failed operation's error on this handle, rendered with the path and OS error (e.g.
-// `"filesystem error at /var/lib/kubelet/pki: permission denied"`), into `buf`; empty when none.
-kubeboot_result kubeboot_store_last_error(const struct kubeboot_store *store,
-                                          char *buf,
-                                          size_t len,
-                                          size_t *out_len);
-#endif
 
 // Parse `\A[a-z0-9]{6}\.[a-z0-9]{16}\z` (no trimming) from `(s, len)` into a new handle in
 // `*out`. `KUBEBOOT_RESULT_INVALID_TOKEN` otherwise.

@@ -5,59 +5,34 @@
 //! A node that knows only the API server endpoint, a bootstrap token and one or more CA pins
 //! learns the cluster's CA and server URL from the `kube-public/cluster-info` ConfigMap:
 //!
-//! 1. GET the ConfigMap anonymously **without** verifying TLS ([`Tls::Insecure`]);
+//! 1. GET the ConfigMap anonymously **without** verifying TLS;
 //! 2. check the detached JWS `data["jws-kubeconfig-<id>"]` over `data["kubeconfig"]`, an
 //!    HMAC-SHA256 keyed with the token secret ([`verify_detached_jws`]) — this proves the
 //!    content came from someone who knows the token;
 //! 3. take the CA from that kubeconfig and require one of its certificates to match a pin
 //!    ([`crate::pin`]) — this proves it is the CA we expect;
 //! 4. GET the ConfigMap again, this time with TLS verified against that CA
-//!    ([`Tls::VerifyWith`]), and require the same `kubeconfig` bytes;
-//! 5. hand out the server URL and the CA ([`Action::Done`]), from which
-//!    [`Discovered::write_bootstrap_kubeconfig`] writes kubeadm's bootstrap kubeconfig.
+//!    and require the same `kubeconfig` bytes;
+//! 5. write kubeadm's bootstrap kubeconfig with the server URL and the CA.
 //!
 //! The ConfigMap may exist before the bootstrapsigner controller has added the signature for
 //! our token: a response without `jws-kubeconfig-<id>` is retried every
 //! [`RETRY_INTERVAL_SECS`] seconds (kubeadm's `DiscoveryRetryInterval`) until the timeout
 //! (default [`DEFAULT_TIMEOUT_SECS`]), and so are transport errors, 404, 408, 429 and 5xx; a 429
-//! or 5xx with `Retry-After` ([`Discovery::on_response_with`]) is retried when the server asked,
-//! with jitter from [`Config::jitter_seed`] ([`crate::pushback`], the engine's rule).
+//! or 5xx with `Retry-After` is retried when the server asked,
+//! with jitter ([`crate::pushback`], the engine's rule).
 //! 401 and 403 are failures ([`Error::Unauthorized`], [`Error::Forbidden`]); kubeadm retries
 //! those too, until its timeout.
 //!
-//! ```no_run
-//! use kubeboot::discovery::{Action, Config, Discovery, Tls};
-//! use kubeboot::pin::CaPin;
-//! use kubeboot::token::BootstrapToken;
-//! # fn send(_: &str, _: Tls<'_>) -> Result<(u16, Vec<u8>), ()> { unimplemented!() }
-//! # fn now() -> i64 { 0 }
-//! let token = BootstrapToken::parse("abcdef.0123456789abcdef").unwrap();
-//! let pins = [CaPin::parse("sha256:3b793efefe27a19f93b0fbe6e637e9c41d0dde8a377d6ab1c0f656bf1136dd8a").unwrap()];
-//! let mut d: Box<Discovery> = Box::new(Discovery::new(Config::new(&token, &pins), now()).unwrap());
-//! loop {
-//!     let outcome = match d.poll(now()) {
-//!         // Both requests go to the discovery endpoint (`https://<endpoint>`), anonymously.
-//!         Action::Send(req) => send(req.path, req.tls),
-//!         Action::Wait { .. } | Action::AwaitResponse { .. } => continue, // sleep until `until`
-//!         Action::Done(found) => {
-//!             let mut out = [0u8; 8192];
-//!             let n = found.write_bootstrap_kubeconfig(&mut out).unwrap();
-//!             // write out[..n] to bootstrap-kubelet.conf
-//!             break;
-//!         }
-//!         Action::Failed(e) => panic!("discovery failed: {e}"),
-//!         _ => continue,
-//!     };
-//!     match outcome {
-//!         Ok((status, body)) => d.on_response(now(), status, &body),
-//!         Err(()) => d.on_transport_error(now()),
-//!     }
-//! }
-//! ```
+//! The agent runs discovery before a bootstrap when [`crate::agent::Config::discovery`] is set
+//! (and alone in [`crate::agent::Mode::Discover`]); the machine itself is internal. The
+//! detached JWS ([`compute_detached_jws`], [`verify_detached_jws`]) and the constants are
+//! public pieces.
 //!
-//! Memory: the engine keeps the signed kubeconfig and the CA PEM in two `N`-byte buffers
-//! (default [`DEFAULT_BUFFER`]) and the server URL in [`MAX_SERVER_LEN`] bytes; the pin check
-//! decodes one DER certificate ([`MAX_CA_CERT_DER`] bytes) on the stack while it runs. No heap.
+//! Memory: discovery keeps the signed kubeconfig and the CA PEM in the halves of the work
+//! buffer the agent lends it (its `response` capacity) and the server URL in
+//! [`MAX_SERVER_LEN`] bytes; the pin check decodes one DER certificate ([`MAX_CA_CERT_DER`]
+//! bytes) on the stack while it runs. No heap.
 
 use core::fmt;
 
@@ -88,8 +63,6 @@ pub const DEFAULT_TIMEOUT_SECS: i64 = 5 * 60;
 /// kubeadm's `DefaultClusterName`, the cluster name in the bootstrap kubeconfig it writes
 /// (`discovery.For` passes this constant, not the name from `cluster-info`).
 pub const DEFAULT_CLUSTER_NAME: &str = "kubernetes";
-/// Default size of each of the two buffers (signed kubeconfig, CA PEM).
-pub const DEFAULT_BUFFER: usize = 16 * 1024;
 /// Longest server URL kept.
 pub const MAX_SERVER_LEN: usize = 1024;
 /// Largest single CA certificate (DER) the pin check can decode.
@@ -188,9 +161,9 @@ pub struct Config<'a> {
     pub pins: &'a [CaPin],
     /// With no pins, trust the JWS-signed CA without any pin
     /// (`--discovery-token-unsafe-skip-ca-verification`). Without this flag, empty `pins` is
-    /// refused by [`Discovery::new`].
+    /// refused by [`Discovery::start`].
     pub allow_unpinned: bool,
-    /// Give up after this many seconds (from [`Discovery::new`]); default 5 min.
+    /// Give up after this many seconds (from [`Discovery::start`]); default 5 min.
     pub timeout_secs: i64,
     /// Seconds between attempts (kubeadm: 5); values below 1 count as 1.
     pub retry_interval_secs: i64,
@@ -359,15 +332,19 @@ enum Step {
     Done,
 }
 
-/// The discovery state machine. `N` is the size of each of the two buffers (default
-/// [`DEFAULT_BUFFER`]): it bounds the signed kubeconfig and the CA PEM. All-zero bytes are a
-/// valid (not a started) discovery, as for [`crate::engine::Engine`].
-pub struct Discovery<const N: usize = DEFAULT_BUFFER> {
+/// **Internal**: the discovery sub-machine of the agent (public only for kubeboot's own tests
+/// and fuzz targets; not a supported API, not in the C ABI). It keeps what it fetched (the signed kubeconfig and
+/// the CA, each in one half) in the work buffer the agent lends it with every call that needs
+/// them (the engine's, idle while discovery runs): half of it bounds each.
+#[doc(hidden)]
+pub struct Discovery {
     token: Option<BootstrapToken>,
     pins: heapless::Vec<CaPin, MAX_PINS>,
     retry_interval_secs: i64,
-    kubeconfig: Filled<N>,
-    ca: Filled<N>,
+    /// The signed kubeconfig's length, in the first half of the lent work buffer.
+    kubeconfig_len: usize,
+    /// The CA's length (PEM), in the second half.
+    ca_len: usize,
     server: Filled<MAX_SERVER_LEN>,
     phase: Phase,
     resume: Phase,
@@ -383,7 +360,7 @@ pub struct Discovery<const N: usize = DEFAULT_BUFFER> {
     why: Option<&'static str>,
 }
 
-impl<const N: usize> fmt::Debug for Discovery<N> {
+impl fmt::Debug for Discovery {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Discovery")
             .field("phase", &self.phase)
@@ -438,32 +415,34 @@ pub(crate) fn cluster_info_cluster<'k>(parsed: &Kubeconfig<'k>) -> Result<kubeco
 }
 
 /// Server URL and CA PEM (empty if there is none) from the signed kubeconfig.
-fn extract<const S: usize, const N: usize>(
-    kc: &[u8],
-    server: &mut Filled<S>,
-    ca: &mut Filled<N>,
-) -> Result<()> {
+fn extract<const S: usize>(kc: &[u8], server: &mut Filled<S>, ca: &mut [u8]) -> Result<usize> {
     let parsed = Kubeconfig::parse(kc).map_err(|_| Error::MalformedResponse)?;
     let cluster = cluster_info_cluster(&parsed)?;
     let url = cluster.server.filter(|s| !s.is_empty()).ok_or(Error::MalformedResponse)?;
     server.fill(|b| Ok(url.decode_into(b).map_err(too_large)?.len()))?;
     match cluster.certificate_authority_data.filter(|d| !d.is_empty()) {
-        Some(data) => ca.fill(|b| Ok(data.decode_base64_into(b).map_err(too_large)?.len()))?,
-        None => {
-            ca.clear();
-            &[]
-        }
-    };
-    Ok(())
+        Some(data) => Ok(data.decode_base64_into(ca).map_err(too_large)?.len()),
+        None => Ok(0),
+    }
 }
 
-impl<const N: usize> Default for Discovery<N> {
+/// The lent work buffer's two halves: the signed kubeconfig's room and the CA's.
+fn halves(work: &[u8]) -> (&[u8], &[u8]) {
+    work.split_at(work.len() / 2)
+}
+
+fn halves_mut(work: &mut [u8]) -> (&mut [u8], &mut [u8]) {
+    let h = work.len() / 2;
+    work.split_at_mut(h)
+}
+
+impl Default for Discovery {
     fn default() -> Self {
         Self::idle()
     }
 }
 
-impl<const N: usize> Discovery<N> {
+impl Discovery {
     /// A discovery that has not started ([`Phase::Idle`]): `const`, so it can initialise a static;
     /// [`Discovery::start`] configures it in place.
     pub const fn idle() -> Self {
@@ -471,8 +450,8 @@ impl<const N: usize> Discovery<N> {
             token: None,
             pins: heapless::Vec::new(),
             retry_interval_secs: RETRY_INTERVAL_SECS,
-            kubeconfig: Filled::new(),
-            ca: Filled::new(),
+            kubeconfig_len: 0,
+            ca_len: 0,
             server: Filled::new(),
             phase: Phase::Idle,
             resume: Phase::Idle,
@@ -485,13 +464,6 @@ impl<const N: usize> Discovery<N> {
             error: None,
             why: None,
         }
-    }
-
-    /// A started discovery (see [`Discovery::start`]); the value passes through the stack.
-    pub fn new(config: Config<'_>, now: i64) -> Result<Self> {
-        let mut d = Self::idle();
-        d.start(config, now)?;
-        Ok(d)
     }
 
     /// Start discovering at `now` (unix seconds), copying the token and pins (at most
@@ -527,8 +499,8 @@ impl<const N: usize> Discovery<N> {
             token,
             pins,
             retry_interval_secs,
-            kubeconfig,
-            ca,
+            kubeconfig_len,
+            ca_len,
             server,
             phase,
             resume,
@@ -544,8 +516,8 @@ impl<const N: usize> Discovery<N> {
         *token = None;
         pins.clear();
         *retry_interval_secs = RETRY_INTERVAL_SECS;
-        kubeconfig.clear();
-        ca.clear();
+        *kubeconfig_len = 0;
+        *ca_len = 0;
         server.clear();
         *phase = Phase::Idle;
         *resume = Phase::Idle;
@@ -564,41 +536,9 @@ impl<const N: usize> Discovery<N> {
         matches!(self.phase, Phase::Fetching | Phase::Confirming)
     }
 
-    /// The outstanding request again (what the last [`Action::Send`] said), while
-    /// [`Discovery::request_outstanding`]; `None` otherwise.
-    pub fn outstanding_request(&self) -> Option<Request<'_>> {
-        let tls = match self.phase {
-            Phase::Fetching => Tls::Insecure,
-            Phase::Confirming => Tls::VerifyWith(self.ca.as_slice()),
-            _ => return None,
-        };
-        Some(Request {
-            method: Method::Get,
-            path: CLUSTER_INFO_PATH,
-            accept: "application/json",
-            tls,
-        })
-    }
-
-    /// When `poll` next has something to do (the end of a retry interval, or the deadline while
-    /// a request is outstanding); `None` when done, failed or idle.
-    pub fn poll_timeout(&self) -> Option<i64> {
-        match self.phase {
-            Phase::Idle | Phase::Done | Phase::Failed => None,
-            Phase::Backoff => Some(self.until.min(self.deadline)),
-            Phase::Fetching | Phase::Confirming => Some(self.deadline),
-            Phase::Fetch | Phase::Confirm => Some(self.until.min(self.deadline)),
-        }
-    }
-
     /// The current phase.
     pub fn phase(&self) -> Phase {
         self.phase
-    }
-
-    /// The overall deadline (unix seconds).
-    pub fn deadline(&self) -> i64 {
-        self.deadline
     }
 
     /// Requests sent so far.
@@ -610,6 +550,27 @@ impl<const N: usize> Discovery<N> {
     /// [`Retry::NoSignature`] means the token id is unknown to the cluster or has expired).
     pub fn last_retry(&self) -> Option<Retry> {
         self.last_retry
+    }
+
+    /// The outstanding request again (what the last [`Action::Send`] said), while
+    /// a request is outstanding; `None` otherwise. `work` is the lent work buffer.
+    pub fn outstanding_request<'w>(&self, work: &'w [u8]) -> Option<Request<'w>> {
+        let tls = match self.phase {
+            Phase::Fetching => Tls::Insecure,
+            Phase::Confirming => Tls::VerifyWith(self.ca(work)),
+            _ => return None,
+        };
+        Some(Request {
+            method: Method::Get,
+            path: CLUSTER_INFO_PATH,
+            accept: "application/json",
+            tls,
+        })
+    }
+
+    /// The overall deadline (unix seconds).
+    pub fn deadline(&self) -> i64 {
+        self.deadline
     }
 
     /// The failure and an explanation, once [`Action::Failed`] was returned.
@@ -624,8 +585,13 @@ impl<const N: usize> Discovery<N> {
         e
     }
 
-    /// What to do now.
-    pub fn poll(&mut self, now: i64) -> Action<'_> {
+    /// The CA found so far, in the lent work buffer.
+    fn ca<'w>(&self, work: &'w [u8]) -> &'w [u8] {
+        halves(work).1.get(..self.ca_len).unwrap_or(&[])
+    }
+
+    /// What to do now. `work` is the lent work buffer.
+    pub fn poll<'a>(&'a mut self, now: i64, work: &'a [u8]) -> Action<'a> {
         if self.phase == Phase::Idle {
             return Action::Failed(Error::InvalidState);
         }
@@ -633,7 +599,7 @@ impl<const N: usize> Discovery<N> {
             return Action::Failed(e);
         }
         if self.phase == Phase::Done {
-            return self.done_action();
+            return self.done_action(work);
         }
         if now >= self.deadline {
             let why = match self.last_retry {
@@ -658,7 +624,7 @@ impl<const N: usize> Discovery<N> {
             }
             Phase::Confirm => {
                 self.phase = Phase::Confirming;
-                Tls::VerifyWith(self.ca.as_slice())
+                Tls::VerifyWith(self.ca(work))
             }
             Phase::Fetching | Phase::Confirming => {
                 return Action::AwaitResponse { until: self.deadline };
@@ -676,15 +642,15 @@ impl<const N: usize> Discovery<N> {
         })
     }
 
-    fn done_action(&self) -> Action<'_> {
+    fn done_action<'a>(&'a self, work: &'a [u8]) -> Action<'a> {
         let Some(token) = self.token.as_ref() else {
             return Action::Failed(Error::InvalidState);
         };
         Action::Done(Discovered {
             server: core::str::from_utf8(self.server.as_slice()).unwrap_or(""),
-            ca_pem: self.ca.as_slice(),
+            ca_pem: self.ca(work),
             pinned: !self.pins.is_empty(),
-            cluster_info: self.kubeconfig.as_slice(),
+            cluster_info: halves(work).0.get(..self.kubeconfig_len).unwrap_or(&[]),
             token,
         })
     }
@@ -715,22 +681,24 @@ impl<const N: usize> Discovery<N> {
         }
     }
 
-    /// The whole response to the outstanding request. A failure that ends discovery comes out of
-    /// the next [`Discovery::poll`]; a response when no request is outstanding is ignored and
-    /// changes nothing. The same as [`Discovery::on_response_with`] without headers.
-    pub fn on_response(&mut self, now: i64, status: u16, body: &[u8]) {
-        self.on_response_with(now, status, &Headers::NONE, body);
-    }
-
-    /// [`Discovery::on_response`] with the response headers discovery reads: a 429 or 5xx with
-    /// `Retry-After` is retried when the server asked ([`crate::pushback`]) instead of after the
-    /// retry interval.
+    /// The whole response to the outstanding request, with the response headers discovery reads
+    /// (a 429 or 5xx with `Retry-After` is retried when the server asked, [`crate::pushback`],
+    /// instead of after the retry interval); `work` is the lent work buffer. A failure that ends
+    /// discovery comes out of the next [`Discovery::poll`]; a response when no request is
+    /// outstanding is ignored and changes nothing.
     #[inline(never)] // its locals stay out of the agent's on_http_response frame (firmware stacks)
-    pub fn on_response_with(&mut self, now: i64, status: u16, headers: &Headers<'_>, body: &[u8]) {
+    pub fn on_response(
+        &mut self,
+        now: i64,
+        status: u16,
+        headers: &Headers<'_>,
+        body: &[u8],
+        work: &mut [u8],
+    ) {
         if !matches!(self.phase, Phase::Fetching | Phase::Confirming) {
             return;
         }
-        let _ = self.response(now, status, body);
+        let _ = self.response(now, status, body, work);
         if let Some(secs) = pushback::asked(status, headers) {
             if self.phase == Phase::Backoff {
                 self.until = now.saturating_add(pushback::delay_secs(secs, self.jitter.next_u32()));
@@ -739,9 +707,9 @@ impl<const N: usize> Discovery<N> {
         }
     }
 
-    fn response(&mut self, now: i64, status: u16, body: &[u8]) -> Result<()> {
+    fn response(&mut self, now: i64, status: u16, body: &[u8], work: &mut [u8]) -> Result<()> {
         match status {
-            200 => match self.on_configmap(body) {
+            200 => match self.on_configmap(body, work) {
                 Ok(Step::Retry(why)) => {
                     self.retry(now, why);
                     Ok(())
@@ -766,7 +734,12 @@ impl<const N: usize> Discovery<N> {
         }
     }
 
-    fn on_configmap(&mut self, body: &[u8]) -> core::result::Result<Step, (Error, &'static str)> {
+    fn on_configmap(
+        &mut self,
+        body: &[u8],
+        work: &mut [u8],
+    ) -> core::result::Result<Step, (Error, &'static str)> {
+        let (kc_room, ca_room) = halves_mut(work);
         let bad = |e: Error| (e, "malformed cluster-info ConfigMap");
         let confirming = self.phase == Phase::Confirming;
         let Some(data) = configmap_data(body).map_err(bad)? else {
@@ -793,7 +766,7 @@ impl<const N: usize> Discovery<N> {
         }
 
         if confirming {
-            let signed = self.kubeconfig.as_slice();
+            let signed = kc_room.get(..self.kubeconfig_len).unwrap_or(&[]);
             let same = kc.decoded_len() == signed.len() && kc.bytes().eq(signed.iter().copied());
             if !same {
                 return Err((
@@ -804,10 +777,14 @@ impl<const N: usize> Discovery<N> {
             return Ok(Step::Done);
         }
 
-        let content = self
-            .kubeconfig
-            .fill(|b| Ok(kc.decode_into(b).map_err(|_| Error::TooLarge)?.len()))
-            .map_err(|_| (Error::TooLarge, "cluster-info kubeconfig larger than the buffer"))?;
+        self.kubeconfig_len = 0;
+        self.ca_len = 0;
+        let n = kc
+            .decode_into(kc_room)
+            .map_err(|_| (Error::TooLarge, "cluster-info kubeconfig larger than the buffer"))?
+            .len();
+        self.kubeconfig_len = n;
+        let content = kc_room.get(..n).unwrap_or(&[]);
         let mut presented = [0u8; DETACHED_JWS_LEN];
         let token = self.token.as_ref().ok_or((Error::InvalidState, "not started"))?;
         let valid = match jws.decode_into(&mut presented) {
@@ -824,7 +801,7 @@ impl<const N: usize> Discovery<N> {
             ));
         }
 
-        extract(content, &mut self.server, &mut self.ca).map_err(|e| {
+        self.ca_len = extract(content, &mut self.server, ca_room).map_err(|e| {
             let why = match e {
                 Error::TooLarge => "server URL or CA in cluster-info larger than the buffers",
                 _ => "malformed kubeconfig in cluster-info",
@@ -836,7 +813,7 @@ impl<const N: usize> Discovery<N> {
             // allow_unpinned (checked in `new`): kubeadm returns the insecure config here.
             return Ok(Step::Done);
         }
-        let ca = self.ca.as_slice();
+        let ca = ca_room.get(..self.ca_len).unwrap_or(&[]);
         if ca.is_empty() {
             return Err((
                 Error::MalformedResponse,

@@ -4,7 +4,7 @@
 //! its configuration (node name, SANs, CA bundle, bearer token, CSR) in fixed-capacity storage, so
 //! a C or firmware caller can keep one in a static. The caller:
 //!
-//! 1. starts an [`Engine`] with a [`Config`], a [`P256Signer`] (the node key: it signs the CSR
+//! 1. starts an `Engine` with a [`Config`], a [`P256Signer`] (the node key: it signs the CSR
 //!    during [`Engine::start`] and is not kept), `now` and a seed for backoff jitter;
 //! 2. calls [`Engine::poll`] with the current time; it answers with an [`Action`]: a [`Request`]
 //!    to send (method, path with query, `Authorization` header, JSON body), a time to wait until,
@@ -37,57 +37,47 @@
 //!   handed out;
 //! * 401 and 403 are failures naming the cause; 429, 5xx and transport errors are retried with the
 //!   kubelet's backoff (2, 4, 8, 16 s with jitter, then every 32 s) until the wait deadline;
-//!   a 429 or 5xx with `Retry-After` ([`Engine::on_response_with`]) waits as the server asked
+//!   a 429 or 5xx with `Retry-After` ([`Engine::on_response`]) waits as the server asked
 //!   instead, with jitter ([`crate::pushback`]; [`Engine::retry_after`] says so).
 //!   While waiting for the CSR created with this token, a 401 is retried
 //!   [`UNAUTHORIZED_RETRIES`] times first: an apiserver that has just restarted answers 401 until
 //!   its bootstrap-token cache has synced (the kubelet's reflector retries such errors until its
 //!   own deadline).
 //!
-//! Memory: everything lives inside the engine (`N` bytes of work buffer for bodies and watch
-//! events, `PEM` bytes each for the issued certificate and the CA bundle: [`MAX_CERT_PEM`] by
-//! default). No heap. [`Engine::idle`] is a `const fn`, so an engine can be placed in a static and started
-//! there ([`Engine::start`]) without ever being moved through the stack.
+//! **Internal**: the agent's sub-machine for one CSR ([`crate::agent`] is the public machine
+//! that decides; this module is public only for kubeboot's own tests and fuzz targets, is not a
+//! supported API and is not in the C ABI). Memory: the work buffer
+//! for bodies and watch events and the issued chain are regions of the agent's memory
+//! ([`crate::agent::Capacities`]: `response` and `pem`); the CA bundle and the serving SANs the
+//! issued certificate is checked against are the agent's, lent with each answer ([`Expect`]).
+//! No heap.
 
 use core::fmt;
-use core::net::IpAddr;
-
 use zeroize::Zeroize;
 
 use crate::api::{self, CsrObject, ObjectName};
-use crate::backend::{SignatureVerifier, Software};
-use crate::csr::{
-    CsrBuilder, MAX_CSR_DER, MAX_NODE_NAME, MAX_SANS, NODE_USER_PREFIX, NODES_GROUP, Profile,
-};
+use crate::backend::SignatureVerifier;
+use crate::buf::Bytes;
+use crate::csr::{CsrBuilder, MAX_CSR_DER, MAX_NODE_NAME, NODE_USER_PREFIX, NODES_GROUP, Profile};
 use crate::error::{Error, Result};
 use crate::json::{self, Object, Value};
 use crate::key::{P256_SPKI_LEN, P256Signer};
 use crate::out::Filled;
 use crate::pushback::{self, Headers};
 use crate::request::CertificateRequest;
+use crate::rotation;
 use crate::token::BootstrapToken;
 use crate::verify::{self, Expected, Verified};
-use crate::{pem, rotation};
 
 mod action;
 mod object;
 mod respond;
 
 pub use action::*;
-pub use object::has_certificate;
 use object::*;
 
-/// Default work-buffer size: request bodies, whole responses and single watch events.
-pub const DEFAULT_BUFFER: usize = 32 * 1024;
-/// Largest issued certificate chain (PEM) we keep (the default `PEM` of [`Engine`]).
-pub const MAX_CERT_PEM: usize = 16 * 1024;
-/// Largest CA bundle (PEM) the engine keeps to validate the issued certificate against (the
-/// default `PEM` of [`Engine`]).
-pub const MAX_CA_PEM: usize = 16 * 1024;
 /// Longest object name / UID we keep.
 pub const MAX_NAME: usize = 253;
-/// Longest DNS subject alternative name.
-pub const MAX_DNS_NAME: usize = 253;
 /// The kubelet's bootstrap wait (path B): one hour.
 pub const BOOTSTRAP_WAIT_SECS: i64 = 3600;
 /// How many 401 answers in a row the wait for an already created CSR retries (with the backoff)
@@ -107,8 +97,7 @@ pub const WATCH_FAILURES_BEFORE_POLL: u32 = 3;
 const MAX_CSR_PEM: usize = MAX_CSR_DER / 3 * 4 + MAX_CSR_DER / 48 + 80;
 const MAX_MESSAGE: usize = 256;
 
-/// The portable verifier, the default of [`Config::verifier`].
-pub const SOFTWARE: &(dyn SignatureVerifier + Sync) = &Software;
+pub use crate::backend::SOFTWARE;
 
 /// How the request authenticates. The transport must present the client certificate itself in
 /// the `ClientCertificate` case (the engine only says so).
@@ -150,7 +139,7 @@ pub struct Config<'a> {
     pub auth: Auth<'a>,
     /// How to name the CSR.
     pub naming: Naming,
-    /// The CA bundle (PEM) the issued certificate must chain to (at most [`MAX_CA_PEM`] bytes).
+    /// The CA bundle (PEM) the issued certificate must chain to (not empty).
     pub ca_pem: &'a [u8],
     /// `spec.expirationSeconds` (≥ 600), or `None` for the signer's default.
     pub expiration_seconds: Option<u32>,
@@ -227,28 +216,23 @@ impl Jitter {
     }
 }
 
-/// The engine's copy of its [`Config`].
-struct Owned<const PEM: usize, const SANS: usize> {
+/// The engine's copy of its [`Config`] (the CA bundle and the SANs stay the agent's:
+/// [`Expect`]).
+struct Owned {
     node_name: heapless::String<MAX_NODE_NAME>,
     serving: bool,
-    dns: heapless::Vec<heapless::String<MAX_DNS_NAME>, SANS>,
-    ips: heapless::Vec<IpAddr, MAX_SANS>,
     naming: Naming,
-    ca: heapless::Vec<u8, PEM>,
     expiration_seconds: Option<u32>,
     /// `None` is [`SOFTWARE`] (no reference in the idle state: see [`Engine::reset`]).
     verifier: Option<&'static (dyn SignatureVerifier + Sync)>,
 }
 
-impl<const PEM: usize, const SANS: usize> Owned<PEM, SANS> {
+impl Owned {
     const fn empty() -> Self {
         Owned {
             node_name: heapless::String::new(),
             serving: false,
-            dns: heapless::Vec::new(),
-            ips: heapless::Vec::new(),
             naming: Naming::Generate,
-            ca: heapless::Vec::new(),
             expiration_seconds: None,
             verifier: None,
         }
@@ -256,13 +240,10 @@ impl<const PEM: usize, const SANS: usize> Owned<PEM, SANS> {
 
     /// Back to [`Owned::empty`], in place.
     fn clear(&mut self) {
-        let Owned { node_name, serving, dns, ips, naming, ca, expiration_seconds, verifier } = self;
+        let Owned { node_name, serving, naming, expiration_seconds, verifier } = self;
         node_name.clear();
         *serving = false;
-        dns.clear();
-        ips.clear();
         *naming = Naming::Generate;
-        ca.clear();
         *expiration_seconds = None;
         *verifier = None;
     }
@@ -274,48 +255,41 @@ impl<const PEM: usize, const SANS: usize> Owned<PEM, SANS> {
     fn usages(&self) -> &'static [&'static str] {
         if self.serving { &api::USAGES_SERVING_EC } else { &api::USAGES_CLIENT_EC }
     }
-
-    /// The profile, borrowing the owned SANs through `refs`.
-    fn profile<'s: 'r, 'r>(
-        &'s self,
-        refs: &'r mut heapless::Vec<&'s str, MAX_SANS>,
-    ) -> Profile<'r> {
-        if !self.serving {
-            return Profile::Client;
-        }
-        crate::csr::borrow_names(&self.dns, refs);
-        Profile::Serving { dns: refs, ips: &self.ips }
-    }
 }
 
-/// The state machine. `N` is the work-buffer size (largest body/event), default 32 KiB; `PEM`
-/// the largest CA bundle and issued chain kept (PEM bytes, default [`MAX_CA_PEM`]); `SANS` the
-/// most DNS names of a serving certificate (default [`MAX_SANS`]). The defaults are the
-/// hosts'; a microcontroller picks capacities it can prove enough (a CA bundle or chain over
-/// `PEM` is [`Error::TooLarge`], more names than `SANS` [`Error::TooManySans`], a response over
-/// `N` a typed failure, never a truncation).
-///
-/// All-zero bytes are a valid (not a started) engine: no field holds a bare reference, so the
-/// C ABI builds engines in place in zeroed memory, never on the stack, and [`Engine::start`]
-/// (which resets every field) makes one of them; its build checks this property.
-pub struct Engine<
-    const N: usize = DEFAULT_BUFFER,
-    const PEM: usize = MAX_CERT_PEM,
-    const SANS: usize = MAX_SANS,
-> {
-    cfg: Owned<PEM, SANS>,
+/// What the issued certificate is checked against, lent by the agent with every answer that may
+/// carry it: the CA bundle and the profile (client, or serving with its SANs) the CSR asked for.
+#[derive(Clone, Copy, Debug)]
+pub struct Expect<'a> {
+    /// The CA bundle (PEM) the issued certificate must chain to.
+    pub ca_pem: &'a [u8],
+    /// The profile of [`Config::profile`].
+    pub profile: Profile<'a>,
+    /// A certificate that chains to none of `ca_pem` but passes every other check is handed
+    /// over anyway, with [`Issued::anchored`] false, for the caller to establish its issuer
+    /// another way (the agent asks the apiserver who it takes the new pair for). False: it is
+    /// refused as [`crate::error::Reason::Untrusted`].
+    pub prove: bool,
+}
+
+/// One CSR's sub-machine. Its work buffer (requests, responses, watch events; a response or
+/// event over it is [`Error::TooLarge`], never a truncation) and the issued chain are regions
+/// of the agent's memory; the rest is small and fixed.
+pub struct Engine<'m> {
+    cfg: Owned,
     spki: [u8; P256_SPKI_LEN],
     csr_pem: heapless::Vec<u8, MAX_CSR_PEM>,
     bearer: heapless::String<40>,
     name: heapless::String<MAX_NAME>,
     uid: heapless::String<MAX_NAME>,
     path: heapless::String<512>,
-    buf: [u8; N],
+    buf: &'m mut [u8],
     /// Bytes of a partial watch event at the start of `buf`.
     pending: usize,
-    cert: heapless::Vec<u8, PEM>,
+    cert: Bytes<'m>,
     verified: Option<Verified>,
-    rotation_deadline: i64,
+    /// The verified certificate chains to none of the CAs (see [`Expect::prove`]).
+    unanchored: bool,
     phase: Phase,
     /// Where to go after a backoff.
     resume: Phase,
@@ -334,19 +308,17 @@ pub struct Engine<
     jitter: Jitter,
     /// The `Retry-After` seconds the current backoff honours (`None`: our own backoff).
     asked: Option<u32>,
-    /// The caller wants control back by then: watches sent end by this time.
-    watch_by: Option<i64>,
     error: Option<Error>,
     detail: FailureDetail,
 }
 
-impl<const N: usize, const PEM: usize, const SANS: usize> Drop for Engine<N, PEM, SANS> {
+impl Drop for Engine<'_> {
     fn drop(&mut self) {
         self.wipe_bearer();
     }
 }
 
-impl<const N: usize, const PEM: usize, const SANS: usize> fmt::Debug for Engine<N, PEM, SANS> {
+impl fmt::Debug for Engine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Engine")
             .field("phase", &self.phase)
@@ -358,16 +330,11 @@ impl<const N: usize, const PEM: usize, const SANS: usize> fmt::Debug for Engine<
     }
 }
 
-impl<const N: usize, const PEM: usize, const SANS: usize> Default for Engine<N, PEM, SANS> {
-    fn default() -> Self {
-        Self::idle()
-    }
-}
-
-impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
-    /// An engine that has not been started ([`Phase::Idle`]): `const`, so it can initialise a
-    /// static. [`Engine::start`] configures it in place.
-    pub const fn idle() -> Self {
+impl<'m> Engine<'m> {
+    /// An engine that has not been started ([`Phase::Idle`]) over its regions: `work` for
+    /// requests, responses and watch events, `cert` for the issued chain.
+    pub fn new(work: &'m mut [u8], cert: &'m mut [u8]) -> Self {
+        let cert = Bytes::new(cert);
         Engine {
             cfg: Owned::empty(),
             spki: [0u8; P256_SPKI_LEN],
@@ -376,11 +343,11 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
             name: heapless::String::new(),
             uid: heapless::String::new(),
             path: heapless::String::new(),
-            buf: [0u8; N],
+            buf: work,
             pending: 0,
-            cert: heapless::Vec::new(),
+            cert,
             verified: None,
-            rotation_deadline: 0,
+            unanchored: false,
             phase: Phase::Idle,
             resume: Phase::Idle,
             until: 0,
@@ -394,23 +361,9 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
             events_seen: false,
             jitter: Jitter(0),
             asked: None,
-            watch_by: None,
             error: None,
             detail: FailureDetail::empty(),
         }
-    }
-
-    /// A started engine (see [`Engine::start`]). The value is moved out, so it passes through the
-    /// stack: a caller with a small stack keeps an [`Engine::idle`] in place and starts it there.
-    pub fn new<S: P256Signer + ?Sized>(
-        config: &Config<'_>,
-        signer: &S,
-        now: i64,
-        seed: u64,
-    ) -> Result<Self> {
-        let mut e = Self::idle();
-        e.start(config, signer, now, seed)?;
-        Ok(e)
     }
 
     fn wipe_bearer(&mut self) {
@@ -420,9 +373,8 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
     }
 
     /// Back to [`Phase::Idle`], forgetting the configuration, the CSR and any result (the bearer
-    /// token is wiped): every field as [`Engine::idle`] has it but the work buffer's bytes (the
-    /// destructuring below makes a new field a compile error until it is reset here), so an engine
-    /// reset in place is the idle engine, whatever it held.
+    /// token is wiped): every field as [`Engine::new`] has it but the regions' bytes (the
+    /// destructuring below makes a new field a compile error until it is reset here).
     pub fn reset(&mut self) {
         self.wipe_bearer();
         let Engine {
@@ -437,7 +389,7 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
             pending,
             cert,
             verified,
-            rotation_deadline,
+            unanchored,
             phase,
             resume,
             until,
@@ -451,7 +403,6 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
             events_seen,
             jitter,
             asked,
-            watch_by,
             error,
             detail,
         } = self;
@@ -464,7 +415,7 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
         *pending = 0;
         cert.clear();
         *verified = None;
-        *rotation_deadline = 0;
+        *unanchored = false;
         *phase = Phase::Idle;
         *resume = Phase::Idle;
         *until = 0;
@@ -478,7 +429,6 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
         *events_seen = false;
         *jitter = Jitter(0);
         *asked = None;
-        *watch_by = None;
         *error = None;
         detail.clear();
     }
@@ -489,8 +439,7 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
     ///
     /// Errors (the engine is then [`Phase::Idle`]): the CSR's ([`Error::InvalidNodeName`],
     /// [`Error::InvalidDnsName`], [`Error::TooManySans`], [`Error::SignerFailed`], ...),
-    /// [`Error::InvalidExpirationSeconds`], and [`Error::TooLarge`] for a CA bundle over
-    /// `PEM` bytes ([`MAX_CA_PEM`] by default) or an empty one.
+    /// [`Error::InvalidExpirationSeconds`], and [`Error::Malformed`] for an empty CA bundle.
     pub fn start<S: P256Signer + ?Sized>(
         &mut self,
         config: &Config<'_>,
@@ -524,16 +473,8 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
             return Err(Error::Malformed);
         }
         let c = &mut self.cfg;
-        c.ca.extend_from_slice(config.ca_pem).map_err(|_| Error::TooLarge)?;
         c.node_name.push_str(config.node_name).map_err(|_| Error::InvalidNodeName)?;
-        if let Profile::Serving { dns, ips } = config.profile {
-            c.serving = true;
-            for d in dns {
-                let s = heapless::String::try_from(*d).map_err(|_| Error::InvalidDnsName)?;
-                c.dns.push(s).map_err(|_| Error::TooManySans)?;
-            }
-            c.ips.extend_from_slice(ips).map_err(|_| Error::TooManySans)?;
-        }
+        c.serving = matches!(config.profile, Profile::Serving { .. });
         c.naming = config.naming;
         c.expiration_seconds = config.expiration_seconds;
         c.verifier = Some(config.verifier);
@@ -564,16 +505,13 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
 
     /// The work buffer, as scratch for a caller that owns the engine while it is idle (the
     /// agent validates the node's files with it).
-    pub(crate) fn scratch(&mut self) -> &mut [u8] {
-        &mut self.buf
+    pub fn scratch(&mut self) -> &mut [u8] {
+        self.buf
     }
 
-    /// Have every watch sent from now on end by `at` (unix seconds; its `timeoutSeconds`, at
-    /// least 1 and at most [`WATCH_TIMEOUT_SECS`]), so that the caller gets control back then
-    /// (the agent reports progress on a long wait this way); `None`: watches last
-    /// [`WATCH_TIMEOUT_SECS`]. A watch that ends is sent again; the wait's deadline is unchanged.
-    pub fn end_watches_by(&mut self, at: Option<i64>) {
-        self.watch_by = at;
+    /// The work buffer as it is (discovery keeps what it fetched there while the engine is idle).
+    pub fn work(&self) -> &[u8] {
+        self.buf
     }
 
     /// The current phase.
@@ -598,40 +536,14 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
         !self.uid.is_empty()
     }
 
-    /// The CSR PEM we send.
-    pub fn csr_pem(&self) -> &[u8] {
-        &self.csr_pem
-    }
-
-    /// The public key (SubjectPublicKeyInfo DER) of the CSR, and so of the issued certificate.
-    pub fn public_key_spki(&self) -> &[u8; P256_SPKI_LEN] {
-        &self.spki
-    }
-
     /// The failure, with the server's reason and message, once [`Action::Failed`] was returned.
     pub fn failure(&self) -> Option<(Error, &FailureDetail)> {
         self.error.map(|e| (e, &self.detail))
     }
 
-    /// The overall deadline (unix seconds).
-    pub fn deadline(&self) -> i64 {
-        self.deadline
-    }
-
     /// Whether a request is outstanding (sent, its outcome not yet fed).
     pub fn request_outstanding(&self) -> bool {
         matches!(self.phase, Phase::Creating | Phase::Fetching | Phase::Watching)
-    }
-
-    /// When `poll` next has something to do: now while a request is to be sent, the end of a
-    /// backoff, the give-up time of an outstanding request; `None` when done, failed or idle.
-    pub fn poll_timeout(&self) -> Option<i64> {
-        match self.phase {
-            Phase::Idle | Phase::Done | Phase::Failed => None,
-            Phase::Backoff => Some(self.until.min(self.deadline)),
-            Phase::Creating | Phase::Fetching | Phase::Watching => Some(self.give_up_at),
-            Phase::Create | Phase::Fetch | Phase::Watch => Some(self.until.min(self.deadline)),
-        }
     }
 
     /// What to do now.
@@ -680,10 +592,7 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
                     self.phase = Phase::Fetch;
                     return self.poll(now);
                 }
-                let timeout = match self.watch_by {
-                    Some(at) => at.saturating_sub(now).clamp(1, i64::from(WATCH_TIMEOUT_SECS)),
-                    None => i64::from(WATCH_TIMEOUT_SECS),
-                };
+                let timeout = i64::from(WATCH_TIMEOUT_SECS);
                 if let Err(e) = self.set_watch_path(timeout as u32) {
                     return self.fail_now(e);
                 }
@@ -694,9 +603,7 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
                 self.give_up_at = watch_end.min(self.deadline);
                 Action::Send(self.request(RequestKind::Watch, Method::Get, 0))
             }
-            Phase::Creating | Phase::Fetching | Phase::Watching => {
-                Action::AwaitResponse { until: self.give_up_at }
-            }
+            Phase::Creating | Phase::Fetching | Phase::Watching => Action::AwaitResponse,
             Phase::Idle | Phase::Backoff | Phase::Done | Phase::Failed => {
                 Action::Wait { until: self.deadline }
             }
@@ -708,8 +615,8 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
             Some(v) => Action::Done(Issued {
                 cert_pem: &self.cert,
                 verified: v,
-                rotation_deadline: self.rotation_deadline,
                 csr_name: &self.name,
+                anchored: !self.unanchored,
             }),
             None => Action::Failed(Error::InvalidState),
         }
@@ -757,7 +664,7 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
             self.cfg.usages(),
             self.cfg.expiration_seconds,
         )?;
-        obj.write_json(&mut self.buf).map_err(|e| match e {
+        obj.write_json(self.buf).map_err(|e| match e {
             Error::BufferTooSmall { .. } => Error::TooLarge,
             e => e,
         })

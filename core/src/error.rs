@@ -115,6 +115,10 @@ pub enum Error {
     MalformedResponse,
     /// A response, event or certificate exceeds the engine's buffers.
     TooLarge,
+    /// One of the capacities the caller chose for an agent is too small for what it must hold
+    /// (or the memory given is shorter than they take): found when the agent is made or started,
+    /// before anything runs. A [`Code::TooLarge`] that names the capacity.
+    Capacity(Capacity),
     /// The engine was driven out of order (e.g. a response with no request outstanding).
     InvalidState,
     /// kubeadm token discovery: the `cluster-info` ConfigMap could not be authenticated with the
@@ -135,6 +139,15 @@ pub enum Error {
     /// proven by the apiserver: a TLS handshake that trusts only the new bundle failed, so the
     /// bundle does not contain the CA the connection is trusted with. The CA file is unchanged.
     CaBundleUnproven,
+    /// The agent's clock cannot be trusted to judge a certificate: it is before this build's
+    /// date or the current certificate's notBefore, or the apiserver still takes a certificate
+    /// the clock calls expired. The node keeps its identity and waits for its clock.
+    ClockUntrusted,
+
+    /// A duration a user typed is not one ([`crate::grammar::duration`]).
+    InvalidDuration,
+    /// An address to listen on a user typed is not one ([`crate::grammar::bind_address`]).
+    InvalidAddress,
 }
 
 impl Error {
@@ -181,13 +194,16 @@ impl Error {
             Error::Timeout => Code::Timeout,
             Error::HttpStatus => Code::HttpStatus,
             Error::MalformedResponse => Code::MalformedResponse,
-            Error::TooLarge => Code::TooLarge,
+            Error::TooLarge | Error::Capacity(_) => Code::TooLarge,
             Error::InvalidState => Code::InvalidState,
             Error::JwsInvalid => Code::JwsInvalid,
             Error::NoBootstrapCredentials => Code::NoBootstrapCredentials,
             Error::NoCa => Code::NoCa,
             Error::InvalidConfig => Code::InvalidConfig,
             Error::CaBundleUnproven => Code::CaBundleUnproven,
+            Error::ClockUntrusted => Code::ClockUntrusted,
+            Error::InvalidDuration => Code::InvalidDuration,
+            Error::InvalidAddress => Code::InvalidAddress,
         }
     }
 
@@ -214,6 +230,12 @@ impl fmt::Display for Error {
                 write!(f, "output buffer too small: {needed} bytes needed")
             }
             Error::Verify(v) => fmt::Display::fmt(v, f),
+            Error::Capacity(c) => write!(
+                f,
+                "{}: the agent's {} capacity is too small for what it must hold",
+                self.message(),
+                c.name()
+            ),
             other => f.write_str(other.message()),
         }
     }
@@ -230,6 +252,46 @@ impl From<VerifyError> for Error {
 impl From<PolicyViolation> for Error {
     fn from(p: PolicyViolation) -> Self {
         Error::Policy(p)
+    }
+}
+
+/// One of an agent's capacities (`kubeboot::agent::Capacities`), as [`Error::Capacity`] names it.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Capacity {
+    /// The work buffer (responses, watch events).
+    Response,
+    /// Each CA bundle and chain.
+    Pem,
+    /// The client key or its reference.
+    Key,
+    /// What one file step writes.
+    File,
+    /// Each path.
+    Path,
+    /// The serving certificate's DNS names.
+    ServingDns,
+    /// The memory block as a whole (shorter than the capacities take).
+    Memory,
+}
+
+impl Capacity {
+    /// The stable name (the field of `Capacities`: `response`, `pem`, ..., and `memory`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Capacity::Response => "response",
+            Capacity::Pem => "pem",
+            Capacity::Key => "key",
+            Capacity::File => "file",
+            Capacity::Path => "path",
+            Capacity::ServingDns => "serving_dns",
+            Capacity::Memory => "memory",
+        }
+    }
+
+    /// The stable number (the C ABI's `KUBEBOOT_CAPACITY_*`).
+    pub const fn number(self) -> u32 {
+        self as u32
     }
 }
 
@@ -555,7 +617,7 @@ macro_rules! catalogue {
         /// 0–9 ABI-level, 10–25 files and the certificate store, 100s tokens, 200s keys, 300s CSR
         /// input, 400s issued-certificate validation ([`Reason`]), 500s CSR policy
         /// ([`PolicyViolation`]), 600s CA pins, 700s the engine and the apiserver's answers, 800s
-        /// the node agent. A code, once published, never changes meaning.
+        /// the node agent, 900s what users type. A code, once published, never changes meaning.
         #[non_exhaustive]
         #[repr(u32)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -599,6 +661,7 @@ catalogue! {
     4 InvalidUtf8 "invalid-utf8" "text argument is not valid UTF-8";
     5 InvalidParameter "invalid-parameter" "argument out of range";
     6 UnknownError "unknown-error" "unknown error";
+    7 PoolExhausted "pool-exhausted" "no free handle: every slot of the static pool is in use (free one; builds with std allocate instead)";
     10 StoreIo "store-io" "filesystem error";
     11 StoreNoCertKeyFiles "store-no-cert-key-files" "no cert/key files read";
     12 StoreNoCertificates "store-no-certificates" "no certificates found in certificate input";
@@ -685,6 +748,9 @@ catalogue! {
     801 NoCa "no-ca" "no CA to trust (the kubeconfig has none and no CA bundle was given); system roots are never used for a cluster";
     802 InvalidConfig "invalid-config" "unusable agent configuration";
     803 CaBundleUnproven "ca-bundle-unproven" "the apiserver did not prove a CA of the new bundle (a TLS handshake trusting only the new bundle failed): the CA file is unchanged";
+    804 ClockUntrusted "clock-untrusted" "the clock cannot be trusted to judge the certificate (before this build, before its notBefore, or the apiserver still accepts what it calls expired): the node keeps its identity and waits";
+    900 InvalidDuration "invalid-duration" "not a duration (like 90s, 10m, 1h30m, 0)";
+    901 InvalidAddress "invalid-address" "not an address to listen on (IPv4:port or [IPv6]:port)";
 }
 
 #[cfg(test)]
@@ -763,6 +829,9 @@ mod tests {
             Error::NoCa,
             Error::InvalidConfig,
             Error::CaBundleUnproven,
+            Error::ClockUntrusted,
+            Error::InvalidDuration,
+            Error::InvalidAddress,
         ];
         for (i, a) in samples.iter().enumerate() {
             for b in &samples[i + 1..] {

@@ -34,8 +34,8 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::time::{Duration, SystemTime, UNIX_EPOCH};
 //!
-//! use kubeboot::agent::{Action, Agent, Config, HttpRequest};
-//! use kubeboot::engine::Method;
+//! use kubeboot::agent::{Action, Agent, Capacities, Config, HttpRequest, Method};
+//! use kubeboot::pushback::Headers;
 //! use kubeboot::store::FileSteps;
 //! use ureq::tls::{ClientCert, PemItem, PrivateKey, RootCerts, TlsConfig};
 //!
@@ -101,8 +101,10 @@
 //! getrandom::fill(&mut seed)?;
 //! config.seed = u64::from_le_bytes(seed); // the rotation deadline's and backoff's jitter
 //!
-//! let mut boxed: Box<Agent> = Box::default(); // about 100 KiB: not on the stack
-//! let agent = &mut *boxed;
+//! // The agent's memory, sized by its capacities (the hosts' here; a microcontroller picks
+//! // its own and hands the agent a static array).
+//! let mut memory = vec![0u8; Capacities::HOST.memory_len()];
+//! let agent = &mut Agent::new(&mut memory, &Capacities::HOST)?;
 //! agent.start(&config)?;
 //! let files = FileSteps::new();
 //! loop {
@@ -120,7 +122,7 @@
 //!             agent.on_entropy(&bytes);
 //!         }
 //!         Action::Http(req) => match send(&req) {
-//!             Ok((status, body)) => agent.on_http_response(t, status, &body),
+//!             Ok((status, body)) => agent.on_http_response(t, status, &Headers::NONE, &body),
 //!             Err(why) => agent.on_transport_error(t, &why),
 //!         },
 //!         Action::Sleep { until } => std::thread::sleep(Duration::from_secs((until - t).max(1) as u64)),
@@ -148,18 +150,21 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(feature = "std")]
+#[cfg(any(test, feature = "std"))]
 extern crate std;
 
 pub mod agent;
 pub mod api;
 pub mod backend;
+mod buf;
 mod calendar;
 pub mod csr;
 mod der_walk;
 pub mod discovery;
+#[doc(hidden)]
 pub mod engine;
 pub mod error;
+pub mod grammar;
 pub mod json;
 pub mod key;
 pub mod keyref;

@@ -51,6 +51,10 @@ pub(crate) const SUBJECT_ALT_NAME: ObjectIdentifier = oid("2.5.29.17");
 pub(crate) const SUBJECT_KEY_ID: ObjectIdentifier = oid("2.5.29.14");
 /// authorityKeyIdentifier.
 pub(crate) const AUTHORITY_KEY_ID: ObjectIdentifier = oid("2.5.29.35");
+/// nameConstraints.
+pub(crate) const NAME_CONSTRAINTS: ObjectIdentifier = oid("2.5.29.30");
+/// anyExtendedKeyUsage.
+pub(crate) const ANY_EXT_KEY_USAGE: ObjectIdentifier = oid("2.5.29.37.0");
 /// id-kp-serverAuth.
 pub(crate) const SERVER_AUTH: ObjectIdentifier = oid("1.3.6.1.5.5.7.3.1");
 /// id-kp-clientAuth.

@@ -1,9 +1,10 @@
 //! The node agent driven end to end under a simulated clock: real files in a temp dir through the
-//! std file steps (`store::FileSteps`), and a simulated apiserver that implements the parts of
-//! the CSR API the agent uses (create, 409, get, watch, approval, a signer issuing certificates
-//! with rcgen, bootstrap-token and client-certificate authentication, cluster-info). The real
-//! apiserver is `e2e/run`'s; this checks every decision deterministically, including the ones a
-//! real cluster makes hard to reach (expiry, crashes between steps, corrupt files).
+//! std file steps (`store::FileSteps`), and kubeboot-sim's simulated apiserver (the CSR API,
+//! approval and a signer issuing certificates with rcgen, bootstrap-token and client-certificate
+//! authentication, cluster-info, trust bundles, SelfSubjectReviews), the same model the HTTPS
+//! front-ends' tests meet over the wire. The real apiserver is `e2e/run`'s; this checks every
+//! decision deterministically, including the ones a real cluster makes hard to reach (expiry,
+//! crashes between steps, corrupt files).
 
 mod common;
 
@@ -14,393 +15,98 @@ use base64ct::{Base64, Encoding};
 use common::TempDir;
 use kubeboot::Error;
 use kubeboot::agent::{
-    Action, Agent, Config, DiscoveryConfig, FileStep, HttpRequest, KeyOp, Mode, RequestKind,
-    RotateNow, Serving,
+    Action, Agent, Capacities, Config, DiscoveryConfig, FileStep, HttpRequest, KeyOp, Mode,
+    RequestKind, RotateNow, Serving, StreamControl,
 };
-use kubeboot::engine::{Method, StreamControl};
 use kubeboot::error::{Reason, StoreErrorKind};
 use kubeboot::key::P256Signer;
 use kubeboot::keyref;
 use kubeboot::pin::CaPin;
 use kubeboot::pushback::Headers;
-use kubeboot::request::{CertificateRequest, SubjectAltName};
 use kubeboot::store::FileSteps;
 use kubeboot::token::{BootstrapToken, TokenId};
-use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyPair, KeyUsagePurpose, PKCS_ECDSA_P256_SHA256, PublicKeyData, SanType,
-    SignatureAlgorithm,
-};
+use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, PKCS_ECDSA_P256_SHA256};
 use serde_json::{Value, json};
+
+/// Memory for one agent with the hosts' capacities.
+fn memory() -> Vec<u8> {
+    vec![0u8; Capacities::HOST.memory_len()]
+}
 
 const T0: i64 = 1_800_000_000; // 2027-01-15T08:00:00Z
 const TOKEN: &str = "abcdef.0123456789abcdef";
 const NODE: &str = "node-1";
 
 // ---------------------------------------------------------------------------------------------
-// The simulated apiserver
+// The simulated apiserver: kubeboot-sim's model (the one every front-end's tests meet), with the
+// agent's request kinds logged beside its routes.
 
-struct RawKey(Vec<u8>);
-
-impl PublicKeyData for RawKey {
-    fn der_bytes(&self) -> &[u8] {
-        &self.0
-    }
-    fn algorithm(&self) -> &'static SignatureAlgorithm {
-        &PKCS_ECDSA_P256_SHA256
-    }
-}
-
-#[derive(Clone, Debug)]
-struct Csr {
-    name: String,
-    uid: String,
-    request_b64: String,
-    signer: String,
-    usages: Vec<String>,
-    username: String,
-    conditions: Vec<(&'static str, &'static str)>,
-    certificate: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Who {
-    Bootstrap,
-    Node,
-    Anonymous,
-}
+use kubeboot_sim::{Route, Who};
 
 struct Apiserver {
-    ca_key: KeyPair,
-    ca_params: CertificateParams,
-    ca_pem: String,
-    csrs: BTreeMap<String, Csr>,
-    next: u32,
-    /// Certificate lifetime (seconds).
-    lifetime: i64,
-    auto_approve_client: bool,
-    approve_serving: bool,
-    token_valid: bool,
-    rbac_create: bool,
-    down: bool,
-    deny_next: bool,
-    /// (kind, who, path)
+    sim: kubeboot_sim::Apiserver,
+    /// (the agent's kind, who the apiserver took it for, path)
     log: Vec<(RequestKind, Who, String)>,
-    cluster_info: Option<Value>,
-    /// Answer the next requests of these kinds, in this order, with 429 and `Retry-After: 1`
-    /// (API Priority and Fairness rejecting them).
-    throttle: std::collections::VecDeque<RequestKind>,
     /// The `Retry-After` value of the last answer.
     retry_after: Option<&'static str>,
-    /// The CA the serving certificate chains to (PEM): a connection that does not trust it fails
-    /// the handshake, as a real TLS client would.
-    presents: String,
-    /// The ClusterTrustBundles of kubernetes.io/kube-apiserver-serving (PEM each); `None`: the API
-    /// is not served (404).
-    trust_bundles: Option<Vec<String>>,
-    /// Anonymous requests are forbidden for now (an apiserver whose RBAC is still loading).
-    anonymous_forbidden: bool,
+}
+
+impl std::ops::Deref for Apiserver {
+    type Target = kubeboot_sim::Apiserver;
+    fn deref(&self) -> &Self::Target {
+        &self.sim
+    }
+}
+
+impl std::ops::DerefMut for Apiserver {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.sim
+    }
+}
+
+/// The route the apiserver must see for each of the agent's request kinds.
+fn route_of(kind: RequestKind) -> Route {
+    match kind {
+        RequestKind::Healthz | RequestKind::CaProbe => Route::Healthz,
+        RequestKind::ClusterInfo => Route::ClusterInfo,
+        RequestKind::Create => Route::CsrCreate,
+        RequestKind::Get => Route::CsrGet,
+        RequestKind::Watch => Route::CsrWatch,
+        RequestKind::TrustBundles => Route::TrustBundles,
+        RequestKind::SelfSubjectReview => Route::SelfSubjectReview,
+        other => panic!("a request kind the simulation does not know: {other:?}"),
+    }
 }
 
 impl Apiserver {
     fn new() -> Self {
-        let ca_key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).unwrap();
-        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        let mut dn = DistinguishedName::new();
-        dn.push(DnType::CommonName, "sim-client-ca");
-        ca_params.distinguished_name = dn;
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params.key_usages =
-            vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
-        ca_params.not_before =
-            time::OffsetDateTime::from_unix_timestamp(T0 - 86_400 * 365).unwrap();
-        ca_params.not_after =
-            time::OffsetDateTime::from_unix_timestamp(T0 + 86_400 * 3650).unwrap();
-        let ca_pem = ca_params.self_signed(&ca_key).unwrap().pem();
-        Apiserver {
-            ca_key,
-            ca_params,
-            ca_pem,
-            csrs: BTreeMap::new(),
-            next: 0,
-            lifetime: 3600,
-            auto_approve_client: true,
-            approve_serving: false,
-            token_valid: true,
-            rbac_create: true,
-            down: false,
-            deny_next: false,
-            log: Vec::new(),
-            cluster_info: None,
-            throttle: Default::default(),
-            retry_after: None,
-            presents: String::new(),
-            trust_bundles: None,
-            anonymous_forbidden: false,
-        }
-        .presenting_own_ca()
+        Apiserver { sim: kubeboot_sim::Apiserver::new(T0), log: Vec::new(), retry_after: None }
     }
 
-    fn presenting_own_ca(mut self) -> Self {
-        self.presents = self.ca_pem.clone();
-        self
-    }
-
-    /// The `cluster-info` ConfigMap as kubeadm writes it, with `ca` as certificate-authority-data.
     fn publish_cluster_info(&mut self, ca: &str) {
-        let kc = format!(
-            "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {}\n    server: https://127.0.0.1:6443\n  name: \"\"\ncontexts: null\ncurrent-context: \"\"\nkind: Config\nusers: null\n",
-            Base64::encode_string(ca.as_bytes())
-        );
-        self.cluster_info =
-            Some(json!({"kind": "ConfigMap", "apiVersion": "v1", "data": {"kubeconfig": kc}}));
-    }
-
-    /// Whether a client trusting `bundle` (PEM) accepts the certificate the server presents.
-    fn trusted_by(&self, bundle: &[u8]) -> bool {
-        let ders = |pem: &[u8]| -> Vec<Vec<u8>> {
-            kubeboot::pem::blocks(pem)
-                .filter_map(|b| b.ok())
-                .map(|b| b.decode(&mut vec![0u8; 8192]).unwrap().to_vec())
-                .collect()
-        };
-        let anchor = ders(self.presents.as_bytes());
-        ders(bundle).iter().any(|d| anchor.contains(d))
-    }
-
-    fn issue(&self, csr_pem: &[u8], serving: bool, now: i64) -> String {
-        let mut scratch = vec![0u8; 4096];
-        let req = CertificateRequest::from_pem(csr_pem, &mut scratch).unwrap();
-        let cn = req.common_name().unwrap().as_str().unwrap().to_owned();
-        let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
-        let mut dn = DistinguishedName::new();
-        dn.push(DnType::OrganizationName, "system:nodes");
-        dn.push(DnType::CommonName, cn);
-        p.distinguished_name = dn;
-        p.is_ca = IsCa::ExplicitNoCa;
-        p.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        p.extended_key_usages = vec![if serving {
-            ExtendedKeyUsagePurpose::ServerAuth
-        } else {
-            ExtendedKeyUsagePurpose::ClientAuth
-        }];
-        for san in req.sans() {
-            match san {
-                SubjectAltName::Dns(d) => {
-                    p.subject_alt_names.push(SanType::DnsName(d.try_into().unwrap()))
-                }
-                SubjectAltName::Ip(b) => {
-                    let ip: std::net::IpAddr = match b.len() {
-                        4 => <[u8; 4]>::try_from(b).unwrap().into(),
-                        _ => <[u8; 16]>::try_from(b).unwrap().into(),
-                    };
-                    p.subject_alt_names.push(SanType::IpAddress(ip));
-                }
-                _ => panic!("unexpected SAN"),
-            }
-        }
-        // The signer backdates by five minutes, as kube-controller-manager does.
-        p.not_before = time::OffsetDateTime::from_unix_timestamp(now - 300).unwrap();
-        p.not_after = time::OffsetDateTime::from_unix_timestamp(now + self.lifetime).unwrap();
-        let issuer = Issuer::from_params(&self.ca_params, &self.ca_key);
-        p.signed_by(&RawKey(req.public_key().to_vec()), &issuer).unwrap().pem()
-    }
-
-    /// Sign `csr` now, as the signer controller does once approved.
-    fn sign(&mut self, name: &str, now: i64) {
-        let c = self.csrs.get(name).unwrap().clone();
-        let pem = Base64::decode_vec(&c.request_b64).unwrap();
-        let cert = self.issue(&pem, c.signer == "kubernetes.io/kubelet-serving", now);
-        let c = self.csrs.get_mut(name).unwrap();
-        c.certificate = Some(Base64::encode_string(cert.as_bytes()));
-    }
-
-    fn approve(&mut self, name: &str, now: i64) {
-        self.csrs.get_mut(name).unwrap().conditions.push(("Approved", "KubectlApprove"));
-        self.sign(name, now);
-    }
-
-    fn object(c: &Csr) -> Value {
-        let mut status = json!({});
-        if !c.conditions.is_empty() {
-            status["conditions"] = Value::Array(
-                c.conditions
-                    .iter()
-                    .map(|(t, r)| json!({"type": t, "status": "True", "reason": r, "message": "sim"}))
-                    .collect(),
-            );
-        }
-        if let Some(cert) = &c.certificate {
-            status["certificate"] = json!(cert);
-        }
-        json!({
-            "kind": "CertificateSigningRequest",
-            "apiVersion": "certificates.k8s.io/v1",
-            "metadata": {"name": c.name, "uid": c.uid},
-            "spec": {"request": c.request_b64, "signerName": c.signer, "usages": c.usages, "username": c.username},
-            "status": status,
-        })
-    }
-
-    fn status(code: u16, reason: &str) -> (u16, Vec<u8>) {
-        let body = json!({"kind": "Status", "status": "Failure", "reason": reason, "message": format!("sim {reason}"), "code": code});
-        (code, body.to_string().into_bytes())
-    }
-
-    fn who(&self, auth: Option<&str>, client_cert: Option<&[u8]>) -> Option<Who> {
-        match (auth, client_cert) {
-            (Some(a), _) => {
-                (a == format!("Bearer {TOKEN}") && self.token_valid).then_some(Who::Bootstrap)
-            }
-            (None, Some(chain)) => {
-                // The handshake would fail unless the chain is from our CA.
-                let text = String::from_utf8_lossy(chain);
-                (!text.is_empty()).then_some(Who::Node)
-            }
-            (None, None) => Some(Who::Anonymous),
-        }
+        self.sim.publish_cluster_info(ca, "https://127.0.0.1:6443");
     }
 
     /// Answer one request: (status, body), or None for a transport error.
     fn handle(&mut self, req: &HttpRequest<'_>, now: i64) -> Option<(u16, Vec<u8>)> {
-        let (kind, method, path, auth, body) =
-            (req.kind, req.method, req.path, req.authorization, req.body);
-        let client = req.connection.client_certificate.map(|c| c.chain_pem);
-        if self.down {
-            return None;
-        }
-        if let Some(ca) = req.connection.ca_pem {
-            if !self.trusted_by(ca) {
-                // x509: certificate signed by unknown authority (no request reaches the server).
-                return None;
-            }
-        }
-        let Some(who) = self.who(auth, client) else {
-            self.log.push((kind, Who::Anonymous, path.to_owned()));
-            return Some(Self::status(401, "Unauthorized"));
-        };
-        self.log.push((kind, who, path.to_owned()));
-        self.retry_after = None;
-        if self.throttle.front() == Some(&kind) {
-            self.throttle.pop_front();
-            self.retry_after = Some("1");
-            return Some((429, b"Too many requests, please try again later.\n".to_vec()));
-        }
-        if who == Who::Anonymous && self.anonymous_forbidden {
-            return Some(Self::status(403, "Forbidden"));
-        }
-        const BASE: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
-        match (kind, method) {
-            (RequestKind::Healthz, _) => Some((200, b"ok".to_vec())),
-            (RequestKind::ClusterInfo, _) => match &self.cluster_info {
-                Some(v) => Some((200, v.to_string().into_bytes())),
-                None => Some(Self::status(404, "NotFound")),
+        let client = req.connection.client_certificate.map(|c| {
+            kubeboot_sim::first_certificate_der(c.chain_pem).expect("a certificate in the chain")
+        });
+        let r = self.sim.handle(
+            &kubeboot_sim::Request {
+                method: req.method.as_str(),
+                path: req.path,
+                authorization: req.authorization,
+                client_certificate: client.as_deref(),
+                client_trusts: req.connection.ca_pem,
+                body: req.body,
             },
-            (RequestKind::CaProbe, Method::Get) => {
-                assert_eq!(path, "/healthz");
-                Some((200, b"ok".to_vec()))
-            }
-            (RequestKind::TrustBundles, Method::Get) => {
-                assert!(
-                    path.contains(
-                        "fieldSelector=spec.signerName%3Dkubernetes.io%2Fkube-apiserver-serving"
-                    ),
-                    "{path}"
-                );
-                assert_eq!(who, Who::Node, "the bundles are listed with the node's certificate");
-                match &self.trust_bundles {
-                    None => Some(Self::status(404, "NotFound")),
-                    Some(list) => {
-                        let items: Vec<Value> = list
-                            .iter()
-                            .enumerate()
-                            .map(|(i, pem)| json!({
-                                "metadata": {"name": format!("kubernetes.io:kube-apiserver-serving:{i}")},
-                                "spec": {"signerName": "kubernetes.io/kube-apiserver-serving", "trustBundle": pem},
-                            }))
-                            .collect();
-                        let list = json!({"kind": "ClusterTrustBundleList", "apiVersion": "certificates.k8s.io/v1", "items": items});
-                        Some((200, list.to_string().into_bytes()))
-                    }
-                }
-            }
-            (RequestKind::Create, Method::Post) => {
-                assert_eq!(path, BASE);
-                if !self.rbac_create || who == Who::Anonymous {
-                    return Some(Self::status(403, "Forbidden"));
-                }
-                let v: Value = serde_json::from_slice(body).unwrap();
-                let name = match v["metadata"]["name"].as_str() {
-                    Some(n) => n.to_owned(),
-                    None => {
-                        self.next += 1;
-                        format!("csr-{:05}", self.next)
-                    }
-                };
-                if self.csrs.contains_key(&name) {
-                    return Some(Self::status(409, "AlreadyExists"));
-                }
-                self.next += 1;
-                let signer = v["spec"]["signerName"].as_str().unwrap().to_owned();
-                let username = match who {
-                    Who::Bootstrap => "system:bootstrap:abcdef".to_owned(),
-                    _ => format!("system:node:{NODE}"),
-                };
-                let c = Csr {
-                    name: name.clone(),
-                    uid: format!("uid-{}", self.next),
-                    request_b64: v["spec"]["request"].as_str().unwrap().to_owned(),
-                    signer: signer.clone(),
-                    usages: v["spec"]["usages"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|u| u.as_str().unwrap().to_owned())
-                        .collect(),
-                    username,
-                    conditions: vec![],
-                    certificate: None,
-                };
-                self.csrs.insert(name.clone(), c);
-                if self.deny_next {
-                    self.deny_next = false;
-                    self.csrs.get_mut(&name).unwrap().conditions.push(("Denied", "SimDenied"));
-                } else if (self.auto_approve_client
-                    && signer == "kubernetes.io/kube-apiserver-client-kubelet")
-                    || (self.approve_serving && signer == "kubernetes.io/kubelet-serving")
-                {
-                    self.csrs.get_mut(&name).unwrap().conditions.push(("Approved", "AutoApproved"));
-                    self.sign(&name, now);
-                }
-                // The create response never carries the certificate (the signer comes later).
-                let mut o = Self::object(&self.csrs[&name]);
-                o["status"] = json!({});
-                Some((201, o.to_string().into_bytes()))
-            }
-            (RequestKind::Get, Method::Get) => {
-                let name = path.strip_prefix(&format!("{BASE}/")).unwrap();
-                match self.csrs.get(name) {
-                    Some(c) => Some((200, Self::object(c).to_string().into_bytes())),
-                    None => Some(Self::status(404, "NotFound")),
-                }
-            }
-            (RequestKind::Watch, Method::Get) => {
-                let name =
-                    path.split("metadata.name%3D").nth(1).unwrap().split('&').next().unwrap();
-                match self.csrs.get(name) {
-                    Some(c) => {
-                        let ev = json!({"type": "ADDED", "object": Self::object(c)});
-                        Some((200, format!("{ev}\n").into_bytes()))
-                    }
-                    None => Some((200, Vec::new())),
-                }
-            }
-            other => panic!("unexpected request {other:?} {path}"),
-        }
-    }
-
-    fn csrs_for(&self, signer: &str) -> usize {
-        self.csrs.values().filter(|c| c.signer == signer).count()
+            now,
+        )?;
+        assert_eq!(r.route, route_of(req.kind), "{:?} {}", req.kind, req.path);
+        self.log.push((req.kind, r.who, req.path.to_owned()));
+        self.retry_after = r.retry_after;
+        Some((r.status, r.body))
     }
 }
 
@@ -472,12 +178,13 @@ impl Node {
 
     /// Run an agent with `cfg` to its end.
     fn run(&mut self, api: &mut Apiserver, cfg: &Config<'_>) -> End {
-        let mut agent: Box<Agent> = Box::default();
+        let mut mem = memory();
+        let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
         agent.start(cfg).unwrap();
         self.drive(&mut agent, api)
     }
 
-    fn drive(&mut self, agent: &mut Agent, api: &mut Apiserver) -> End {
+    fn drive(&mut self, agent: &mut Agent<'_>, api: &mut Apiserver) -> End {
         let files = FileSteps::new();
         for _ in 0..10_000 {
             let now = self.clock;
@@ -512,6 +219,7 @@ impl Node {
                     assert!(req.user_agent.starts_with("kubeboot-sim/"));
                     assert!(req.connection.ca_pem.is_some() || req.connection.insecure);
                     let kind = req.kind;
+                    let first_idle = req.idle_at;
                     let watch_timeout = req
                         .path
                         .split("timeoutSeconds=")
@@ -531,22 +239,39 @@ impl Node {
                                 }
                             }
                             if open {
-                                // The server ends the watch at its timeoutSeconds.
+                                // The server ends the watch at its timeoutSeconds; until then the
+                                // agent is woken whenever it asked (its progress lines).
                                 let timeout =
                                     watch_timeout.expect("a watch names its timeoutSeconds");
                                 assert!((1..=300).contains(&timeout), "timeoutSeconds={timeout}");
-                                self.clock += timeout;
-                                agent.on_stream_end(self.clock);
+                                let end = self.clock + timeout;
+                                let mut idle_at = first_idle;
+                                while let Some(t) = idle_at.filter(|t| *t < end) {
+                                    self.clock = t.max(self.clock);
+                                    if agent.on_stream_idle(self.clock) == StreamControl::Close {
+                                        open = false;
+                                        break;
+                                    }
+                                    while let Some(e) = agent.next_event() {
+                                        self.events.push(e.line.to_owned());
+                                        if e.update {
+                                            self.updates.push(e.line.to_owned());
+                                        }
+                                    }
+                                    idle_at = match agent.outstanding() {
+                                        Some(Action::Http(r)) => r.idle_at,
+                                        _ => None,
+                                    };
+                                }
+                                if open {
+                                    self.clock = end;
+                                    agent.on_stream_end(self.clock);
+                                }
                             }
                         }
                         Some((status, body)) => {
                             let ra = api.retry_after.map(str::as_bytes);
-                            agent.on_http_response_with(
-                                now,
-                                status,
-                                &Headers::retry_after(ra),
-                                &body,
-                            );
+                            agent.on_http_response(now, status, &Headers::retry_after(ra), &body);
                         }
                     }
                 }
@@ -682,7 +407,8 @@ fn bootstrap_from_nothing_writes_the_kubelet_layout() {
         "done",
     ];
     assert_eq!(steps, want, "{:#?}", n.events);
-    assert!(n.has(&format!("step=wait kind=bootstrap name={name} signer=kubernetes.io/kube-apiserver-client-kubelet hint=\"kubectl certificate approve {name}\"")));
+    // The client signer: kube-controller-manager approves it, no command to type.
+    assert!(n.has(&format!("step=wait kind=bootstrap name={name} signer=kubernetes.io/kube-apiserver-client-kubelet approver=kube-controller-manager")));
     assert!(n.events[0].starts_with("agent=sim step=credentials kind=client state=unusable reason=store-not-found what=kubeconfig"), "{}", n.events[0]);
 }
 
@@ -894,21 +620,21 @@ fn a_long_wait_says_what_unblocks_it_at_growing_intervals() {
     assert_eq!(elapsed, ["0s", "30s", "1m30s", "3m30s", "7m30s"], "{waits:#?}");
     let signer = "kubernetes.io/kube-apiserver-client-kubelet";
     assert!(waits[0].contains(&format!(
-        "msg=\"waiting for approval of {name} (signer {signer}): kubectl certificate approve {name}\""
+        "msg=\"waiting for approval of {name} (signer {signer}): approved by kube-controller-manager (csrapproving)\""
     )));
     assert!(waits[2].contains("(waited 1m30s)"), "{}", waits[2]);
     // The first is a new line, every later one updates it.
     assert_eq!(n.updates.len(), 4);
     assert!(!n.updates.contains(waits[0]));
-    // The watches ended when the next line was due (so the agent had control then), and no
-    // other request was made for it: one create, then watches only.
+    // The progress lines came while the watch stayed open (the agent woken when a line was
+    // due): one create, then a watch per server timeout only (600 s: two).
     let watches: Vec<&str> = api
         .log
         .iter()
         .filter(|l| l.0 == RequestKind::Watch)
         .map(|l| l.2.split("timeoutSeconds=").nth(1).unwrap())
         .collect();
-    assert_eq!(&watches[..4], ["30", "60", "120", "240"], "{watches:?}");
+    assert_eq!(watches, ["300", "300"], "{watches:?}");
     assert!(api.log.iter().filter(|l| l.0 == RequestKind::Create).count() == 1);
     assert!(api.log.iter().all(|l| l.0 != RequestKind::Get));
 }
@@ -1127,7 +853,8 @@ fn unanswered_actions_count_as_failed() {
     let mut n = Node::new();
     n.write_bootstrap_kubeconfig(&api, TOKEN);
     let k = n.config();
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     agent.start(&base_config(&k)).unwrap();
     // The first action is the recovery step; skipping it is an I/O error: it fails.
     assert!(matches!(agent.poll(T0), Action::File(FileStep::Recover { .. })));
@@ -1150,8 +877,8 @@ fn pushback_is_waited_out_as_the_server_asks() {
     let k = n.config();
     let c = discovery_config(&k, &token, &[]);
     // Unpinned discovery is one GET: 2 pushed back, then the create twice, then the watch twice.
-    use RequestKind::{ClusterInfo, Create, Watch};
-    api.throttle = [ClusterInfo, ClusterInfo, Create, Create, Watch, Watch].into();
+    use Route::{ClusterInfo, CsrCreate, CsrWatch};
+    api.throttle = [ClusterInfo, ClusterInfo, CsrCreate, CsrCreate, CsrWatch, CsrWatch].into();
     let end = n.run(&mut api, &c);
     assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
     assert!(api.throttle.is_empty());
@@ -1178,7 +905,8 @@ fn apiserver_down_then_up() {
     let mut n = Node::new();
     n.write_bootstrap_kubeconfig(&api, TOKEN);
     let k = n.config();
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     agent.start(&base_config(&k)).unwrap();
     // Drive until a few transport errors were seen, then bring it up.
     n.crash_after_requests = Some(6);
@@ -1212,7 +940,8 @@ impl Node {
         cfg.mode = Mode::Check;
         cfg.bootstrap_kubeconfig = None;
         let before = (self.tree(), api.log.len(), self.requests);
-        let mut agent: Box<Agent> = Box::default();
+        let mut mem = memory();
+        let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
         agent.start(&cfg).unwrap();
         let end = self.drive(&mut agent, api);
         assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", self.events);
@@ -1299,7 +1028,8 @@ fn metrics_follow_the_kubelets_meaning() {
     let mut api = Apiserver::new();
     let mut n = bootstrapped(&mut api);
     let k = n.config();
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     // A rotation denied once, then retried: one client renewal error; the TTL is the new
     // certificate's, computed at render time.
     let mut c = base_config(&k);
@@ -1455,7 +1185,8 @@ fn wake_ends_a_sleep_and_reads_everything_again() {
     let mut c = base_config(&k);
     c.mode = Mode::Run { max_rotations: None };
     c.ca_refresh_secs = 0;
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     agent.start(&c).unwrap();
     assert!(!agent.wake(), "not sleeping yet");
     let files = FileSteps::new();
@@ -1520,7 +1251,7 @@ fn other_ca(cn: &str) -> String {
 }
 
 /// Run mode with a refresh every 600 s, until the next sleep (the agent's `Sleep`).
-fn refresh_once(n: &mut Node, api: &mut Apiserver, agent: &mut Agent) {
+fn refresh_once(n: &mut Node, api: &mut Apiserver, agent: &mut Agent<'_>) {
     let before = n.events.len();
     let until = loop {
         let now = n.clock;
@@ -1543,14 +1274,14 @@ fn refresh_once(n: &mut Node, api: &mut Apiserver, agent: &mut Agent) {
                         }
                     }
                 }
-                Some((status, body)) => agent.on_http_response(now, status, &body),
+                Some((status, body)) => agent.on_http_response(now, status, &Headers::NONE, &body),
                 None => agent.on_transport_error(now, "connection refused"),
             },
             Action::Http(req) => match api.handle(&req, now) {
                 None => {
                     agent.on_transport_error(now, "x509: certificate signed by unknown authority")
                 }
-                Some((status, body)) => agent.on_http_response(now, status, &body),
+                Some((status, body)) => agent.on_http_response(now, status, &Headers::NONE, &body),
             },
             Action::Sleep { until } => {
                 let refreshed = n.events[before..].iter().any(|e| e.contains("step=ca "));
@@ -1575,7 +1306,8 @@ fn ca_rotation_is_followed_and_a_bundle_without_the_connected_ca_is_refused() {
     let mut c = base_config(&k);
     c.mode = Mode::Run { max_rotations: None };
     c.ca_refresh_secs = 600;
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     agent.start(&c).unwrap();
     let ca1 = api.ca_pem.clone();
     let (ca2_key, ca2_params, ca2) = new_ca("sim-cluster-ca-2");
@@ -1641,6 +1373,8 @@ fn ca_rotation_is_followed_and_a_bundle_without_the_connected_ca_is_refused() {
     //    signer signs with CA2, as after a kubeadm CA rotation (one CA for both).
     api.presents = ca2.clone();
     (api.ca_key, api.ca_params) = (ca2_key, ca2_params);
+    // kube-apiserver's --client-ca-file holds both while the nodes move over.
+    api.client_cas = both.clone();
     // 5. CA2 only: the client certificate (from CA1) does not chain to it, so it is rotated
     //    first (over the connection that trusts CA1+CA2), then CA2 only is proven: CA1 dropped.
     let csrs = api.csrs.len();
@@ -1692,7 +1426,8 @@ fn ca_refresh_names_the_file_in_a_kubeconfig_with_inline_data() {
     let k = n.config();
     let mut c = base_config(&k);
     c.mode = Mode::Run { max_rotations: None };
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     agent.start(&c).unwrap();
     refresh_once(&mut n, &mut api, &mut agent);
     assert!(n.has("step=ca state=updated"), "{:#?}", n.events);
@@ -1728,7 +1463,8 @@ fn ca_refresh_is_an_interval_after_start_jittered_and_wake_refreshes_at_once() {
         let mut c = base_config(&k);
         c.mode = Mode::Run { max_rotations: None };
         c.seed = seed;
-        let mut agent: Box<Agent> = Box::default();
+        let mut mem = memory();
+        let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
         agent.start(&c).unwrap();
         let start = n.clock;
         let log = api.log.len();
@@ -1819,7 +1555,7 @@ impl SimToken {
         self.keys.get(&label).ok_or_else(|| format!("pkcs11 token=sim: no object {label}"))
     }
 
-    fn answer(&mut self, agent: &mut Agent, op: Op, now: i64) {
+    fn answer(&mut self, agent: &mut Agent<'_>, op: Op, now: i64) {
         match op {
             Op::Generate { device, label } => {
                 let (device, label) = (device.as_str(), label.as_str());
@@ -2069,14 +1805,16 @@ fn device_configuration_is_checked_at_start() {
     ] {
         let mut c = base_config(&k);
         c.key_device = Some(device);
-        let mut agent: Box<Agent> = Box::default();
+        let mut mem = memory();
+        let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
         assert_eq!(agent.start(&c).err(), Some(want), "{device}");
     }
     let mut c = device_config(&k);
     let dns = ["node-1.example"];
     let ip = ["10.0.0.7".parse().unwrap()];
     c.serving = Some(Serving { dns: &dns, ips: &ip });
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     assert_eq!(agent.start(&c).err(), Some(Error::InvalidConfig));
 }
 
@@ -2086,10 +1824,193 @@ fn a_serving_certificate_needs_an_ip_as_the_kubelets_does() {
     let k = n.config();
     let mut c = base_config(&k);
     c.serving = Some(Serving { dns: &["node-1.example"], ips: &[] });
-    let mut agent: Box<Agent> = Box::default();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
     assert_eq!(agent.start(&c), Err(Error::ServingNeedsIp));
     assert_eq!(Error::ServingNeedsIp.name(), "serving-needs-ip");
     let ip = ["10.0.0.7".parse().unwrap()];
     c.serving = Some(Serving { dns: &[], ips: &ip });
     assert_eq!(agent.start(&c), Ok(()));
+}
+
+/// A clock the agent cannot trust never costs the node its identity: before this build's date
+/// (no RTC: 1970 until NTP answers), before the certificate's notBefore, or past its notAfter
+/// while the apiserver still takes it (a step forward and back). Nothing is written, no CSR is
+/// made, and the reason is typed; once the clock is right the certificate is valid again.
+#[test]
+fn a_clock_it_cannot_trust_keeps_the_identity() {
+    let mut api = Apiserver::new();
+    let mut n = bootstrapped(&mut api);
+    let k = n.config();
+    let before = n.tree();
+    let right = n.clock;
+    for (clock, skew, says) in [
+        (0, right, "the clock says 1970-01-01T00:00:00Z, before 2026-12-01T00:00:00Z"),
+        (right - 3600, 3600, "before the certificate's notBefore"),
+        (right + 2 * 3600, -2 * 3600, "the apiserver takes the certificate as system:node:node-1"),
+    ] {
+        n.events.clear();
+        n.clock = clock;
+        api.skew = skew;
+        match n.run(&mut api, &base_config(&k)) {
+            End::Failed(Error::ClockUntrusted, d) => assert!(d.contains(says), "{d}"),
+            other => panic!("{clock}: {other:?} {:#?}", n.events),
+        }
+        assert!(n.has("step=credentials kind=client state=kept reason=clock-untrusted"));
+        assert_eq!(n.tree(), before, "{clock}: a file changed");
+        assert_eq!(api.csrs.len(), 1, "{clock}: a CSR was made");
+    }
+    // The step forward was asked about: one review, with the node's certificate.
+    assert!(n.has("step=probe kind=client answer=the-node status=201"));
+    let reviews = api.log.iter().filter(|l| l.0 == RequestKind::SelfSubjectReview).count();
+    assert_eq!(reviews, 1);
+    // The clock right again: valid, nothing to do.
+    n.events.clear();
+    (n.clock, api.skew) = (right + 60, 0);
+    assert!(matches!(n.run(&mut api, &base_config(&k)), End::Done(_)), "{:#?}", n.events);
+    assert!(n.has("step=credentials kind=client state=valid"));
+    assert_eq!(n.tree(), before);
+    // Truly expired (the apiserver agrees): it falls back to the bootstrap token, as before.
+    n.events.clear();
+    n.clock = right + 2 * 3600;
+    assert!(matches!(n.run(&mut api, &base_config(&k)), End::Done(_)), "{:#?}", n.events);
+    assert!(n.has("step=probe kind=client answer=refused status=401"));
+    assert!(n.has("step=bootstrap reason=expired"));
+    assert_eq!(api.csrs.len(), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trust by proof: a cluster whose client-certificate signer is not the CA in the kubeconfig
+
+/// An apiserver whose client signer is another CA than the one it serves with (the bootstrap
+/// kubeconfig's): kube-controller-manager's `--cluster-signing-kube-apiserver-client-kubelet-*`
+/// apart from the cluster CA. `takes_them`: its `--client-ca-file` holds the signer's CA.
+fn separate_client_signer(takes_them: bool) -> (Apiserver, String) {
+    let mut api = Apiserver::new();
+    let (key, params, signer) = new_ca("sim-client-signer");
+    (api.ca_key, api.ca_params) = (key, params);
+    api.client_cas = if takes_them { signer.clone() } else { api.ca_pem.clone() };
+    (api, signer)
+}
+
+fn reviews(api: &Apiserver) -> usize {
+    api.log.iter().filter(|l| l.0 == RequestKind::SelfSubjectReview).count()
+}
+
+#[test]
+fn a_pair_from_another_signer_is_proven_by_the_apiserver_before_it_becomes_current() {
+    let (mut api, _) = separate_client_signer(true);
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let k = n.config();
+    let end = n.run(&mut api, &base_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert!(n.has("step=issued kind=bootstrap"), "{:#?}", n.events);
+    assert!(n.has("issuer=\"CN=sim-client-signer\" chain=unanchored"), "{:#?}", n.events);
+    assert!(n.has("step=probe kind=bootstrap reason=untrusted name=node-csr-"), "{:#?}", n.events);
+    assert!(n.has("step=probe kind=bootstrap answer=the-node status=201"), "{:#?}", n.events);
+    // The review went out with the new pair, before anything was stored.
+    let (_, who, _) = api.log.iter().find(|l| l.0 == RequestKind::SelfSubjectReview).unwrap();
+    assert_eq!(*who, Who::Node);
+    let probe = n.events.iter().position(|e| e.contains("answer=the-node")).unwrap();
+    let stored = n.events.iter().position(|e| e.contains("step=stored")).unwrap();
+    assert!(probe < stored, "{:#?}", n.events);
+    assert!(n.path("kubelet.conf").exists());
+    assert!(!n.path("pki/kubelet-client.key.tmp").exists(), "the key cache went");
+    assert_eq!(api.csrs.len(), 1);
+
+    // A restart judges the pair by everything but its chain and asks once more; then it is
+    // valid (no new CSR, no bootstrap).
+    n.events.clear();
+    let before = reviews(&api);
+    let end = n.run(&mut api, &base_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert!(n.has("step=credentials kind=client state=unanchored"), "{:#?}", n.events);
+    assert!(n.has("step=probe kind=client answer=the-node"), "{:#?}", n.events);
+    assert!(n.has("step=credentials kind=client state=valid"), "{:#?}", n.events);
+    assert!(!n.has("step=bootstrap"), "{:#?}", n.events);
+    assert_eq!(reviews(&api), before + 1);
+    assert_eq!(api.csrs.len(), 1);
+
+    // A rotation: the new pair is proven the same way; the proof is remembered, so the
+    // rereading after the store asks nothing more.
+    n.events.clear();
+    let mut c = base_config(&k);
+    c.rotate_now = RotateNow { client: true, serving: false };
+    let before = reviews(&api);
+    let end = n.run(&mut api, &c);
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert!(n.has("step=probe kind=rotate answer=the-node"), "{:#?}", n.events);
+    assert_eq!(reviews(&api), before + 2, "the current pair at start, the new one once");
+    assert_eq!(api.csrs.len(), 2);
+}
+
+#[test]
+fn a_pair_the_apiserver_refuses_is_never_current_and_the_refusal_names_the_flag() {
+    let (mut api, _) = separate_client_signer(false);
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let k = n.config();
+    let end = n.run(&mut api, &base_config(&k));
+    let End::Failed(e, detail) = end else { panic!("{end:?} {:#?}", n.events) };
+    assert_eq!(e.name(), "untrusted");
+    assert!(detail.contains("--ca-bundle"), "{detail}");
+    assert!(n.has("step=probe kind=bootstrap answer=refused status=401"), "{:#?}", n.events);
+    assert!(!n.path("kubelet.conf").exists());
+    assert!(!n.path("pki/kubelet-client-current.pem").exists());
+    // The key stays: its CSR was issued, and a restart finds it again.
+    assert!(n.path("pki/kubelet-client.key.tmp").exists());
+    assert!(n.has("step=cleanup kept="), "{:#?}", n.events);
+}
+
+#[test]
+fn a_probe_without_an_answer_keeps_the_key_and_asks_again() {
+    let (mut api, _) = separate_client_signer(true);
+    api.throttle = [Route::SelfSubjectReview].into();
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let k = n.config();
+    let end = n.run(&mut api, &base_config(&k));
+    let End::Failed(e, detail) = end else { panic!("{end:?} {:#?}", n.events) };
+    assert_eq!(e.name(), "untrusted");
+    assert!(detail.contains("could not say"), "{detail}");
+    assert!(n.has("answer=unknown status=429"), "{:#?}", n.events);
+    assert!(n.path("pki/kubelet-client.key.tmp").exists());
+    // Again: the same key finds its CSR (409, then GET), and the answer comes.
+    n.events.clear();
+    let end = n.run(&mut api, &base_config(&k));
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert_eq!(api.csrs.len(), 1, "the one CSR, not a second");
+    assert!(n.has("answer=the-node"), "{:#?}", n.events);
+}
+
+#[test]
+fn a_configured_ca_bundle_is_the_only_trust() {
+    // The signer's CA given: anchored, nothing asked.
+    let (mut api, signer) = separate_client_signer(true);
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    std::fs::write(n.path("signer.crt"), &signer).unwrap();
+    let bundle = n.p("signer.crt");
+    let k = n.config();
+    let mut c = base_config(&k);
+    c.ca_bundle = Some(&bundle);
+    let end = n.run(&mut api, &c);
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert_eq!(reviews(&api), 0);
+    assert!(!n.has("chain=unanchored"));
+
+    // Another CA given: the explicit bundle is not second-guessed.
+    let (mut api, _) = separate_client_signer(true);
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    std::fs::write(n.path("other.crt"), other_ca("elsewhere")).unwrap();
+    let bundle = n.p("other.crt");
+    let k = n.config();
+    let mut c = base_config(&k);
+    c.ca_bundle = Some(&bundle);
+    let end = n.run(&mut api, &c);
+    let End::Failed(e, _) = end else { panic!("{end:?} {:#?}", n.events) };
+    assert_eq!(e.name(), "untrusted");
+    assert_eq!(reviews(&api), 0);
 }

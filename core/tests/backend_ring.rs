@@ -2,9 +2,10 @@
 //! that verify both ways (and with OpenSSL), the same verdict on every validation case, and no
 //! heap on the P-256 paths.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kubeboot::backend::ring::{Ring, RingSigner};
@@ -213,36 +214,8 @@ fn corruption_sweep_same_verdicts() {
     }
 }
 
-struct Matrix {
-    dir: PathBuf,
-    now: i64,
-    spki: Vec<u8>,
-}
-
-fn run(cmd: &mut Command) -> Vec<u8> {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out.stdout
-}
-
-fn matrix() -> Matrix {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
-        as i64;
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("backend-ring-matrix");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for key in ["leaf.key", "other.key"] {
-        run(Command::new("openssl")
-            .args(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"])
-            .arg("-out")
-            .arg(dir.join(key)));
-    }
-    let spki = run(Command::new("openssl")
-        .args(["pkey", "-pubout", "-outform", "der", "-in"])
-        .arg(dir.join("leaf.key")));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/gen_certs.py");
-    run(Command::new("/usr/bin/python3").arg(script).arg(&dir).arg(now.to_string()));
-    Matrix { dir, now, spki }
+fn matrix() -> common::Generated {
+    common::generate("backend-ring-matrix", "gen_certs.py")
 }
 
 /// Every case of the verify matrix against every CA bundle, both profiles, three times: the two

@@ -8,11 +8,11 @@ mod common;
 use base64ct::{Base64, Encoding};
 use common::{TempDir, ok, python};
 use kubeboot::Error;
+use kubeboot::agent::Method;
 use kubeboot::discovery::{
     Action, CLUSTER_INFO_PATH, Config, DETACHED_JWS_LEN, Discovery, Phase, Retry, Tls,
     compute_detached_jws, verify_detached_jws,
 };
-use kubeboot::engine::Method;
 use kubeboot::pin::CaPin;
 use kubeboot::pushback::Headers;
 use kubeboot::token::{BootstrapToken, TokenId};
@@ -76,12 +76,7 @@ const T0: i64 = 1_796_208_640; // 2026-12-02T10:50:40Z
 
 /// `on_response` with its outcome as a result (as the tests state it): `Err(InvalidState)` when
 /// no request was outstanding (ignored, nothing changes: checked), else the failure it caused.
-fn respond<const N: usize>(
-    d: &mut Discovery<N>,
-    now: i64,
-    status: u16,
-    body: &[u8],
-) -> Result<(), Error> {
+fn respond(d: &mut D, now: i64, status: u16, body: &[u8]) -> Result<(), Error> {
     if !d.request_outstanding() {
         let before = format!("{d:?}");
         d.on_response(now, status, body);
@@ -92,10 +87,56 @@ fn respond<const N: usize>(
     d.failure().map_or(Ok(()), |(e, _)| Err(e))
 }
 
-type D = Discovery;
+/// Discovery with the work buffer the agent lends it.
+struct D {
+    d: Discovery,
+    work: Vec<u8>,
+}
+
+impl D {
+    fn start(config: Config<'_>, now: i64, work: usize) -> Result<Box<D>, Error> {
+        let mut d = Box::new(D { d: Discovery::idle(), work: vec![0; work] });
+        d.d.start(config, now)?;
+        Ok(d)
+    }
+
+    fn poll(&mut self, now: i64) -> Action<'_> {
+        self.d.poll(now, &self.work)
+    }
+
+    fn on_response(&mut self, now: i64, status: u16, body: &[u8]) {
+        self.on_response_with(now, status, &Headers::NONE, body);
+    }
+
+    fn on_response_with(&mut self, now: i64, status: u16, headers: &Headers<'_>, body: &[u8]) {
+        self.d.on_response(now, status, headers, body, &mut self.work);
+    }
+}
+
+impl std::ops::Deref for D {
+    type Target = Discovery;
+    fn deref(&self) -> &Discovery {
+        &self.d
+    }
+}
+
+impl std::ops::DerefMut for D {
+    fn deref_mut(&mut self) -> &mut Discovery {
+        &mut self.d
+    }
+}
+
+impl std::fmt::Debug for D {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.d.fmt(f)
+    }
+}
+
+/// The agent's default work buffer: each half bounds the signed kubeconfig and the CA.
+const WORK: usize = 32 * 1024;
 
 fn new(token: &BootstrapToken, pins: &[CaPin]) -> Box<D> {
-    Box::new(Discovery::new(Config::new(token, pins), T0).unwrap())
+    D::start(Config::new(token, pins), T0, WORK).unwrap()
 }
 
 /// Poll and expect a GET of cluster-info; returns the CA PEM when TLS must be verified.
@@ -349,10 +390,10 @@ fn second_fetch_must_be_identical() {
 #[test]
 fn unpinned_needs_explicit_opt_in() {
     let token = token();
-    assert_eq!(D::new(Config::new(&token, &[]), T0).err(), Some(Error::PinMismatch));
+    assert_eq!(D::start(Config::new(&token, &[]), T0, WORK).err(), Some(Error::PinMismatch));
     let mut cfg = Config::new(&token, &[]);
     cfg.allow_unpinned = true;
-    let mut d: Box<D> = Box::new(Discovery::new(cfg, T0).unwrap());
+    let mut d = D::start(cfg, T0, WORK).unwrap();
     expect_get(&mut d, T0);
     respond(&mut d, T0, 200, &body()).unwrap();
     match d.poll(T0) {
@@ -423,7 +464,7 @@ fn pushback_waits_as_the_server_asked() {
     for seed in 0..32 {
         let mut cfg = Config::new(&token, &pins);
         cfg.jitter_seed = seed;
-        let mut d: Box<D> = Box::new(Discovery::new(cfg, T0).unwrap());
+        let mut d = D::start(cfg, T0, WORK).unwrap();
         let mut now = T0;
         for (status, value, waits) in [
             (429u16, Some(&b"1"[..]), 2..=3),
@@ -505,8 +546,7 @@ fn malformed_cluster_info() {
 fn small_buffers_are_too_large_not_panics() {
     let token = token();
     let pins = [pin()];
-    let mut d: Box<Discovery<512>> =
-        Box::new(Discovery::new(Config::new(&token, &pins), T0).unwrap());
+    let mut d = D::start(Config::new(&token, &pins), T0, 1024).unwrap();
     assert!(matches!(d.poll(T0), Action::Send(_)));
     assert_eq!(respond(&mut d, T0, 200, &body()), Err(Error::TooLarge));
 }

@@ -2,7 +2,7 @@
 //! OpenSSL (keys, pins) and Python `cryptography` (`tests/support/gen_certs.py`).
 
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
@@ -12,42 +12,12 @@ use kubeboot::error::{Detail, Reason, VerifyError};
 use kubeboot::pin::{self, CaPin};
 use kubeboot::verify::{self, Expected, Profile, Verified};
 
-struct Fixture {
-    dir: PathBuf,
-    now: i64,
-    spki: Vec<u8>,
-}
-
-fn run(cmd: &mut Command) -> Vec<u8> {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out.stdout
-}
+mod common;
+use common::{Generated as Fixture, output as run};
 
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
-    F.get_or_init(|| {
-        let now =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
-                as i64;
-        // Under the build's own scratch space, replaced on every run (no litter in /tmp).
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("verify-matrix");
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        for key in ["leaf.key", "other.key"] {
-            run(Command::new("openssl")
-                .args(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"])
-                .arg("-out")
-                .arg(dir.join(key)));
-        }
-        let spki = run(Command::new("openssl")
-            .args(["pkey", "-pubout", "-outform", "der", "-in"])
-            .arg(dir.join("leaf.key")));
-        assert_eq!(spki.len(), 91);
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/gen_certs.py");
-        run(Command::new("/usr/bin/python3").arg(script).arg(&dir).arg(now.to_string()));
-        Fixture { dir, now, spki }
-    })
+    F.get_or_init(|| common::generate("verify-matrix", "gen_certs.py"))
 }
 
 fn read(name: &str) -> Vec<u8> {
@@ -85,6 +55,23 @@ fn pem_both(cert: &[u8], ca: &[u8], exp: &Expected<'_>, now: i64) -> Result<Veri
             verify::verify_issued_anchored(&Software, cert, &cas, exp, now, &mut cert_scratch)
         });
     assert_eq!(old, new, "verify_issued vs TrustedCas + verify_issued_anchored");
+    // Without the path (the agent's trust by proof): never stricter, the same window when the
+    // path is there, and the same verdict on the leaf's own defects (the CA's are not looked
+    // at: a path error may pass).
+    let un = verify::verify_issued_unanchored(cert, exp, now, &mut cert_scratch);
+    match (&old, &un) {
+        (Ok(a), Ok(b)) => assert_eq!((a.not_before, a.not_after), (b.not_before, b.not_after)),
+        (Ok(_), Err(e)) => panic!("unanchored refused what the path accepts: {e:?}"),
+        (Err(Error::Verify(v)), _)
+            if matches!(
+                v.reason,
+                Reason::KeyMismatch | Reason::SubjectMismatch | Reason::WrongUsage | Reason::IsCa
+            ) =>
+        {
+            assert_eq!(&old, &un, "a defect of the leaf, with or without the path")
+        }
+        _ => {}
+    }
     #[cfg(feature = "ring")]
     {
         use kubeboot::backend::ring::Ring;

@@ -171,9 +171,9 @@ static bool ec_point(struct token *t, CK_OBJECT_HANDLE pub, uint8_t point[65], c
 
 /* ---- the KEY actions ---------------------------------------------------------------------- */
 
-static bool generate(kubeboot_agent *agent, int64_t now, const kubeboot_agent_action *a, char *err, size_t cap) {
+static bool generate(kubeboot_agent *agent, int64_t now, const kubeboot_key_action *a, char *err, size_t cap) {
     struct token t;
-    if (!token_open(a->key_device, a->key_device_len, &t, err, cap)) return false;
+    if (!token_open(a->device.data, a->device.len, &t, err, cap)) return false;
     CK_BYTE id[16];
     CK_RV rv = t.f->C_GenerateRandom(t.s, id, sizeof id);
     CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
@@ -182,11 +182,11 @@ static bool generate(kubeboot_agent *agent, int64_t now, const kubeboot_agent_ac
     CK_ATTRIBUTE pub[] = {{CKA_CLASS, &pubc, sizeof pubc}, {CKA_KEY_TYPE, &kt, sizeof kt},
                           {CKA_TOKEN, &yes, 1}, {CKA_PRIVATE, &no, 1}, {CKA_VERIFY, &yes, 1},
                           {CKA_EC_PARAMS, (void *)P256_PARAMS, sizeof P256_PARAMS},
-                          {CKA_LABEL, (void *)a->key_label, a->key_label_len}, {CKA_ID, id, sizeof id}};
+                          {CKA_LABEL, (void *)a->label.data, a->label.len}, {CKA_ID, id, sizeof id}};
     CK_ATTRIBUTE priv[] = {{CKA_CLASS, &privc, sizeof privc}, {CKA_KEY_TYPE, &kt, sizeof kt},
                            {CKA_TOKEN, &yes, 1}, {CKA_PRIVATE, &yes, 1}, {CKA_SIGN, &yes, 1},
                            {CKA_SENSITIVE, &yes, 1}, {CKA_EXTRACTABLE, &no, 1},
-                           {CKA_LABEL, (void *)a->key_label, a->key_label_len}, {CKA_ID, id, sizeof id}};
+                           {CKA_LABEL, (void *)a->label.data, a->label.len}, {CKA_ID, id, sizeof id}};
     CK_MECHANISM mech = {CKM_EC_KEY_PAIR_GEN, NULL, 0};
     CK_OBJECT_HANDLE hpub = 0, hpriv = 0;
     if (rv == CKR_OK)
@@ -195,7 +195,7 @@ static bool generate(kubeboot_agent *agent, int64_t now, const kubeboot_agent_ac
     uint8_t point[65], ref[KUBEBOOT_KEY_REF_MAX_LEN];
     size_t n = 0;
     bool ok = rv == CKR_OK ? ec_point(&t, hpub, point, err, cap) : fail(err, cap, "%s: C_GenerateKeyPair: 0x%lx", t.name, rv);
-    if (ok && kubeboot_pkcs11_key_reference(a->key_device, a->key_device_len, a->key_label, a->key_label_len, id,
+    if (ok && kubeboot_pkcs11_key_reference(a->device.data, a->device.len, a->label.data, a->label.len, id,
                                             sizeof id, ref, sizeof ref, &n) != KUBEBOOT_RESULT_OK)
         ok = fail(err, cap, "%s: the key's reference", t.name, 0);
     token_close(&t);
@@ -203,8 +203,8 @@ static bool generate(kubeboot_agent *agent, int64_t now, const kubeboot_agent_ac
 }
 
 /* The URI of a reference, NUL-terminated. */
-static bool ref_uri(const kubeboot_agent_action *a, char *uri, size_t cap, size_t *len, char *err, size_t ecap) {
-    if (kubeboot_key_reference_uri(a->key_ref, a->key_ref_len, uri, cap - 1, len) != KUBEBOOT_RESULT_OK)
+static bool ref_uri(const kubeboot_key_action *a, char *uri, size_t cap, size_t *len, char *err, size_t ecap) {
+    if (kubeboot_key_reference_uri(a->key_ref.data, a->key_ref.len, uri, cap - 1, len) != KUBEBOOT_RESULT_OK)
         return snprintf(err, ecap, "pkcs11: the key reference is unreadable"), false;
     uri[*len] = 0;
     return true;
@@ -228,7 +228,7 @@ static uint32_t token_sign(void *userdata, const uint8_t *msg, size_t msg_len, u
 }
 
 /* PUBLIC, SIGN, DESTROY: the key a reference names. */
-static bool with_key(kubeboot_agent *agent, int64_t now, const kubeboot_agent_action *a, char *err, size_t cap) {
+static bool with_key(kubeboot_agent *agent, int64_t now, const kubeboot_key_action *a, char *err, size_t cap) {
     char uri[KUBEBOOT_PKCS11_URI_MAX_LEN + 1];
     size_t un = 0;
     struct token t;
@@ -236,7 +236,7 @@ static bool with_key(kubeboot_agent *agent, int64_t now, const kubeboot_agent_ac
     CK_OBJECT_HANDLE priv = find(&t, uri, un, CKO_PRIVATE_KEY, err, cap);
     CK_OBJECT_HANDLE pub = priv ? find(&t, uri, un, CKO_PUBLIC_KEY, err, cap) : 0;
     bool ok = priv && pub;
-    if (a->key_op == KUBEBOOT_KEY_OP_DESTROY) {
+    if (a->op == KUBEBOOT_KEY_OP_KIND_DESTROY) {
         ok = true, err[0] = 0; /* what is already gone needs no destroying */
         for (int i = 0; i < 2 && ok; i++) {
             CK_OBJECT_HANDLE h = i ? pub : priv;
@@ -249,10 +249,10 @@ static bool with_key(kubeboot_agent *agent, int64_t now, const kubeboot_agent_ac
     uint8_t point[65];
     ok = ok && ec_point(&t, pub, point, err, cap);
     kubeboot_result r = KUBEBOOT_RESULT_INVALID_STATE;
-    if (ok && a->key_op == KUBEBOOT_KEY_OP_PUBLIC) {
+    if (ok && a->op == KUBEBOOT_KEY_OP_KIND_PUBLIC) {
         r = kubeboot_agent_on_key_public(agent, now, point, sizeof point);
-    } else if (ok && a->key_op == KUBEBOOT_KEY_OP_SIGN) {
-        /* The C sign callback, as for kubeboot_csr_client_with_signer. */
+    } else if (ok && a->op == KUBEBOOT_KEY_OP_KIND_SIGN) {
+        /* The C sign callback (a kubeboot_signer, as kubeboot_csr_write takes). */
         struct signing s = {&t, priv};
         kubeboot_signer signer;
         signer.sign = token_sign;
@@ -265,18 +265,18 @@ static bool with_key(kubeboot_agent *agent, int64_t now, const kubeboot_agent_ac
     return ok && r == KUBEBOOT_RESULT_OK;
 }
 
-void device_key_action(kubeboot_agent *agent, int64_t now, const kubeboot_agent_action *a) {
+void device_key_action(kubeboot_agent *agent, int64_t now, const kubeboot_key_action *a, const char *program) {
     char err[512] = "";
     bool ok;
-    if (a->key_holder != KUBEBOOT_KEY_HOLDER_PKCS11)
+    if (a->holder != KUBEBOOT_KEY_HOLDER_PKCS11)
         ok = false, snprintf(err, sizeof err, "tpm: the C agent has no TPM route (see its README)");
-    else if (a->key_op == KUBEBOOT_KEY_OP_GENERATE)
+    else if (a->op == KUBEBOOT_KEY_OP_KIND_GENERATE)
         ok = generate(agent, now, a, err, sizeof err);
     else
         ok = with_key(agent, now, a, err, sizeof err);
     if (!ok) {
         if (!*err) snprintf(err, sizeof err, "pkcs11: the operation failed");
-        fprintf(stderr, "kubeboot-agent: %s\n", err);
+        fprintf(stderr, "%s: %s\n", program, err);
         kubeboot_agent_on_key_error(agent, now, err, strlen(err));
     }
 }

@@ -4,8 +4,8 @@
 #include <kubeboot.h>
 
 /* Do the outstanding KEY action in the token and answer it (a failure is answered with
-   kubeboot_agent_on_key_error and printed to stderr). */
-void device_key_action(kubeboot_agent *agent, int64_t now, const kubeboot_agent_action *a);
+   kubeboot_agent_on_key_error and printed to stderr as "<program>: ..."). */
+void device_key_action(kubeboot_agent *agent, int64_t now, const kubeboot_key_action *k, const char *program);
 
 /* Ready OpenSSL's pkcs11 engine for the client key a reference names and write the key's URI
    for CURLOPT_SSLKEY (NUL-terminated) to uri; false with err set when it cannot. */

@@ -1,50 +1,23 @@
 /*
  * C tests of libkubeboot: every exported function, with NULLs, zero and short buffers, garbage
- * input, _free(NULL), the sign callback and known vectors.
+ * input, _free(NULL), the sign callback and known vectors. This file: results, tokens, keys,
+ * CSRs, verification, kubeconfigs; tests_agent.c: the agent, its memory, its actions.
  *
  * Usage: kubeboot-c-tests <k1.pem> [<k1.der>]
  */
 #define _POSIX_C_SOURCE 200809L
-#include <kubeboot.h>
+#include "tests.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-static int passed, failed;
-
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (cond) {                                                                    \
-            passed++;                                                                  \
-        } else {                                                                       \
-            failed++;                                                                  \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);            \
-        }                                                                              \
-    } while (0)
-
-#define CHECK_RC(expr, want)                                                           \
-    do {                                                                               \
-        kubeboot_result rc_ = (expr);                                                  \
-        if (rc_ == (kubeboot_result)(want)) {                                          \
-            passed++;                                                                  \
-        } else {                                                                       \
-            failed++;                                                                  \
-            fprintf(stderr, "FAIL %s:%d: %s = %u, want %u (%s)\n", __FILE__, __LINE__, \
-                    #expr, (unsigned)rc_, (unsigned)(want), #want);                    \
-        }                                                                              \
-    } while (0)
-
-#define S(lit) (lit), (sizeof(lit) - 1)
-#define OK KUBEBOOT_RESULT_OK
-#define NULLP KUBEBOOT_RESULT_NULL_PARAMETER
-#define SHORT KUBEBOOT_RESULT_INSUFFICIENT_SIZE
+int passed, failed;
 
 static const char K1_NODE1_NAME[] = "node-csr-n8Gs_E-Z9L7aSxQqzzA00Csg_R1hDXOPVUFrdIQkVzo";
 
-static unsigned char *read_file(const char *path, size_t *len) {
+unsigned char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     unsigned char *buf = malloc(65536);
@@ -54,7 +27,7 @@ static unsigned char *read_file(const char *path, size_t *len) {
     return buf;
 }
 
-static int all_zero(const void *p, size_t n) {
+int all_zero(const void *p, size_t n) {
     const unsigned char *b = p;
     for (size_t i = 0; i < n; i++)
         if (b[i]) return 0;
@@ -62,7 +35,7 @@ static int all_zero(const void *p, size_t n) {
 }
 
 /* Portable memmem. */
-static const void *find_bytes(const void *hay, size_t hay_len, const void *needle, size_t needle_len) {
+const void *find_bytes(const void *hay, size_t hay_len, const void *needle, size_t needle_len) {
     const unsigned char *h = hay;
     if (needle_len == 0) return hay;
     for (size_t i = 0; i + needle_len <= hay_len; i++)
@@ -70,8 +43,42 @@ static const void *find_bytes(const void *hay, size_t hay_len, const void *needl
     return NULL;
 }
 
-static int eq(const void *got, size_t got_len, const char *want) {
-    return got_len == strlen(want) && memcmp(got, want, got_len) == 0;
+int eq(const void *got, size_t got_len, const char *want) {
+    return got_len == strlen(want) && (got_len == 0 || memcmp(got, want, got_len) == 0);
+}
+
+int str_is(kubeboot_str s, const char *want) { return eq(s.data, s.len, want) && (s.len > 0 || s.data == NULL); }
+
+int str_has(kubeboot_str s, const char *needle) {
+    return s.data && find_bytes(s.data, s.len, needle, strlen(needle)) != NULL;
+}
+
+/* Data files under core/tests/data (KUBEBOOT_DATA, set by the Makefile). */
+static const char *data_dir(void) {
+    const char *d = getenv("KUBEBOOT_DATA");
+    return d && *d ? d : "../../core/tests/data";
+}
+
+unsigned char *data(const char *name, size_t *len) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", data_dir(), name);
+    unsigned char *b = read_file(path, len);
+    if (!b || *len == 0) {
+        /* Every later check would test nothing (or crash on what it did not get): stop here. */
+        fprintf(stderr, "FAIL: cannot read the test fixture %s (KUBEBOOT_DATA names core/tests/data)\n", path);
+        exit(1);
+    }
+    return b;
+}
+
+/* What a client certificate for `node` must be. */
+static kubeboot_expected client_cert(const char *node) {
+    kubeboot_expected x;
+    memset(&x, 0, sizeof x);
+    x.node_name = node;
+    x.node_name_len = strlen(node);
+    x.profile = KUBEBOOT_PROFILE_CLIENT;
+    return x;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -79,7 +86,7 @@ static int eq(const void *got, size_t got_len, const char *want) {
 static void test_results(void) {
     char buf[128];
     size_t n = 12345;
-    CHECK(kubeboot_version() != NULL && strcmp(kubeboot_version(), "0.3.0") == 0);
+    CHECK(kubeboot_version() != NULL && strcmp(kubeboot_version(), "0.4.0") == 0);
 
     CHECK_RC(kubeboot_result_message(KUBEBOOT_RESULT_INVALID_TOKEN, buf, sizeof buf, &n), OK);
     CHECK(n > 0 && n < sizeof buf && find_bytes(buf, n, "a-z0-9", 6) != NULL);
@@ -95,14 +102,20 @@ static void test_results(void) {
     CHECK_RC(kubeboot_result_message(KUBEBOOT_RESULT_POLICY_ORGANIZATION, buf, sizeof buf, &n), OK);
     CHECK(eq(buf, n, "subject organization is not system:nodes"));
 
-    CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_VERIFY_EXPIRED, buf, sizeof buf, &n), OK);
-    CHECK(eq(buf, n, "expired"));
-    CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_VERIFY_NOT_YET_VALID, buf, sizeof buf, &n), OK);
-    CHECK(eq(buf, n, "not-yet-valid"));
-    CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_INVALID_TOKEN, buf, sizeof buf, &n), OK);
-    CHECK(eq(buf, n, "invalid-token"));
-    CHECK_RC(kubeboot_result_name(7777, buf, sizeof buf, &n), OK);
-    CHECK(eq(buf, n, "unknown"));
+    /* Names of every range; an unknown code's. */
+    const struct {
+        uint32_t code;
+        const char *name;
+    } names[] = {
+        {KUBEBOOT_RESULT_VERIFY_EXPIRED, "expired"},      {KUBEBOOT_RESULT_VERIFY_NOT_YET_VALID, "not-yet-valid"},
+        {KUBEBOOT_RESULT_INVALID_TOKEN, "invalid-token"}, {KUBEBOOT_RESULT_POOL_EXHAUSTED, "pool-exhausted"},
+        {KUBEBOOT_RESULT_STORE_KEY_MISMATCH, "store-key-mismatch"}, {KUBEBOOT_RESULT_CSR_DENIED, "csr-denied"},
+        {KUBEBOOT_RESULT_CA_BUNDLE_UNPROVEN, "ca-bundle-unproven"}, {7777, "unknown"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        CHECK_RC(kubeboot_result_name(names[i].code, buf, sizeof buf, &n), OK);
+        CHECK(eq(buf, n, names[i].name));
+    }
     CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_OK, buf, 1, &n), SHORT);
     CHECK(n == 2);
     CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_OK, buf, sizeof buf, NULL), NULLP);
@@ -114,8 +127,9 @@ static void test_results(void) {
     /* Stable numbers. */
     CHECK(KUBEBOOT_RESULT_INVALID_TOKEN == 100 && KUBEBOOT_RESULT_VERIFY_EXPIRED == 403 &&
           KUBEBOOT_RESULT_POLICY_ORGANIZATION == 503 && KUBEBOOT_RESULT_PIN_MISMATCH == 601);
+    CHECK(KUBEBOOT_RESULT_UNAUTHORIZED == 700 && KUBEBOOT_RESULT_INVALID_STATE == 711 && KUBEBOOT_RESULT_STORE_IO == 10);
+    CHECK(KUBEBOOT_RESULT_POOL_EXHAUSTED == 7 && KUBEBOOT_RESULT_TOO_LARGE == 710);
 }
-
 /* ---------------------------------------------------------------------------------------- */
 
 static void test_tokens(void) {
@@ -237,7 +251,6 @@ static void test_tokens(void) {
     kubeboot_token_free(g2);
     kubeboot_token_free(NULL);
 }
-
 /* ---------------------------------------------------------------------------------------- */
 
 static void test_keys(const unsigned char *pem, size_t pem_len, const unsigned char *der, size_t der_len) {
@@ -330,24 +343,6 @@ static void test_keys(const unsigned char *pem, size_t pem_len, const unsigned c
 
 /* ---------------------------------------------------------------------------------------- */
 
-/* Sign callback: userdata is a kubeboot_key; counts calls. */
-struct cb_state {
-    const kubeboot_key *key;
-    int calls;
-    int mode; /* 0 sign, 1 fail, 2 zero signature */
-};
-
-static uint32_t sign_cb(void *userdata, const uint8_t *msg, size_t msg_len, uint8_t *sig_rs) {
-    struct cb_state *st = userdata;
-    st->calls++;
-    if (st->mode == 1) return KUBEBOOT_RESULT_SIGNER_FAILED;
-    if (st->mode == 2) {
-        memset(sig_rs, 0, 64);
-        return KUBEBOOT_RESULT_OK;
-    }
-    return kubeboot_key_sign(st->key, msg, msg_len, sig_rs);
-}
-
 static int openssl_verify(const uint8_t *pem, size_t len) {
     if (system(NULL) == 0 || system("command -v openssl >/dev/null 2>&1") != 0) return -1;
     char path[] = "/tmp/kubeboot-c-csr-XXXXXX";
@@ -360,6 +355,38 @@ static int openssl_verify(const uint8_t *pem, size_t len) {
     int rc = ok ? system(cmd) : -1;
     unlink(path);
     return rc == 0;
+}
+
+uint32_t sign_cb(void *userdata, const uint8_t *msg, size_t msg_len, uint8_t *sig_rs) {
+    struct cb_state *st = userdata;
+    st->calls++;
+    if (st->mode == 1) return KUBEBOOT_RESULT_SIGNER_FAILED;
+    if (st->mode == 2) {
+        memset(sig_rs, 0, 64);
+        return KUBEBOOT_RESULT_OK;
+    }
+    return kubeboot_key_sign(st->key, msg, msg_len, sig_rs);
+}
+
+/* A CSR spec: profile, node, signed by key or signer, in format (no SANs). */
+static kubeboot_csr_spec spec(uint32_t profile, const char *node, const kubeboot_key *key,
+                              const kubeboot_signer *signer, uint32_t format) {
+    kubeboot_csr_spec s;
+    memset(&s, 0, sizeof s);
+    s.profile = profile;
+    s.node_name = node;
+    s.node_name_len = node ? strlen(node) : 0;
+    s.format = format;
+    s.key = key;
+    s.signer = signer;
+    return s;
+}
+
+/* The spec with SANs. */
+static kubeboot_csr_spec with_sans(kubeboot_csr_spec s, const kubeboot_str *dns, size_t nd, const kubeboot_str *ips,
+                                   size_t ni) {
+    s.dns_names = dns, s.dns_count = nd, s.ip_addresses = ips, s.ip_count = ni;
+    return s;
 }
 
 static void test_csr(const unsigned char *pem, size_t pem_len) {
@@ -389,24 +416,37 @@ static void test_csr(const unsigned char *pem, size_t pem_len) {
     uint8_t badpoint[65] = {4};
     CHECK_RC(kubeboot_node_csr_name(badpoint, S("node-1"), name2, sizeof name2, &n), KUBEBOOT_RESULT_MALFORMED_KEY);
 
-    /* Client CSR, PEM and DER. */
+    /* Client CSR, PEM and DER; a short buffer gets the size and keeps its bytes. */
+    kubeboot_csr_spec client = spec(KUBEBOOT_PROFILE_CLIENT, "node-1", k1, NULL, KUBEBOOT_FORMAT_PEM);
     memset(csr, 0, sizeof csr);
-    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_PEM, csr, 100, &n), SHORT);
+    CHECK_RC(kubeboot_csr_write(&client, csr, 100, &n), SHORT);
     CHECK(n > 100 && n <= KUBEBOOT_CSR_MAX_LEN && all_zero(csr, sizeof csr));
-    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_PEM, NULL, 0, &n), SHORT);
-    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_PEM, csr, n, &n), OK);
+    CHECK_RC(kubeboot_csr_write(&client, NULL, 0, &n), SHORT);
+    CHECK_RC(kubeboot_csr_write(&client, csr, n, &n), OK);
     CHECK(memcmp(csr, "-----BEGIN CERTIFICATE REQUEST-----\n", 36) == 0);
     size_t client_pem_len = n;
     int v = openssl_verify(csr, n);
     CHECK(v != 0); /* 1 verified, -1 openssl unavailable */
-    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_DER, csr2, sizeof csr2, &n2), OK);
+    kubeboot_csr_spec s = client;
+    s.format = KUBEBOOT_FORMAT_DER;
+    CHECK_RC(kubeboot_csr_write(&s, csr2, sizeof csr2, &n2), OK);
     CHECK(n2 > 100 && csr2[0] == 0x30);
-    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), 7, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_INVALID_PARAMETER);
-    CHECK_RC(kubeboot_csr_client(k1, S("-bad-"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_INVALID_NODE_NAME);
-    CHECK_RC(kubeboot_csr_client(k1, "\xff", 1, KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_INVALID_UTF8);
-    CHECK_RC(kubeboot_csr_client(NULL, S("node-1"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2), NULLP);
-    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_PEM, NULL, 5000, &n2), NULLP);
-    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, NULL), NULLP);
+    s.format = 7;
+    CHECK_RC(kubeboot_csr_write(&s, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_INVALID_PARAMETER);
+    s = client, s.profile = 9;
+    CHECK_RC(kubeboot_csr_write(&s, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_INVALID_PARAMETER);
+    s = spec(KUBEBOOT_PROFILE_CLIENT, "-bad-", k1, NULL, KUBEBOOT_FORMAT_PEM);
+    CHECK_RC(kubeboot_csr_write(&s, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_INVALID_NODE_NAME);
+    s = spec(KUBEBOOT_PROFILE_CLIENT, "\xff", k1, NULL, KUBEBOOT_FORMAT_PEM);
+    CHECK_RC(kubeboot_csr_write(&s, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_INVALID_UTF8);
+    s = client, s.node_name = NULL;
+    CHECK_RC(kubeboot_csr_write(&s, csr2, sizeof csr2, &n2), NULLP);
+    CHECK_RC(kubeboot_csr_write(NULL, csr2, sizeof csr2, &n2), NULLP);
+    CHECK_RC(kubeboot_csr_write(&client, NULL, 5000, &n2), NULLP);
+    CHECK_RC(kubeboot_csr_write(&client, csr2, sizeof csr2, NULL), NULLP);
+    /* Exactly one of key and signer. */
+    s = spec(KUBEBOOT_PROFILE_CLIENT, "node-1", NULL, NULL, KUBEBOOT_FORMAT_PEM);
+    CHECK_RC(kubeboot_csr_write(&s, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_INVALID_PARAMETER);
 
     /* Policy check of our own client CSR. */
     kubeboot_str client_usages[2] = {{S("digital signature")}, {S("client auth")}};
@@ -443,31 +483,36 @@ static void test_csr(const unsigned char *pem, size_t pem_len) {
     kubeboot_result rc = kubeboot_csr_check(csr2, client_pem_len, S(client_signer), client_usages, 2, 0);
     CHECK(rc == KUBEBOOT_RESULT_POLICY_BAD_SIGNATURE || rc == KUBEBOOT_RESULT_POLICY_NOT_CERTIFICATE_REQUEST);
 
-    /* Serving CSR. */
+    /* Serving CSR: DNS names, then IP addresses (at least one IP: the kubelet's rule). */
     kubeboot_str dns[2] = {{S("node-1.example.com")}, {S("node-1")}};
     kubeboot_str ips[2] = {{S("10.0.0.1")}, {S("fd00::1")}};
     kubeboot_str bad_ip[1] = {{S("10.0.0.256")}};
     kubeboot_str bad_dns[1] = {{S("-bad-.example.com")}};
-    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), dns, 2, ips, 2, KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n), OK);
+    kubeboot_csr_spec serving = spec(KUBEBOOT_PROFILE_SERVING, "node-1", k1, NULL, KUBEBOOT_FORMAT_PEM);
+    s = with_sans(serving, dns, 2, ips, 2);
+    CHECK_RC(kubeboot_csr_write(&s, csr, sizeof csr, &n), OK);
     CHECK(openssl_verify(csr, n) != 0);
     CHECK_RC(kubeboot_csr_check(csr, n, S(serving_signer), serving_usages, 2, 0), OK);
     CHECK_RC(kubeboot_csr_check(csr, n, S(client_signer), client_usages, 2, 0),
              KUBEBOOT_RESULT_POLICY_DNS_SAN_NOT_ALLOWED);
-    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), NULL, 0, ips, 1, KUBEBOOT_FORMAT_DER, csr, sizeof csr, &n), OK);
-    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), NULL, 0, NULL, 0, KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n),
-             KUBEBOOT_RESULT_POLICY_SAN_REQUIRED);
-    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), NULL, 0, bad_ip, 1, KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n),
-             KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
-    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), bad_dns, 1, NULL, 0, KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n),
-             KUBEBOOT_RESULT_INVALID_DNS_NAME);
+    s = with_sans(serving, NULL, 0, ips, 1), s.format = KUBEBOOT_FORMAT_DER;
+    CHECK_RC(kubeboot_csr_write(&s, csr, sizeof csr, &n), OK);
+    CHECK(csr[0] == 0x30);
+    CHECK_RC(kubeboot_csr_write(&serving, csr, sizeof csr, &n), KUBEBOOT_RESULT_POLICY_SAN_REQUIRED);
+    s = with_sans(serving, NULL, 0, bad_ip, 1);
+    CHECK_RC(kubeboot_csr_write(&s, csr, sizeof csr, &n), KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
+    s = with_sans(serving, bad_dns, 1, ips, 1);
+    CHECK_RC(kubeboot_csr_write(&s, csr, sizeof csr, &n), KUBEBOOT_RESULT_INVALID_DNS_NAME);
     kubeboot_str many[KUBEBOOT_CSR_MAX_SANS + 1];
     for (int i = 0; i <= KUBEBOOT_CSR_MAX_SANS; i++) many[i] = (kubeboot_str){S("10.1.2.3")};
-    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), NULL, 0, many, KUBEBOOT_CSR_MAX_SANS + 1,
-                                  KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n),
-             KUBEBOOT_RESULT_TOO_MANY_SANS);
-    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), NULL, 3, ips, 1, KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n), NULLP);
-    CHECK_RC(kubeboot_csr_serving(NULL, S("node-1"), dns, 1, NULL, 0, KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n), NULLP);
-    CHECK_RC(kubeboot_csr_serving(k1, S("node-1"), dns, 1, NULL, 0, KUBEBOOT_FORMAT_PEM, csr, 10, &n), SHORT);
+    s = with_sans(serving, NULL, 0, many, KUBEBOOT_CSR_MAX_SANS + 1);
+    CHECK_RC(kubeboot_csr_write(&s, csr, sizeof csr, &n), KUBEBOOT_RESULT_TOO_MANY_SANS);
+    s = with_sans(serving, NULL, 3, ips, 1);
+    CHECK_RC(kubeboot_csr_write(&s, csr, sizeof csr, &n), NULLP);
+    s = with_sans(serving, dns, 1, ips, 1);
+    CHECK_RC(kubeboot_csr_write(&s, csr, 10, &n), SHORT);
+    s.key = NULL;
+    CHECK_RC(kubeboot_csr_write(&s, csr, sizeof csr, &n), KUBEBOOT_RESULT_INVALID_PARAMETER);
 
     /* Sign callback, backed by a second key (k2). */
     struct cb_state st = {k2, 0, 0};
@@ -476,50 +521,49 @@ static void test_csr(const unsigned char *pem, size_t pem_len) {
     signer.sign = sign_cb;
     signer.userdata = &st;
     CHECK_RC(kubeboot_key_public_point(k2, signer.public_point), OK);
-    CHECK_RC(kubeboot_csr_client_with_signer(&signer, S("node-2"), KUBEBOOT_FORMAT_PEM, csr, 10, &n), SHORT);
-    CHECK(st.calls == 0); /* size query does not sign */
-    CHECK_RC(kubeboot_csr_client_with_signer(&signer, S("node-2"), KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n), OK);
+    kubeboot_csr_spec by_signer = spec(KUBEBOOT_PROFILE_CLIENT, "node-2", NULL, &signer, KUBEBOOT_FORMAT_PEM);
+    CHECK_RC(kubeboot_csr_write(&by_signer, csr, 10, &n), SHORT);
+    CHECK(st.calls == 0); /* a size query does not sign */
+    CHECK_RC(kubeboot_csr_write(&by_signer, csr, sizeof csr, &n), OK);
     CHECK(st.calls == 1);
     CHECK(openssl_verify(csr, n) != 0);
     /* Same CSR as signing with k2 directly (deterministic ECDSA). */
-    CHECK_RC(kubeboot_csr_client(k2, S("node-2"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2), OK);
+    s = spec(KUBEBOOT_PROFILE_CLIENT, "node-2", k2, NULL, KUBEBOOT_FORMAT_PEM);
+    CHECK_RC(kubeboot_csr_write(&s, csr2, sizeof csr2, &n2), OK);
     CHECK(n == n2 && memcmp(csr, csr2, n) == 0);
     CHECK_RC(kubeboot_csr_check(csr, n, S(client_signer), client_usages, 2, 0), OK);
-    CHECK_RC(kubeboot_csr_serving_with_signer(&signer, S("node-2"), dns, 2, ips, 2, KUBEBOOT_FORMAT_DER,
-                                              csr, sizeof csr, &n),
-             OK);
+    s.signer = &signer; /* both: refused, nothing signed */
+    CHECK_RC(kubeboot_csr_write(&s, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_INVALID_PARAMETER);
+    CHECK(st.calls == 1);
+    s = with_sans(spec(KUBEBOOT_PROFILE_SERVING, "node-2", NULL, &signer, KUBEBOOT_FORMAT_DER), dns, 2, ips, 2);
+    CHECK_RC(kubeboot_csr_write(&s, csr, sizeof csr, &n), OK);
     CHECK(st.calls == 2 && csr[0] == 0x30);
-    CHECK_RC(kubeboot_csr_serving_with_signer(&signer, S("node-2"), dns, 1, NULL, 0, KUBEBOOT_FORMAT_PEM,
-                                              csr, sizeof csr, &n),
-             OK);
+    s = with_sans(spec(KUBEBOOT_PROFILE_SERVING, "node-2", NULL, &signer, KUBEBOOT_FORMAT_PEM), dns, 1, ips, 1);
+    CHECK_RC(kubeboot_csr_write(&s, csr, sizeof csr, &n), OK);
     CHECK_RC(kubeboot_csr_check(csr, n, S(serving_signer), serving_usages, 2, 0), OK);
-    CHECK_RC(kubeboot_csr_serving_with_signer(NULL, S("node-2"), dns, 1, NULL, 0, KUBEBOOT_FORMAT_PEM,
-                                              csr, sizeof csr, &n),
-             NULLP);
-    /* Failing callback, garbage signature, wrong key, bad point, no callback. */
+    /* Failing callback, garbage signature, wrong key, bad point, no callback: nothing written. */
     memset(csr2, 0, sizeof csr2);
     st.mode = 1;
-    CHECK_RC(kubeboot_csr_client_with_signer(&signer, S("node-2"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2),
-             KUBEBOOT_RESULT_SIGNER_FAILED);
+    CHECK_RC(kubeboot_csr_write(&by_signer, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_SIGNER_FAILED);
     st.mode = 2;
-    CHECK_RC(kubeboot_csr_client_with_signer(&signer, S("node-2"), KUBEBOOT_FORMAT_DER, csr2, sizeof csr2, &n2),
-             KUBEBOOT_RESULT_SIGNER_FAILED);
+    by_signer.format = KUBEBOOT_FORMAT_DER;
+    CHECK_RC(kubeboot_csr_write(&by_signer, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_SIGNER_FAILED);
     st.mode = 0;
     st.key = k1; /* signs with the wrong key */
-    CHECK_RC(kubeboot_csr_client_with_signer(&signer, S("node-2"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2),
-             KUBEBOOT_RESULT_SIGNER_FAILED);
+    by_signer.format = KUBEBOOT_FORMAT_PEM;
+    CHECK_RC(kubeboot_csr_write(&by_signer, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_SIGNER_FAILED);
     CHECK(all_zero(csr2, sizeof csr2));
     kubeboot_signer bad = signer;
     memset(bad.public_point, 0, sizeof bad.public_point);
-    CHECK_RC(kubeboot_csr_client_with_signer(&bad, S("node-2"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2),
-             KUBEBOOT_RESULT_MALFORMED_KEY);
+    by_signer.signer = &bad;
+    CHECK_RC(kubeboot_csr_write(&by_signer, csr2, sizeof csr2, &n2), KUBEBOOT_RESULT_MALFORMED_KEY);
     bad = signer;
     bad.sign = NULL;
-    CHECK_RC(kubeboot_csr_client_with_signer(&bad, S("node-2"), KUBEBOOT_FORMAT_PEM, csr2, sizeof csr2, &n2), NULLP);
+    CHECK_RC(kubeboot_csr_write(&by_signer, csr2, sizeof csr2, &n2), NULLP);
 
     /* CSR object JSON. */
     char json[8192];
-    CHECK_RC(kubeboot_csr_client(k1, S("node-1"), KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n), OK);
+    CHECK_RC(kubeboot_csr_write(&client, csr, sizeof csr, &n), OK);
     size_t jn = 0;
     CHECK_RC(kubeboot_csr_object_json(csr, n, K1_NODE1_NAME, 52, KUBEBOOT_PROFILE_CLIENT, 0, json, 10, &jn), SHORT);
     size_t need = jn;
@@ -548,356 +592,72 @@ static void test_csr(const unsigned char *pem, size_t pem_len) {
 
 /* ---------------------------------------------------------------------------------------- */
 
-static void test_rotation(void) {
-    const int64_t H = 3600, M = 60, t = 1785000000;
-    const int64_t nb = t - 5 * M, na = t + 8760 * H - 5 * M;
-    CHECK(kubeboot_rotation_deadline(nb, na, 0) == nb + 6132 * H);
-    CHECK(kubeboot_rotation_deadline(nb, na, 1u << 31) == nb + 7008 * H);
-    CHECK(kubeboot_rotation_deadline(nb, na, UINT32_MAX) == nb + 7884 * H - 1);
-    CHECK(kubeboot_rotation_deadline(100, 50, 7) == 50);
-    CHECK(kubeboot_rotation_deadline(INT64_MIN, INT64_MAX, UINT32_MAX) < INT64_MAX);
-    CHECK(kubeboot_needs_rotation(100, 100));
-    CHECK(!kubeboot_needs_rotation(100, 99));
-    CHECK(kubeboot_rotation_due(false, 0, 0, 0, 0));
-    CHECK(!kubeboot_rotation_due(true, 0, 1000, 0, 699));
-    CHECK(kubeboot_rotation_due(true, 0, 1000, 0, 700));
-    CHECK(kubeboot_rotation_due(true, 0, 1000, UINT32_MAX, 1000));
-    CHECK(kubeboot_backoff_delay_ms(0, 0) == KUBEBOOT_BACKOFF_INITIAL_MS);
-    CHECK(kubeboot_backoff_delay_ms(3, 0) == 16000);
-    CHECK(kubeboot_backoff_delay_ms(3, UINT32_MAX) < 17600 && kubeboot_backoff_delay_ms(3, UINT32_MAX) >= 17599);
-    CHECK(kubeboot_backoff_delay_ms(4, 123) == KUBEBOOT_POLL_INTERVAL_MS);
-    CHECK(kubeboot_backoff_delay_ms(UINT32_MAX, UINT32_MAX) == 32000);
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Data files under core/tests/data (KUBEBOOT_DATA, set by the Makefile). */
-
-static const char *data_dir(void) {
-    const char *d = getenv("KUBEBOOT_DATA");
-    return d && *d ? d : "../../core/tests/data";
-}
-
-static unsigned char *data(const char *name, size_t *len) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", data_dir(), name);
-    unsigned char *b = read_file(path, len);
-    if (!b || *len == 0) {
-        /* Every later check would test nothing (or crash on what it did not get): stop here. */
-        fprintf(stderr, "FAIL: cannot read the test fixture %s (KUBEBOOT_DATA names core/tests/data)\n", path);
-        exit(1);
-    }
-    return b;
-}
-
-/* 2026-12-02T10:50:40Z, when the recorded run happened (the issued cert is valid then). */
-static const int64_t REC_NOW = 1796208640;
-static const char REC_TOKEN[] = "hi3rc6.cpoi3m254kzpt12t";
-static const char REC_APPROVED[] = "kubeboot-rec-approved-105026";
-
-/* What a client certificate for `node` must be. */
-static kubeboot_expected client_cert(const char *node) {
-    kubeboot_expected x;
-    memset(&x, 0, sizeof x);
-    x.node_name = node;
-    x.node_name_len = strlen(node);
-    x.profile = KUBEBOOT_PROFILE_CLIENT;
-    return x;
-}
-
-static kubeboot_engine_config rec_config(const char *node, const kubeboot_token *t, const unsigned char *ca,
-                                         size_t ca_len) {
-    kubeboot_engine_config c;
-    memset(&c, 0, sizeof c);
-    c.expected = client_cert(node);
-    c.auth = KUBEBOOT_AUTH_TOKEN;
-    c.token = t;
-    c.naming = KUBEBOOT_NAMING_NODE_CSR;
-    c.ca_pem = ca;
-    c.ca_pem_len = ca_len;
-    c.watch = true;
-    return c;
-}
-
-static int bytes_eq(const void *p, size_t n, const char *want) { return p && eq(p, n, want); }
-
-/* Drive one recorded run: create (201) -> watch stream fed in `chunk`-byte pieces. Returns the
-   final action (DONE or FAILED). */
-static kubeboot_action rec_run(kubeboot_engine *e, const char *created, const char *watch, size_t chunk) {
-    kubeboot_action a;
-    size_t n = 0, wn = 0;
-    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
-    CHECK(a.kind == KUBEBOOT_ACTION_SEND && a.request_kind == KUBEBOOT_REQUEST_CREATE);
-    CHECK(a.method && strcmp(a.method, "POST") == 0);
-    CHECK(bytes_eq(a.path, a.path_len, "/apis/certificates.k8s.io/v1/certificatesigningrequests"));
-    CHECK(bytes_eq(a.authorization, a.authorization_len, "Bearer hi3rc6.cpoi3m254kzpt12t"));
-    CHECK(a.content_type && strcmp(a.content_type, "application/json") == 0);
-    CHECK(a.accept && strcmp(a.accept, "application/json") == 0);
-    CHECK(a.body && a.body_len > 100 && find_bytes(a.body, a.body_len, "\"node-csr-", 10) != NULL);
-    CHECK(find_bytes(a.body, a.body_len, "kube-apiserver-client-kubelet", 29) != NULL);
-    /* Outstanding request: AWAIT until the deadline (one hour by default). */
-    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
-    CHECK(a.kind == KUBEBOOT_ACTION_AWAIT && a.until == REC_NOW + 3600);
-    CHECK(kubeboot_engine_deadline(e) == REC_NOW + 3600);
-    CHECK(kubeboot_engine_request_outstanding(e));
-    unsigned char *body = data(created, &n);
-    CHECK_RC(kubeboot_engine_on_response(e, REC_NOW, 201, body, n), OK);
-    free(body);
-    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
-    CHECK(a.kind == KUBEBOOT_ACTION_SEND && a.request_kind == KUBEBOOT_REQUEST_WATCH);
-    CHECK(a.method && strcmp(a.method, "GET") == 0 && a.body == NULL && a.body_len == 0 && a.content_type == NULL);
-    CHECK(a.path_len > 60 && find_bytes(a.path, a.path_len, "&watch=true&timeoutSeconds=300", 30) != NULL);
-    unsigned char *w = data(watch, &wn);
-    for (size_t off = 0; w && off < wn; off += chunk) {
-        size_t len = wn - off < chunk ? wn - off : chunk;
-        bool keep = true;
-        CHECK_RC(kubeboot_engine_on_stream_data(e, REC_NOW + 1, w + off, len, &keep), OK);
-        if (!keep) break; /* the watch is over (done or failed) */
-    }
-    free(w);
-    CHECK(!kubeboot_engine_request_outstanding(e)); /* the stream can be dropped now */
-    CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 1, &a), OK);
-    return a;
-}
-
-static void test_engine(void) {
-    size_t kn = 0, cn = 0, n = 0;
-    char buf[1024];
-    unsigned char *kp = data("recorded/approved.key.pem", &kn);
-    unsigned char *ca = data("recorded/client-ca.pem", &cn);
-    kubeboot_key *key = NULL;
-    kubeboot_token *tok = NULL;
-    CHECK_RC(kubeboot_key_from_pem(kp, kn, &key), OK);
-    CHECK_RC(kubeboot_token_parse(S(REC_TOKEN), &tok), OK);
-    kubeboot_engine_config cfg = rec_config("rec-1", tok, ca, cn);
-    kubeboot_engine *e = NULL;
-
-    /* NULLs and bad configurations; *out untouched on failure. */
-    kubeboot_engine *sentinel = (kubeboot_engine *)&n;
-    e = sentinel;
-    CHECK_RC(kubeboot_engine_new(NULL, key, REC_NOW, 1, &e), NULLP);
-    CHECK_RC(kubeboot_engine_new(&cfg, NULL, REC_NOW, 1, &e), NULLP);
-    CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 1, NULL), NULLP);
-    kubeboot_engine_config bad = cfg;
-    bad.token = NULL;
-    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), NULLP);
-    bad = cfg;
-    bad.expected.profile = 7;
-    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_PARAMETER);
-    bad = cfg;
-    bad.auth = 7;
-    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_PARAMETER);
-    bad = cfg;
-    bad.naming = 7;
-    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_PARAMETER);
-    bad = cfg;
-    bad.ca_pem_len = 0;
-    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_PARAMETER);
-    bad = cfg;
-    bad.expected.node_name = "Not_A_Node";
-    bad.expected.node_name_len = 10;
-    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_NODE_NAME);
-    bad = cfg;
-    bad.expected.node_name = "\xff";
-    bad.expected.node_name_len = 1;
-    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_UTF8);
-    bad = cfg;
-    bad.expiration_seconds = 599;
-    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_EXPIRATION_SECONDS);
-    bad = cfg;
-    bad.expected.profile = KUBEBOOT_PROFILE_SERVING; /* no SANs */
-    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_POLICY_SAN_REQUIRED);
-    kubeboot_str bad_ip = {"300.1.1.1", 9};
-    bad.expected.ip_addresses = &bad_ip;
-    bad.expected.ip_count = 1;
-    CHECK_RC(kubeboot_engine_new(&bad, key, REC_NOW, 1, &e), KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
-    CHECK(e == sentinel);
-    e = NULL;
-
-    /* The recorded happy path, in several chunkings (1 byte, 7, 100, whole). Inputs may be freed
-       after _new: the engine keeps copies. */
-    size_t chunks[] = {1, 7, 100, 1u << 20};
-    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
-        kubeboot_key *k2 = NULL;
-        kubeboot_token *t2 = NULL;
-        CHECK_RC(kubeboot_key_from_pem(kp, kn, &k2), OK);
-        CHECK_RC(kubeboot_token_parse(S(REC_TOKEN), &t2), OK);
-        kubeboot_engine_config c2 = rec_config("rec-1", t2, ca, cn);
-        CHECK_RC(kubeboot_engine_new(&c2, k2, REC_NOW, 42, &e), OK);
-        kubeboot_key_free(k2);
-        kubeboot_token_free(t2);
-        CHECK_RC(kubeboot_engine_csr_name(e, buf, sizeof buf, &n), OK);
-        CHECK(n == 52 && memcmp(buf, "node-csr-", 9) == 0);
-        kubeboot_action a = rec_run(e, "recorded/csr-create-201.json", "recorded/watch-approved.json", chunks[i]);
-        CHECK(a.kind == KUBEBOOT_ACTION_DONE);
-        CHECK(a.result == OK && a.http_status == 0);
-        CHECK(a.cert_pem && a.cert_pem_len > 100 && memcmp(a.cert_pem, "-----BEGIN CERTIFICATE-----", 27) == 0);
-        CHECK(bytes_eq(a.csr_name, a.csr_name_len, REC_APPROVED));
-        int64_t life = a.not_after - a.not_before;
-        CHECK(life > 3000 && a.rotation_deadline >= a.not_before + life * 7 / 10 &&
-              a.rotation_deadline <= a.not_before + life * 9 / 10);
-        /* The issued certificate passes the stand-alone validation too. */
-        uint8_t spki[KUBEBOOT_KEY_SPKI_LEN];
-        kubeboot_key *k3 = NULL;
-        CHECK_RC(kubeboot_key_from_pem(kp, kn, &k3), OK);
-        CHECK_RC(kubeboot_key_public_spki_der(k3, spki, sizeof spki, &n), OK);
-        kubeboot_key_free(k3);
-        kubeboot_verified v;
-        kubeboot_expected x = client_cert("rec-1");
-        CHECK_RC(kubeboot_verify_issued(a.cert_pem, a.cert_pem_len, ca, cn, &x, spki, sizeof spki, REC_NOW + 1, &v),
-                 OK);
-        CHECK(v.not_before == a.not_before && v.not_after == a.not_after);
-        CHECK(eq(v.ca_subject, v.ca_subject_len, "CN=kubeboot-e2e-client-ca") && v.ca_index == 0);
-        CHECK_RC(kubeboot_engine_csr_name(e, buf, sizeof buf, &n), OK);
-        CHECK(eq(buf, n, REC_APPROVED));
-        /* Done stays done; further input is ignored (one error channel: poll). */
-        CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 2, &a), OK);
-        CHECK(a.kind == KUBEBOOT_ACTION_DONE);
-        CHECK_RC(kubeboot_engine_on_response(e, REC_NOW, 200, (const uint8_t *)"{}", 2), OK);
-        CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 2, &a), OK);
-        CHECK(a.kind == KUBEBOOT_ACTION_DONE);
-        CHECK_RC(kubeboot_engine_failure_message(e, buf, sizeof buf, &n), OK);
-        CHECK(n == 0);
-        kubeboot_engine_free(e);
-        e = NULL;
-    }
-
-    /* Denied and failed: FAILED with the server's reason. */
-    const char *cases[][4] = {
-        {"recorded/denied.key.pem", "rec-2", "recorded/csr-create-201-pending.json", "recorded/watch-denied.json"},
-        {"recorded/failed.key.pem", "rec-3", "recorded/csr-create-201-to-fail.json", "recorded/watch-failed.json"},
-    };
-    for (int i = 0; i < 2; i++) {
-        size_t dn = 0;
-        unsigned char *dk = data(cases[i][0], &dn);
-        kubeboot_key *k2 = NULL;
-        CHECK_RC(kubeboot_key_from_pem(dk, dn, &k2), OK);
-        free(dk);
-        kubeboot_engine_config c2 = rec_config(cases[i][1], tok, ca, cn);
-        CHECK_RC(kubeboot_engine_new(&c2, k2, REC_NOW, 7, &e), OK);
-        kubeboot_key_free(k2);
-        kubeboot_action a = rec_run(e, cases[i][2], cases[i][3], 64);
-        CHECK(a.kind == KUBEBOOT_ACTION_FAILED);
-        CHECK(a.result == (i == 0 ? KUBEBOOT_RESULT_CSR_DENIED : KUBEBOOT_RESULT_CSR_FAILED));
-        CHECK(a.http_status == 200);
-        CHECK_RC(kubeboot_engine_failure_message(e, NULL, 0, &n), n == 0 ? OK : SHORT);
-        size_t need = n;
-        CHECK(need > 0);
-        CHECK_RC(kubeboot_engine_failure_message(e, buf, need - 1, &n), SHORT);
-        CHECK_RC(kubeboot_engine_failure_message(e, buf, sizeof buf, &n), OK);
-        CHECK(n == need);
-        if (i == 1) CHECK(n > 25 && memcmp(buf, "SignerValidationFailure: ", 25) == 0);
-        CHECK(find_bytes(buf, n, "cpoi3m254kzpt12t", 16) == NULL); /* never the token secret */
-        kubeboot_engine_free(e);
-        e = NULL;
-    }
-
-    /* 401 / 403 / 422 from the create; 503 and transport errors back off (WAIT). */
+/* The grammar of what users type: every front-end's flag values, and the one line for a refusal. */
+static void test_grammar(void) {
+    int64_t secs = -1;
     const struct {
-        const char *file;
-        uint16_t status;
-        uint32_t want;
-        const char *needle;
-    } st[] = {
-        {"recorded/csr-create-401-wrong-secret.json", 401, KUBEBOOT_RESULT_UNAUTHORIZED, "Unauthorized"},
-        {"recorded/csr-create-403-no-binding.json", 403, KUBEBOOT_RESULT_FORBIDDEN, "cannot create resource"},
-        {"recorded/csr-create-422-invalid.json", 422, KUBEBOOT_RESULT_HTTP_STATUS, "Invalid"},
-    };
-    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
-        CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 3, &e), OK);
-        kubeboot_action a;
-        CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
-        unsigned char *b = data(st[i].file, &n);
-        CHECK_RC(kubeboot_engine_on_response(e, REC_NOW, st[i].status, b, n), OK);
-        free(b);
-        CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
-        CHECK(a.kind == KUBEBOOT_ACTION_FAILED && a.result == (kubeboot_result)st[i].want && a.http_status == st[i].status);
-        CHECK_RC(kubeboot_engine_failure_message(e, buf, sizeof buf, &n), OK);
-        CHECK(find_bytes(buf, n, st[i].needle, strlen(st[i].needle)) != NULL);
-        kubeboot_engine_free(e);
-        e = NULL;
+        const char *text;
+        int64_t secs;
+    } good[] = {{"0", 0}, {"90s", 90}, {"10m", 600}, {"1h30m", 5400}, {"24h", 86400}, {"1m1s", 61}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        CHECK_RC(kubeboot_parse_duration(good[i].text, strlen(good[i].text), &secs), OK);
+        CHECK(secs == good[i].secs);
     }
-    CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 3, &e), OK);
-    kubeboot_action a;
-    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
-    CHECK_RC(kubeboot_engine_on_response(e, REC_NOW, 503, NULL, 0), OK);
-    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
-    CHECK(a.kind == KUBEBOOT_ACTION_WAIT && a.until > REC_NOW && a.until <= REC_NOW + 3);
-    CHECK_RC(kubeboot_engine_poll(e, a.until, &a), OK);
-    CHECK(a.kind == KUBEBOOT_ACTION_SEND && a.request_kind == KUBEBOOT_REQUEST_CREATE);
-    CHECK_RC(kubeboot_engine_on_transport_error(e, REC_NOW + 3), OK);
-    CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 3, &a), OK);
-    CHECK(a.kind == KUBEBOOT_ACTION_WAIT && a.until > REC_NOW + 3);
-    /* Pushback: a 429 with Retry-After waits as asked (21 to 31 s), not the backoff's 8 s. */
-    CHECK_RC(kubeboot_engine_poll(e, a.until, &a), OK);
-    CHECK(a.kind == KUBEBOOT_ACTION_SEND);
-    CHECK_RC(kubeboot_engine_on_response_with_retry_after(e, REC_NOW + 10, 429, "20", 2, NULL, 0), OK);
-    CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 10, &a), OK);
-    CHECK(a.kind == KUBEBOOT_ACTION_WAIT && a.until >= REC_NOW + 31 && a.until <= REC_NOW + 41);
-    CHECK_RC(kubeboot_engine_on_response_with_retry_after(NULL, 0, 429, "1", 1, NULL, 0), NULLP);
-    CHECK_RC(kubeboot_engine_on_response_with_retry_after(e, 0, 429, NULL, 1, NULL, 0), NULLP);
-    CHECK_RC(kubeboot_engine_on_response_with_retry_after(e, 0, 429, NULL, 0, NULL, 1), NULLP);
-    /* Garbage: a 201 that is not a CSR object. */
-    CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 100, &a), OK);
-    CHECK(a.kind == KUBEBOOT_ACTION_SEND);
-    CHECK_RC(kubeboot_engine_on_response(e, REC_NOW + 100, 201, (const uint8_t *)"\x01garbage{", 9), OK);
-    CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 100, &a), OK);
-    CHECK(a.kind == KUBEBOOT_ACTION_FAILED && a.result == KUBEBOOT_RESULT_MALFORMED_RESPONSE);
-    /* The deadline: a fresh engine past its wait fails with TIMEOUT. */
-    kubeboot_engine_free(e);
-    CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 3, &e), OK);
-    CHECK_RC(kubeboot_engine_poll(e, REC_NOW + 3600, &a), OK);
-    CHECK(a.kind == KUBEBOOT_ACTION_FAILED && a.result == KUBEBOOT_RESULT_TIMEOUT);
-    /* NULL handles. */
-    CHECK_RC(kubeboot_engine_poll(NULL, 0, &a), NULLP);
-    CHECK_RC(kubeboot_engine_poll(e, 0, NULL), NULLP);
-    CHECK_RC(kubeboot_engine_on_response(NULL, 0, 200, NULL, 0), NULLP);
-    CHECK_RC(kubeboot_engine_on_response(e, 0, 200, NULL, 5), NULLP);
-    bool keep = true;
-    CHECK_RC(kubeboot_engine_on_stream_data(NULL, 0, NULL, 0, &keep), NULLP);
-    CHECK_RC(kubeboot_engine_on_stream_data(e, 0, NULL, 0, NULL), NULLP);
-    CHECK_RC(kubeboot_engine_on_stream_end(NULL, 0), NULLP);
-    CHECK_RC(kubeboot_engine_on_transport_error(NULL, 0), NULLP);
-    CHECK_RC(kubeboot_engine_failure_message(NULL, buf, sizeof buf, &n), NULLP);
-    CHECK_RC(kubeboot_engine_failure_message(e, buf, sizeof buf, NULL), NULLP);
-    CHECK_RC(kubeboot_engine_csr_name(NULL, buf, sizeof buf, &n), NULLP);
-    CHECK(kubeboot_engine_deadline(NULL) == 0);
-    CHECK(!kubeboot_engine_request_outstanding(NULL));
-    kubeboot_engine_free(e);
-    kubeboot_engine_free(NULL);
+    const char *bad[] = {"", "5", "5x", "1.5h", "-1m", "h", "1h30", " 1m", "300ms", "99999999999999999999s"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        secs = 7;
+        CHECK_RC(kubeboot_parse_duration(bad[i], strlen(bad[i]), &secs), KUBEBOOT_RESULT_INVALID_DURATION);
+        CHECK(secs == 7); /* nothing written */
+    }
+    CHECK_RC(kubeboot_parse_duration(NULL, 3, &secs), NULLP);
+    CHECK_RC(kubeboot_parse_duration(S("1s"), NULL), NULLP);
+    CHECK_RC(kubeboot_parse_duration("\xff", 1, &secs), KUBEBOOT_RESULT_INVALID_UTF8);
 
-    /* Rotation mode: generateName, client-certificate auth (no Authorization), poll mode. */
-    cfg.auth = KUBEBOOT_AUTH_CLIENT_CERTIFICATE;
-    cfg.token = NULL;
-    cfg.naming = KUBEBOOT_NAMING_GENERATE;
-    cfg.watch = false;
-    CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 3, &e), OK);
-    CHECK(kubeboot_engine_deadline(e) == REC_NOW + 900);
-    CHECK_RC(kubeboot_engine_csr_name(e, buf, sizeof buf, &n), OK);
-    CHECK(n == 0);
-    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
-    CHECK(a.kind == KUBEBOOT_ACTION_SEND && a.authorization == NULL && a.authorization_len == 0);
-    CHECK(find_bytes(a.body, a.body_len, "\"generateName\":\"csr-\"", 21) != NULL);
-    kubeboot_engine_free(e);
+    char dev[256];
+    size_t n = 0;
+    static const char URI[] = "pkcs11:token=node?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=/p";
+    CHECK_RC(kubeboot_parse_key_device(S("tpm:"), dev, sizeof dev, &n), OK);
+    CHECK(eq(dev, n, "tpm"));
+    CHECK_RC(kubeboot_parse_key_device(S(URI), dev, sizeof dev, &n), OK);
+    CHECK(eq(dev, n, URI));
+    memset(dev, 0, sizeof dev);
+    CHECK_RC(kubeboot_parse_key_device(S(URI), dev, 10, &n), SHORT);
+    CHECK(n == sizeof URI - 1 && all_zero(dev, sizeof dev));
+    const char *bad_keys[] = {"key.pem", "tpm:/var/node.pem", "pkcs11:token=a;object=k?module-path=/m.so",
+                              "pkcs11:token=a;pin-value=1234?module-path=/m.so", "pkcs11:token=a;colour=blue"};
+    for (size_t i = 0; i < sizeof bad_keys / sizeof bad_keys[0]; i++)
+        CHECK_RC(kubeboot_parse_key_device(bad_keys[i], strlen(bad_keys[i]), dev, sizeof dev, &n),
+                 KUBEBOOT_RESULT_INVALID_KEY_REFERENCE);
+    CHECK_RC(kubeboot_parse_key_device(S("tpm:"), dev, sizeof dev, NULL), NULLP);
 
-    /* Serving profile with SANs. */
-    kubeboot_str dns[] = {{"node-1.example", 14}};
-    kubeboot_str ips[] = {{"10.0.0.1", 8}, {"fd00::1", 7}};
-    cfg.expected.profile = KUBEBOOT_PROFILE_SERVING;
-    cfg.expected.dns_names = dns;
-    cfg.expected.dns_count = 1;
-    cfg.expected.ip_addresses = ips;
-    cfg.expected.ip_count = 2;
-    cfg.expiration_seconds = 3600;
-    CHECK_RC(kubeboot_engine_new(&cfg, key, REC_NOW, 3, &e), OK);
-    CHECK_RC(kubeboot_engine_poll(e, REC_NOW, &a), OK);
-    CHECK(find_bytes(a.body, a.body_len, "kubernetes.io/kubelet-serving", 29) != NULL);
-    CHECK(find_bytes(a.body, a.body_len, "\"expirationSeconds\":3600", 24) != NULL);
-    kubeboot_engine_free(e);
+    CHECK_RC(kubeboot_check_ip(S("10.0.0.7")), OK);
+    CHECK_RC(kubeboot_check_ip(S("fd00::7")), OK);
+    CHECK_RC(kubeboot_check_ip(S("10.0.0.256")), KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
+    CHECK_RC(kubeboot_check_ip(S("node-1")), KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
+    CHECK_RC(kubeboot_check_ip(NULL, 0), KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
+    CHECK_RC(kubeboot_check_ip(NULL, 3), NULLP);
+    CHECK_RC(kubeboot_check_bind_address(S("127.0.0.1:9101")), OK);
+    CHECK_RC(kubeboot_check_bind_address(S("[::1]:9101")), OK);
+    CHECK_RC(kubeboot_check_bind_address(S("127.0.0.1")), KUBEBOOT_RESULT_INVALID_ADDRESS);
+    CHECK_RC(kubeboot_check_bind_address(S("localhost:9101")), KUBEBOOT_RESULT_INVALID_ADDRESS);
+    CHECK_RC(kubeboot_check_bind_address(S("1.2.3.4:99999")), KUBEBOOT_RESULT_INVALID_ADDRESS);
+    CHECK_RC(kubeboot_check_bind_address(S("::1:9101")), KUBEBOOT_RESULT_INVALID_ADDRESS);
 
-    kubeboot_token_free(tok);
-    kubeboot_key_free(key);
-    free(kp);
-    free(ca);
+    /* The one line every front-end prints for a refused value. */
+    char line[512];
+    CHECK_RC(kubeboot_flag_refusal(S("--wait"), S("5x"), KUBEBOOT_RESULT_INVALID_DURATION, line, sizeof line, &n), OK);
+    CHECK(eq(line, n, "--wait \"5x\": invalid-duration: not a duration (like 90s, 10m, 1h30m, 0)"));
+    CHECK_RC(kubeboot_flag_refusal(S("--ip"), S("a\"b"), KUBEBOOT_RESULT_INVALID_IP_ADDRESS, line, sizeof line, &n), OK);
+    CHECK(eq(line, n, "--ip \"a\\\"b\": invalid-ip-address: not an IP address (like 10.0.0.7 or fd00::7)"));
+    size_t need = n;
+    CHECK_RC(kubeboot_flag_refusal(S("--ip"), S("a\"b"), KUBEBOOT_RESULT_INVALID_IP_ADDRESS, line, 5, &n), SHORT);
+    CHECK(n == need);
+    CHECK_RC(kubeboot_flag_refusal(S("--key"), S("x"), 424242, line, sizeof line, &n), KUBEBOOT_RESULT_INVALID_PARAMETER);
+    CHECK_RC(kubeboot_flag_refusal(NULL, 3, S("x"), KUBEBOOT_RESULT_INVALID_DURATION, line, sizeof line, &n), NULLP);
+    CHECK_RC(kubeboot_flag_refusal(S("--wait"), S("x"), KUBEBOOT_RESULT_INVALID_DURATION, line, sizeof line, NULL),
+             NULLP);
+    CHECK(KUBEBOOT_MAX_RESPONSE == 1 << 20);
+    CHECK(KUBEBOOT_RESULT_INVALID_DURATION == 900 && KUBEBOOT_RESULT_INVALID_ADDRESS == 901);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -947,6 +707,31 @@ static void test_verify(const unsigned char *k1_pem, size_t k1_len) {
     CHECK_RC(VERIFY(leaf, ln, &serving, spki, sizeof spki, now, &v), KUBEBOOT_RESULT_INVALID_IP_ADDRESS);
 #undef VERIFY
 
+    /* The same in the caller's scratch (no heap): its size asked first; a short one is refused
+       with the size and no output. */
+    size_t need = 0, needed = 0;
+    CHECK_RC(kubeboot_verify_scratch_len(leaf, ln, ca, cn, &need), OK);
+    CHECK(need > 0 && need < ln + cn);
+    uint8_t *scratch = malloc(need);
+    memcpy(&v, &zero, sizeof v);
+    CHECK_RC(kubeboot_verify_issued_scratch(leaf, ln, ca, cn, &node1, spki, sizeof spki, now, scratch, need - 1,
+                                            &needed, &v),
+             SHORT);
+    CHECK(needed == need && memcmp(&v, &zero, sizeof v) == 0);
+    CHECK_RC(kubeboot_verify_issued_scratch(leaf, ln, ca, cn, &node1, spki, sizeof spki, now, scratch, need, NULL, &v),
+             OK);
+    CHECK(v.not_before < now && v.not_after > now && eq(v.ca_subject, v.ca_subject_len, "CN=kubernetes-ec"));
+    CHECK_RC(kubeboot_verify_issued_scratch(leaf, ln, ca, cn, &node1, spki, sizeof spki, 2200000000, scratch, need,
+                                            NULL, &v),
+             KUBEBOOT_RESULT_VERIFY_EXPIRED);
+    CHECK_RC(kubeboot_verify_issued_scratch(leaf, ln, ca, cn, &node2, spki, sizeof spki, now, scratch, need, NULL, &v),
+             KUBEBOOT_RESULT_VERIFY_SUBJECT_MISMATCH);
+    CHECK_RC(kubeboot_verify_issued_scratch(leaf, ln, ca, cn, &node1, spki, sizeof spki, now, NULL, need, NULL, &v),
+             NULLP);
+    CHECK_RC(kubeboot_verify_scratch_len(NULL, 5, ca, cn, &need), NULLP);
+    CHECK_RC(kubeboot_verify_scratch_len(leaf, ln, ca, cn, NULL), NULLP);
+    free(scratch);
+
     /* Pins: kubeadm's vector. */
     size_t pn = 0;
     unsigned char *pin_crt = data("pin_test.crt", &pn);
@@ -980,7 +765,6 @@ static void test_verify(const unsigned char *k1_pem, size_t k1_len) {
     free(leaf);
     free(ca);
 }
-
 /* ---------------------------------------------------------------------------------------- */
 
 static void test_kubeconfig(void) {
@@ -1076,544 +860,6 @@ static void test_kubeconfig(void) {
 
 /* ---------------------------------------------------------------------------------------- */
 
-static void test_store(const unsigned char *k1_pem, size_t k1_len) {
-    char dir[] = "/tmp/kubeboot-c-store.XXXXXX";
-    if (!mkdtemp(dir)) {
-        failed++;
-        return;
-    }
-    char certdir[256];
-    snprintf(certdir, sizeof certdir, "%s/pki", dir);
-    size_t ln = 0, n = 0;
-    unsigned char *leaf = data("ec-leaf.crt", &ln);
-    kubeboot_store *st = NULL;
-    char buf[8192];
-
-    CHECK_RC(kubeboot_store_open(S("bad/prefix"), certdir, strlen(certdir), &st), KUBEBOOT_RESULT_STORE_INVALID_PREFIX);
-    CHECK(st == NULL);
-    CHECK_RC(kubeboot_store_open(S("kubelet-client"), NULL, 3, &st), NULLP);
-    CHECK_RC(kubeboot_store_open(S("kubelet-client"), certdir, strlen(certdir), NULL), NULLP);
-    CHECK_RC(kubeboot_store_open(S("kubelet-client"), certdir, strlen(certdir), &st), OK);
-
-    /* Empty store: no pair; the bootstrap key is generated into the key cache and reused. */
-    CHECK_RC(kubeboot_store_current(st, buf, sizeof buf, &n), KUBEBOOT_RESULT_STORE_NO_CERT_KEY_FILES);
-    CHECK_RC(kubeboot_store_last_error(st, buf, sizeof buf, &n), OK);
-    CHECK(n > 0 && find_bytes(buf, n, "no cert/key files", 17) != NULL);
-    kubeboot_key *b1 = NULL, *b2 = NULL;
-    CHECK_RC(kubeboot_store_bootstrap_key(st, &b1), OK);
-    CHECK_RC(kubeboot_store_bootstrap_key(st, &b2), OK);
-    uint8_t p1[65], p2[65];
-    CHECK_RC(kubeboot_key_public_point(b1, p1), OK);
-    CHECK_RC(kubeboot_key_public_point(b2, p2), OK);
-    CHECK(memcmp(p1, p2, 65) == 0);
-    char cache[300];
-    snprintf(cache, sizeof cache, "%s/kubelet-client.key.tmp", certdir);
-    CHECK(access(cache, F_OK) == 0);
-    kubeboot_key_free(b1);
-    kubeboot_key_free(b2);
-
-    /* Update: bad inputs change nothing; a good pair becomes current. */
-    CHECK_RC(kubeboot_store_update(st, 1800000000, 3600, leaf, ln, (const uint8_t *)"nokey", 5),
-             KUBEBOOT_RESULT_STORE_MALFORMED_KEY);
-    CHECK_RC(kubeboot_store_update(st, 1800000000, 3600, (const uint8_t *)"x", 1, k1_pem, k1_len),
-             KUBEBOOT_RESULT_STORE_NO_CERTIFICATES);
-    size_t dn = 0;
-    unsigned char *other = data("recorded/approved.key.pem", &dn);
-    CHECK_RC(kubeboot_store_update(st, 1800000000, 3600, leaf, ln, other, dn), KUBEBOOT_RESULT_STORE_KEY_MISMATCH);
-    free(other);
-    CHECK_RC(kubeboot_store_update(st, INT64_MAX, 3600, leaf, ln, k1_pem, k1_len), KUBEBOOT_RESULT_STORE_INVALID_TIMESTAMP);
-    CHECK_RC(kubeboot_store_current(st, buf, sizeof buf, &n), KUBEBOOT_RESULT_STORE_NO_CERT_KEY_FILES);
-    CHECK_RC(kubeboot_store_update(st, 1800000000, 3600, leaf, ln, k1_pem, k1_len), OK);
-    char data_file[300];
-    /* 1800000000 = 2027-01-15T08:00:00Z; +1 h local */
-    snprintf(data_file, sizeof data_file, "%s/kubelet-client-2027-01-15-09-00-00.pem", certdir);
-    CHECK(access(data_file, F_OK) == 0);
-    CHECK_RC(kubeboot_store_current(st, NULL, 0, &n), SHORT);
-    size_t need = n;
-    CHECK_RC(kubeboot_store_current(st, buf, sizeof buf, &n), OK);
-    CHECK(n == need && memcmp(buf, "-----BEGIN CERTIFICATE-----", 27) == 0);
-    CHECK(find_bytes(buf, n, "PRIVATE KEY-----", 16) != NULL);
-    /* The combined PEM gives back the key. */
-    kubeboot_key *ck = NULL;
-    CHECK_RC(kubeboot_key_from_pem((const uint8_t *)buf, n, &ck), OK);
-    kubeboot_key_free(ck);
-    CHECK_RC(kubeboot_store_current_path(st, buf, sizeof buf, &n), OK);
-    char want[300];
-    snprintf(want, sizeof want, "%s/kubelet-client-current.pem", certdir);
-    CHECK(eq(buf, n, want));
-    /* Now the bootstrap key is the current pair's (K1), not the cache. */
-    CHECK_RC(kubeboot_store_bootstrap_key(st, &b1), OK);
-    kubeboot_key *k1 = NULL;
-    CHECK_RC(kubeboot_key_from_pem(k1_pem, k1_len, &k1), OK);
-    CHECK_RC(kubeboot_key_public_point(b1, p1), OK);
-    CHECK_RC(kubeboot_key_public_point(k1, p2), OK);
-    CHECK(memcmp(p1, p2, 65) == 0);
-    kubeboot_key_free(b1);
-    kubeboot_key_free(k1);
-    CHECK_RC(kubeboot_store_remove_key_cache(st), OK);
-    CHECK(access(cache, F_OK) != 0);
-    CHECK_RC(kubeboot_store_remove_key_cache(st), OK);
-    CHECK_RC(kubeboot_store_current(NULL, buf, sizeof buf, &n), NULLP);
-    CHECK_RC(kubeboot_store_update(NULL, 0, 0, leaf, ln, k1_pem, k1_len), NULLP);
-    CHECK_RC(kubeboot_store_bootstrap_key(st, NULL), NULLP);
-    CHECK_RC(kubeboot_store_remove_key_cache(NULL), NULLP);
-    CHECK_RC(kubeboot_store_last_error(NULL, buf, sizeof buf, &n), NULLP);
-    kubeboot_store_free(st);
-    kubeboot_store_free(NULL);
-
-    /* Result names of the new ranges. */
-    CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_STORE_KEY_MISMATCH, buf, sizeof buf, &n), OK);
-    CHECK(eq(buf, n, "store-key-mismatch"));
-    CHECK_RC(kubeboot_result_name(KUBEBOOT_RESULT_CSR_DENIED, buf, sizeof buf, &n), OK);
-    CHECK(eq(buf, n, "csr-denied"));
-    CHECK(KUBEBOOT_RESULT_UNAUTHORIZED == 700 && KUBEBOOT_RESULT_INVALID_STATE == 711 && KUBEBOOT_RESULT_STORE_IO == 10);
-
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
-    free(leaf);
-}
-
-
-/* ---------------------------------------------------------------------------------------- */
-/* The agent: a bootstrap driven end to end through the ABI with the recorded apiserver's
-   answers, files through libkubeboot's own store in a temporary directory. */
-
-static void write_file(const char *dir, const char *name, const void *b, size_t n) {
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "wb");
-    CHECK(f != NULL);
-    if (!f) return;
-    CHECK(fwrite(b, 1, n, f) == n);
-    fclose(f);
-}
-
-static bool exists(const char *dir, const char *name) {
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    return access(p, F_OK) == 0;
-}
-
-static bool mkdir_p(const char *dir, const char *name) {
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    return mkdir(p, 0700) == 0;
-}
-
-static kubeboot_agent_config agent_config(const char *dir, const char *node, bool with_bootstrap) {
-    kubeboot_agent_config c;
-    memset(&c, 0, sizeof c);
-    c.front_end = "c";
-    c.front_end_len = 1;
-    c.working_dir = dir;
-    c.working_dir_len = strlen(dir);
-    c.node_name = node;
-    c.node_name_len = strlen(node);
-    c.kubeconfig = "kubelet.conf";
-    c.kubeconfig_len = 12;
-    if (with_bootstrap) {
-        c.bootstrap_kubeconfig = "bootstrap.conf";
-        c.bootstrap_kubeconfig_len = 14;
-    }
-    c.cert_dir = "pki";
-    c.cert_dir_len = 3;
-    c.ca_bundle = "client-ca.pem";
-    c.ca_bundle_len = 13;
-    c.mode = KUBEBOOT_MODE_ONCE;
-    c.seed = 42;
-    return c;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* A node key in a device, through the ABI: the "token" here is a software key (the recorded
-   approval's, so the recorded certificate matches), answered the way a front-end answers a
-   PKCS#11 token: GENERATE with kubeboot_pkcs11_key_reference, SIGN through the C sign callback
-   (kubeboot_agent_sign_with), PUBLIC with the point. The files hold the reference only. */
-
-#define DEV "pkcs11:token=sim;serial=0042?module-path=/opt/sim%20hsm.so&pin-source=/etc/kb/pin"
-
-struct sim_token {
-    const kubeboot_key *key;
-    int generated, signed_, publics, destroyed, fail;
-};
-
-/* Answer a KEY action as the token would. */
-static void sim_key(kubeboot_agent *agent, int64_t now, const kubeboot_agent_action *a, struct sim_token *t) {
-    uint8_t point[KUBEBOOT_P256_POINT_LEN];
-    CHECK_RC(kubeboot_key_public_point(t->key, point), OK);
-    if (t->fail) {
-        CHECK_RC(kubeboot_agent_on_key_error(agent, now, S("pkcs11 token=sim: C_Login: CKR_PIN_INCORRECT")), OK);
-        return;
-    }
-    CHECK(a->key_holder == KUBEBOOT_KEY_HOLDER_PKCS11);
-    switch (a->key_op) {
-    case KUBEBOOT_KEY_OP_GENERATE: {
-        t->generated++;
-        CHECK(bytes_eq(a->key_device, a->key_device_len, DEV));
-        CHECK(a->key_label_len > 15 && memcmp(a->key_label, "kubelet-client-", 15) == 0);
-        uint8_t ref[KUBEBOOT_KEY_REF_MAX_LEN];
-        size_t n = 0, need = 0;
-        const uint8_t id[] = {0xde, 0xad, 0x01};
-        CHECK_RC(kubeboot_pkcs11_key_reference(a->key_device, a->key_device_len, a->key_label, a->key_label_len,
-                                               id, sizeof id, ref, 10, &need), SHORT);
-        CHECK(need > 10 && need <= sizeof ref);
-        CHECK_RC(kubeboot_pkcs11_key_reference(a->key_device, a->key_device_len, a->key_label, a->key_label_len,
-                                               id, sizeof id, ref, sizeof ref, &n), OK);
-        CHECK(n > 40 && memcmp(ref, "-----BEGIN PKCS#11 PROVIDER URI-----\n", 37) == 0);
-        /* A point of the wrong length, or an answer to another operation: refused, unanswered. */
-        CHECK_RC(kubeboot_agent_on_key_generated(agent, now, ref, n, point, 64), KUBEBOOT_RESULT_INVALID_PARAMETER);
-        CHECK_RC(kubeboot_agent_on_key_public(agent, now, point, sizeof point), KUBEBOOT_RESULT_INVALID_STATE);
-        CHECK_RC(kubeboot_agent_on_key_destroyed(agent, now), KUBEBOOT_RESULT_INVALID_STATE);
-        CHECK_RC(kubeboot_agent_on_key_generated(agent, now, ref, n, point, sizeof point), OK);
-        break;
-    }
-    case KUBEBOOT_KEY_OP_SIGN: {
-        t->signed_++;
-        CHECK(a->data_len > 100 && a->key_ref_len > 40);
-        struct cb_state st = {t->key, 0, 0};
-        kubeboot_signer signer;
-        memset(&signer, 0, sizeof signer);
-        CHECK_RC(kubeboot_agent_sign_with(agent, now, &signer), NULLP); /* no function */
-        signer.sign = sign_cb;
-        signer.userdata = &st;
-        memcpy(signer.public_point, point, sizeof point);
-        CHECK_RC(kubeboot_agent_on_key_signature(agent, now, point, 63), KUBEBOOT_RESULT_INVALID_PARAMETER);
-        CHECK_RC(kubeboot_agent_sign_with(agent, now, &signer), OK);
-        CHECK(st.calls == 1);
-        CHECK_RC(kubeboot_agent_sign_with(agent, now, &signer), KUBEBOOT_RESULT_INVALID_STATE); /* answered */
-        break;
-    }
-    case KUBEBOOT_KEY_OP_PUBLIC: {
-        t->publics++;
-        /* The reference names the key the GENERATE made: its URI, its attributes decoded. */
-        char uri[KUBEBOOT_PKCS11_URI_MAX_LEN];
-        size_t un = 0, vn = 0;
-        uint8_t v[64];
-        bool found = false;
-        CHECK_RC(kubeboot_key_reference_uri(a->key_ref, a->key_ref_len, uri, sizeof uri, &un), OK);
-        CHECK(find_bytes(uri, un, ";id=%de%ad%01;type=private?module-path=", 39) != NULL);
-        CHECK_RC(kubeboot_pkcs11_uri_attribute(uri, un, S("module-path"), v, sizeof v, &vn, &found), OK);
-        CHECK(found && bytes_eq((const char *)v, vn, "/opt/sim hsm.so"));
-        CHECK_RC(kubeboot_pkcs11_uri_attribute(uri, un, S("id"), v, sizeof v, &vn, &found), OK);
-        CHECK(found && vn == 3 && v[0] == 0xde && v[2] == 0x01);
-        CHECK_RC(kubeboot_pkcs11_uri_attribute(uri, un, S("serial"), v, sizeof v, &vn, &found), OK);
-        CHECK(found && bytes_eq((const char *)v, vn, "0042"));
-        CHECK_RC(kubeboot_pkcs11_uri_attribute(uri, un, S("model"), v, sizeof v, &vn, &found), OK);
-        CHECK(!found && vn == 0);
-        CHECK_RC(kubeboot_agent_on_key_public(agent, now, point, sizeof point), OK);
-        break;
-    }
-    case KUBEBOOT_KEY_OP_DESTROY:
-        t->destroyed++;
-        CHECK_RC(kubeboot_agent_on_key_destroyed(agent, now), OK);
-        break;
-    default:
-        CHECK(!"unknown key operation");
-    }
-}
-
-/* Drive `agent` at `now`, answering HTTP from the recording (the first create is pushed back
-   with 429 and Retry-After: 1, as API Priority and Fairness does) and KEY actions from `t` (NULL:
-   none expected). Returns the final action. */
-static kubeboot_agent_action agent_run(kubeboot_agent *agent, int64_t now, int *requests, struct sim_token *t) {
-    kubeboot_agent_action a;
-    char msg[256];
-    size_t n = 0;
-    bool pushed_back = false, said_so = false;
-    for (int i = 0; i < 200; i++) {
-        CHECK_RC(kubeboot_agent_poll(agent, now, &a), OK);
-        switch (a.kind) {
-        case KUBEBOOT_AGENT_READ:
-        case KUBEBOOT_AGENT_FILE:
-            CHECK_RC(kubeboot_agent_perform_file_action(agent, now, msg, sizeof msg, &n), OK);
-            break;
-        case KUBEBOOT_AGENT_ENTROPY:
-            CHECK(t == NULL); /* a device agent asks for no entropy */
-            CHECK_RC(kubeboot_agent_perform_entropy(agent), OK);
-            break;
-        case KUBEBOOT_AGENT_KEY:
-            CHECK(t != NULL);
-            if (t) sim_key(agent, now, &a, t);
-            break;
-        case KUBEBOOT_AGENT_HTTP: {
-            (*requests)++;
-            CHECK(a.user_agent_len > 12 && memcmp(a.user_agent, "kubeboot-c/", 11) == 0);
-            CHECK(a.ca_pem && a.ca_pem_len > 100 && !a.insecure && a.client_cert_pem == NULL);
-            if (a.request_kind == KUBEBOOT_AGENT_REQUEST_HEALTHZ) {
-                CHECK(a.authorization == NULL);
-                CHECK_RC(kubeboot_agent_on_http_response(agent, now, 200, (const uint8_t *)"ok", 2), OK);
-            } else if (a.request_kind == KUBEBOOT_AGENT_REQUEST_CREATE) {
-                CHECK(bytes_eq(a.authorization, a.authorization_len, "Bearer hi3rc6.cpoi3m254kzpt12t"));
-                CHECK(strcmp(a.method, "POST") == 0 && a.data_len > 100);
-                if (!pushed_back) {
-                    pushed_back = true;
-                    const char *apf = "Too many requests, please try again later.\n";
-                    CHECK_RC(kubeboot_agent_on_http_response_with_retry_after(agent, now, 429, "1", 1,
-                                                                              (const uint8_t *)apf, strlen(apf)),
-                             OK);
-                    break;
-                }
-                size_t bn = 0;
-                unsigned char *b = data("recorded/csr-create-201.json", &bn);
-                CHECK_RC(kubeboot_agent_on_http_response(agent, now, 201, b, bn), OK);
-                free(b);
-            } else if (a.request_kind == KUBEBOOT_AGENT_REQUEST_WATCH) {
-                size_t wn = 0;
-                unsigned char *w = data("recorded/watch-approved.json", &wn);
-                bool keep = true;
-                for (size_t off = 0; w && keep && off < wn; off += 10) {
-                    size_t len = wn - off < 10 ? wn - off : 10;
-                    CHECK_RC(kubeboot_agent_on_stream_data(agent, now, w + off, len, &keep), OK);
-                }
-                CHECK(!keep); /* the certificate arrived: stop reading */
-                free(w);
-            } else {
-                CHECK_RC(kubeboot_agent_on_transport_error(agent, now, "unexpected", 10), OK);
-            }
-            break;
-        }
-        case KUBEBOOT_AGENT_SLEEP:
-            CHECK(a.until >= now && a.until <= now + 3); /* the server's 1 s (+1: whole seconds) */
-            now = a.until;
-            break;
-        case KUBEBOOT_AGENT_EVENT:
-            CHECK(a.line_len > 16 && memcmp(a.line, "agent=c step=", 13) == 0);
-            if (find_bytes(a.line, a.line_len, "step=retry", 10)) {
-                const char *want = "reason=server-asked retry_after=1";
-                CHECK(find_bytes(a.line, a.line_len, want, strlen(want)) != NULL);
-                said_so = true;
-            }
-            CHECK(find_bytes(a.line, a.line_len, "cpoi3m254kzpt12t", 16) == NULL); /* no secret */
-            break;
-        default:
-            if (a.kind == KUBEBOOT_AGENT_FAILED && getenv("KUBEBOOT_TEST_VERBOSE"))
-                fprintf(stderr, "%.*s\n", (int)a.line_len, a.line);
-            CHECK(said_so == pushed_back);
-            return a;
-        }
-    }
-    CHECK(!"the agent did not finish");
-    return a;
-}
-
-/* A node's directory for the recorded bootstrap: the CAs and the bootstrap kubeconfig. */
-static char *agent_dir(char *tmpl) {
-    char *dir = mkdtemp(tmpl);
-    CHECK(dir != NULL);
-    if (!dir) return NULL;
-    size_t n = 0;
-    unsigned char *ca = data("recorded/client-ca.pem", &n);
-    write_file(dir, "client-ca.pem", ca, n);
-    free(ca);
-    unsigned char *sca = data("recorded/serving-ca.pem", &n);
-    write_file(dir, "serving-ca.pem", sca, n);
-    free(sca);
-    const char *bk = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:6443\n"
-                     "    certificate-authority: serving-ca.pem\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
-                     "current-context: c\nusers:\n- name: u\n  user:\n    token: hi3rc6.cpoi3m254kzpt12t\n";
-    write_file(dir, "bootstrap.conf", bk, strlen(bk));
-    return dir;
-}
-
-static void test_agent(void) {
-    char tmpl[] = "/tmp/kubeboot-c-agent-XXXXXX";
-    char *dir = agent_dir(tmpl);
-    if (!dir) return;
-    size_t n = 0;
-
-    /* Bad configurations, *out untouched. */
-    kubeboot_agent *agent = (kubeboot_agent *)&n;
-    kubeboot_agent_config c = agent_config(dir, "rec-1", true);
-    CHECK_RC(kubeboot_agent_new(NULL, &agent), NULLP);
-    CHECK_RC(kubeboot_agent_new(&c, NULL), NULLP);
-    kubeboot_agent_config bad = c;
-    bad.working_dir = "relative";
-    bad.working_dir_len = 8;
-    CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_CONFIG);
-    bad = c;
-    bad.mode = 9;
-    CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_CONFIG);
-    bad = c;
-    bad.log_format = 7;
-    CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_CONFIG);
-    bad = c;
-    bad.node_name = "Bad_Name";
-    bad.node_name_len = 8;
-    CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_NODE_NAME);
-    CHECK(agent == (kubeboot_agent *)&n);
-
-    /* Without a bootstrap kubeconfig: the typed reason, nothing written. */
-    int requests = 0;
-    kubeboot_agent_config nb = agent_config(dir, "rec-1", false);
-    CHECK_RC(kubeboot_agent_new(&nb, &agent), OK);
-    kubeboot_agent_action a = agent_run(agent, REC_NOW, &requests, NULL);
-    CHECK(a.kind == KUBEBOOT_AGENT_FAILED && a.result == KUBEBOOT_RESULT_STORE_NOT_FOUND);
-    CHECK(find_bytes(a.detail, a.detail_len, "no bootstrap kubeconfig", 23) != NULL);
-    CHECK(requests == 0 && !exists(dir, "pki") && !exists(dir, "kubelet.conf"));
-    kubeboot_agent_free(agent);
-
-    /* The recorded bootstrap: the key cache holds the recorded key, so the recorded approval
-       validates for it. */
-    CHECK(mkdir_p(dir, "pki"));
-    size_t kn = 0;
-    unsigned char *kp = data("recorded/approved.key.pem", &kn);
-    write_file(dir, "pki/kubelet-client.key.tmp", kp, kn);
-    free(kp);
-    CHECK_RC(kubeboot_agent_new(&c, &agent), OK);
-    a = agent_run(agent, REC_NOW, &requests, NULL);
-    CHECK(a.kind == KUBEBOOT_AGENT_DONE);
-    CHECK(a.client_not_after > REC_NOW && a.client_rotation_deadline > REC_NOW && !a.has_serving);
-    CHECK(requests == 4); /* healthz, create (429, Retry-After: 1), create, watch */
-    CHECK(exists(dir, "pki/kubelet-client-current.pem") && exists(dir, "kubelet.conf"));
-    CHECK(!exists(dir, "pki/kubelet-client.key.tmp"));
-    kubeboot_agent_free(agent);
-
-    /* Again: the credentials are valid, nothing is sent. */
-    requests = 0;
-    CHECK_RC(kubeboot_agent_new(&c, &agent), OK);
-    a = agent_run(agent, REC_NOW + 60, &requests, NULL);
-    CHECK(a.kind == KUBEBOOT_AGENT_DONE && requests == 0);
-    /* The metrics, as data (copied out, rendered later: a server thread's way): the valid
-       certificate's TTL at the time asked, no renewal error, no serving certificate (+Inf); a
-       short buffer gets the size, NULLs are refused. */
-    kubeboot_metrics m;
-    memset(&m, 0, sizeof m);
-    CHECK_RC(kubeboot_agent_metrics(agent, &m), OK);
-    CHECK(m.has_client && m.client_not_after == a.client_not_after && !m.has_serving);
-    CHECK(m.client_renew_errors == 0 && m.serving_rotation_count == 0 && m.serving_rotation_buckets[10] == 0);
-    char text[KUBEBOOT_METRICS_TEXT_CAP];
-    size_t tn = 0, need = 0;
-    CHECK_RC(kubeboot_metrics_text(&m, a.client_not_after - 100, text, sizeof text, &tn), OK);
-    CHECK(find_bytes(text, tn, "\nkubelet_certificate_manager_client_ttl_seconds 100\n", 52) != NULL);
-    CHECK(find_bytes(text, tn, "\nkubelet_certificate_manager_server_ttl_seconds +Inf\n", 53) != NULL);
-    CHECK(find_bytes(text, tn, "\nkubelet_certificate_manager_client_expiration_renew_errors 0\n", 62) != NULL);
-    CHECK_RC(kubeboot_metrics_text(&m, REC_NOW, text, 10, &need), KUBEBOOT_RESULT_INSUFFICIENT_SIZE);
-    CHECK(need > 10 && need <= sizeof text);
-    m.serving_rotation_buckets[0] = 2, m.serving_rotation_buckets[3] = 1, m.serving_rotation_count = 3;
-    CHECK_RC(kubeboot_metrics_text(&m, REC_NOW, text, sizeof text, &tn), OK);
-    CHECK(find_bytes(text, tn, "_bucket{le=\"60\"} 2\n", 19) != NULL);
-    CHECK(find_bytes(text, tn, "_bucket{le=\"86400\"} 3\n", 22) != NULL);
-    CHECK_RC(kubeboot_agent_metrics(NULL, &m), NULLP);
-    CHECK_RC(kubeboot_agent_metrics(agent, NULL), NULLP);
-    CHECK_RC(kubeboot_metrics_text(NULL, REC_NOW, text, sizeof text, &tn), NULLP);
-    CHECK_RC(kubeboot_metrics_text(&m, REC_NOW, text, sizeof text, NULL), NULLP);
-    /* Done, not sleeping: a wake changes nothing. */
-    bool woken = true;
-    CHECK_RC(kubeboot_agent_wake(agent, &woken), OK);
-    CHECK(!woken);
-    CHECK_RC(kubeboot_agent_wake(NULL, &woken), NULLP);
-    CHECK_RC(kubeboot_agent_wake(agent, NULL), NULLP);
-    CHECK_RC(kubeboot_metrics_check_textfile("node.prom", 9), OK);
-    CHECK_RC(kubeboot_metrics_check_textfile("node.txt", 8), KUBEBOOT_RESULT_INVALID_CONFIG);
-    /* Answers out of turn are ignored; NULLs refused. */
-    CHECK_RC(kubeboot_agent_on_http_response(agent, REC_NOW, 200, NULL, 0), OK);
-    CHECK_RC(kubeboot_agent_on_http_response_with_retry_after(agent, REC_NOW, 429, "1", 1, NULL, 0), OK);
-    CHECK_RC(kubeboot_agent_on_http_response_with_retry_after(NULL, REC_NOW, 429, "1", 1, NULL, 0), NULLP);
-    CHECK_RC(kubeboot_agent_on_http_response_with_retry_after(agent, REC_NOW, 429, NULL, 1, NULL, 0), NULLP);
-    CHECK_RC(kubeboot_agent_on_read(agent, REC_NOW, 0, NULL, 0), OK);
-    CHECK_RC(kubeboot_agent_perform_file_action(agent, REC_NOW, NULL, 0, &n), KUBEBOOT_RESULT_INVALID_STATE);
-    CHECK_RC(kubeboot_agent_perform_entropy(agent), KUBEBOOT_RESULT_INVALID_STATE);
-    CHECK_RC(kubeboot_agent_poll(agent, REC_NOW, NULL), NULLP);
-    CHECK_RC(kubeboot_agent_poll(NULL, REC_NOW, &a), NULLP);
-    bool keep;
-    CHECK_RC(kubeboot_agent_on_stream_data(agent, REC_NOW, NULL, 0, NULL), NULLP);
-    CHECK_RC(kubeboot_agent_on_stream_data(NULL, REC_NOW, NULL, 0, &keep), NULLP);
-    CHECK_RC(kubeboot_agent_on_transport_error(agent, REC_NOW, NULL, 3), NULLP);
-    kubeboot_agent_free(agent);
-    kubeboot_agent_free(NULL);
-
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
-}
-
-static bool file_has(const char *dir, const char *name, const char *needle) {
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    size_t n = 0;
-    unsigned char *b = read_file(p, &n);
-    bool has = b && find_bytes(b, n, needle, strlen(needle)) != NULL;
-    free(b);
-    return has;
-}
-
-static void test_agent_device(void) {
-    char tmpl[] = "/tmp/kubeboot-c-device-XXXXXX";
-    char *dir = agent_dir(tmpl);
-    if (!dir) return;
-    size_t n = 0;
-    unsigned char *b = data("recorded/approved.key.pem", &n);
-    kubeboot_key *key = NULL;
-    CHECK_RC(kubeboot_key_from_pem(b, n, &key), OK);
-    free(b);
-    struct sim_token t = {key, 0, 0, 0, 0, 0};
-
-    /* Bad device names and a device with a serving certificate: refused at start. */
-    kubeboot_agent *agent = NULL;
-    kubeboot_agent_config c = agent_config(dir, "rec-1", true);
-    kubeboot_agent_config bad = c;
-    bad.key_device = "pkcs11:token=sim;colour=blue?module-path=/m.so";
-    bad.key_device_len = strlen(bad.key_device);
-    CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_KEY_REFERENCE);
-    bad.key_device = "pkcs11:token=sim;object=k?module-path=/m.so"; /* a device names no object */
-    bad.key_device_len = strlen(bad.key_device);
-    CHECK_RC(kubeboot_agent_new(&bad, &agent), KUBEBOOT_RESULT_INVALID_KEY_REFERENCE);
-    CHECK(agent == NULL);
-
-    /* The token fails: the typed reason with the device's words, nothing written. */
-    int requests = 0;
-    c.key_device = DEV;
-    c.key_device_len = strlen(DEV);
-    t.fail = 1;
-    CHECK_RC(kubeboot_agent_new(&c, &agent), OK);
-    kubeboot_agent_action a = agent_run(agent, REC_NOW, &requests, &t);
-    CHECK(a.kind == KUBEBOOT_AGENT_FAILED && a.result == KUBEBOOT_RESULT_KEY_DEVICE);
-    CHECK(find_bytes(a.detail, a.detail_len, "CKR_PIN_INCORRECT", 17) != NULL);
-    CHECK(requests == 0 && !exists(dir, "pki") && !exists(dir, "kubelet.conf"));
-    CHECK_RC(kubeboot_agent_on_key_error(agent, REC_NOW, NULL, 0), KUBEBOOT_RESULT_INVALID_STATE);
-    kubeboot_agent_free(agent);
-
-    /* Bootstrap: the key made in the token, the CSR signed there, the reference stored. */
-    t.fail = 0;
-    CHECK_RC(kubeboot_agent_new(&c, &agent), OK);
-    a = agent_run(agent, REC_NOW, &requests, &t);
-    CHECK(a.kind == KUBEBOOT_AGENT_DONE);
-    CHECK(t.generated == 1 && t.signed_ == 1 && t.destroyed == 0 && requests == 4); /* the first create pushed back */
-    CHECK(file_has(dir, "pki/kubelet-client-current.pem", "-----BEGIN PKCS#11 PROVIDER URI-----"));
-    CHECK(!file_has(dir, "pki/kubelet-client-current.pem", "PRIVATE KEY-----"));
-    CHECK(!exists(dir, "pki/kubelet-client.key.tmp"));
-    kubeboot_agent_free(agent);
-
-    /* Again: the token tells the key's point, the credentials are valid, nothing is sent. */
-    requests = 0;
-    CHECK_RC(kubeboot_agent_new(&c, &agent), OK);
-    a = agent_run(agent, REC_NOW + 60, &requests, &t);
-    CHECK(a.kind == KUBEBOOT_AGENT_DONE && requests == 0 && t.publics > 0 && t.generated == 1);
-    kubeboot_agent_free(agent);
-
-    /* The helpers refuse what the agent refuses; NULLs are typed. */
-    char out[64];
-    size_t on = 0;
-    bool found = false;
-    CHECK_RC(kubeboot_pkcs11_key_reference(S("tpm"), S("k"), NULL, 0, (uint8_t *)out, sizeof out, &on),
-             KUBEBOOT_RESULT_INVALID_KEY_REFERENCE);
-    CHECK_RC(kubeboot_pkcs11_key_reference(S(DEV), S("k"), NULL, 0, (uint8_t *)out, sizeof out, NULL), NULLP);
-    CHECK_RC(kubeboot_key_reference_uri((const uint8_t *)"x", 1, out, sizeof out, &on), KUBEBOOT_RESULT_MALFORMED_KEY);
-    CHECK_RC(kubeboot_pkcs11_uri_attribute(S("pkcs11:token=a;pin-value=1"), S("token"), (uint8_t *)out, sizeof out,
-                                           &on, &found), KUBEBOOT_RESULT_INVALID_KEY_REFERENCE);
-    CHECK_RC(kubeboot_pkcs11_uri_attribute(S("pkcs11:token=a"), S("colour"), (uint8_t *)out, sizeof out, &on, &found),
-             KUBEBOOT_RESULT_INVALID_PARAMETER);
-    CHECK_RC(kubeboot_pkcs11_uri_attribute(S("pkcs11:token=a"), S("token"), (uint8_t *)out, sizeof out, &on, NULL),
-             NULLP);
-    CHECK_RC(kubeboot_agent_on_key_public(NULL, REC_NOW, (const uint8_t *)out, 65), NULLP);
-    CHECK_RC(kubeboot_agent_sign_with(NULL, REC_NOW, NULL), NULLP);
-    kubeboot_key_free(key);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
-}
-
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s <k1.pem> [<k1.der>]\n", argv[0]);
@@ -1632,11 +878,10 @@ int main(int argc, char **argv) {
     test_tokens();
     test_keys(pem, pem_len, der, der_len);
     test_csr(pem, pem_len);
-    test_rotation();
-    test_engine();
+    test_grammar();
     test_verify(pem, pem_len);
     test_kubeconfig();
-    test_store(pem, pem_len);
+    test_capacities();
     test_agent();
     test_agent_device();
     free(pem);

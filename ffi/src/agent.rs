@@ -1,123 +1,133 @@
 //! The node agent: `kubeboot_agent` handles, the one place a C or Go front-end (or firmware)
-//! gets every decision of a kubelet-style node agent from (see the core's `kubeboot::agent`).
+//! gets every decision of a kubelet-style node agent from (the core's `kubeboot::agent`).
 //!
-//! The front-end loops on [`kubeboot_agent_poll`] and does what the action says:
+//! **Memory the caller sizes.** The agent keeps its certificate chains, CA bundles, paths and
+//! buffers in one block whose capacities the caller chooses ([`kubeboot_capacities`]; the hosts'
+//! are [`kubeboot_capacities_host`]): [`kubeboot_agent_size`] says how many bytes they take, and
+//! [`kubeboot_agent_init_in`] builds the agent in the caller's block (a static array on a
+//! microcontroller: no allocator, no pool). With `std`, [`kubeboot_agent_new`] allocates the
+//! block. A capacity too small for what it must hold is `KUBEBOOT_RESULT_TOO_LARGE` at init, and
+//! [`kubeboot_capacities_check`] names it.
+//!
+//! **Driving it.** [`kubeboot_agent_start`] with a [`kubeboot_agent_config`] (filled by
+//! [`kubeboot_agent_config_default`] first), then loop on [`kubeboot_agent_poll`] and do what the
+//! [`kubeboot_action`] says (its `kind` names the member of `of` that is meaningful):
 //!
 //! | `kind` | do | answer |
 //! |---|---|---|
-//! | `KUBEBOOT_AGENT_READ` | read the whole file `path` (≤ `max_len` bytes) | [`kubeboot_agent_on_read`] |
-//! | `KUBEBOOT_AGENT_FILE` | the file step `file_step` (crash-safe, see the header) | [`kubeboot_agent_on_file_done`] |
-//! | `KUBEBOOT_AGENT_ENTROPY` | `entropy_len` bytes from a CSPRNG | [`kubeboot_agent_on_entropy`] |
-//! | `KUBEBOOT_AGENT_HTTP` | the HTTPS request (connection fields, request fields) | [`kubeboot_agent_on_http_response_with_retry_after`] (or [`kubeboot_agent_on_http_response`]), the stream calls, or [`kubeboot_agent_on_transport_error`] |
-//! | `KUBEBOOT_AGENT_KEY` | the device operation `key_op` (see [`crate::device`]) | `kubeboot_agent_on_key_*` |
-//! | `KUBEBOOT_AGENT_SLEEP` | sleep until `until` | — |
-//! | `KUBEBOOT_AGENT_EVENT` | print `line` | — |
-//! | `KUBEBOOT_AGENT_DONE` | exit 0 | — |
-//! | `KUBEBOOT_AGENT_FAILED` | print `line`, exit 1 | — |
+//! | `READ` | read the whole file `of.read.path` (≤ `max_len` bytes) | [`kubeboot_agent_on_read`] |
+//! | `FILE` | the file step `of.file` (crash-safe, see [`kubeboot_file_step`]) | [`kubeboot_agent_on_file_done`] |
+//! | `ENTROPY` | `of.entropy.len` bytes from a CSPRNG | [`kubeboot_agent_on_entropy`] |
+//! | `KEY` | the device operation `of.key` (see [`crate::device`]) | `kubeboot_agent_on_key_*` |
+//! | `HTTP` | the HTTPS request `of.http` | [`kubeboot_agent_on_http_response`], the stream calls, or [`kubeboot_agent_on_transport_error`] |
+//! | `SLEEP` | sleep until `of.sleep.until` | — |
+//! | `EVENT` | print `of.event.line` | — |
+//! | `DONE` | exit 0 | — |
+//! | `FAILED` | print `of.failed.line`, exit 1 | — |
 //!
 //! With `std`, [`kubeboot_agent_perform_file_action`] does READ and FILE actions with the
-//! crate's crash-safe file store and [`kubeboot_agent_perform_entropy`] with the OS RNG, so a
-//! hosted front-end only does HTTP, sleeping and printing. Without `std` the agent lives in a
-//! static pool of [`AGENT_SLOTS`] handles and the caller implements the file steps over its own
-//! storage.
+//! crate's crash-safe file store and [`kubeboot_agent_perform_entropy`] ENTROPY with the OS RNG,
+//! so a hosted front-end only does HTTP, sleeping and printing.
 
-use core::ffi::c_char;
-use core::ptr::null;
+use core::ffi::{c_char, c_void};
+use core::mem::{ManuallyDrop, align_of, size_of};
 
 use kb::agent::{
-    Action, Agent, Config, DiscoveryConfig, FileStep, Mode, RequestKind, RotateNow, Serving,
+    Agent, Capacities, Config, DiscoveryConfig, LogFormat, Mode, RotateNow, Serving, StreamControl,
 };
-use kb::engine::{Method, StreamControl};
-use kb::error::StoreErrorKind;
+use kb::error::{Capacity, StoreErrorKind};
 use kb::pin::CaPin;
 use kb::pushback::Headers;
 
+use crate::action::{action, kubeboot_action};
 use crate::csr::kubeboot_str;
-use crate::engine::verifier;
 use crate::error::kubeboot_result;
 use crate::expected::{Sans, strs};
-use crate::macros::{free_box, new_in_place};
 use crate::token::kubeboot_token;
 
-/// Agent handles that can be live at once without `std` (the pool's size).
-pub const AGENT_SLOTS: usize = 1;
+/// The capacities of an agent (see the core's `kubeboot::agent::Capacities`): bytes, but for
+/// `serving_dns`, a count.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct kubeboot_capacities {
+    /// The work buffer: the largest request, response body or watch event.
+    pub response: usize,
+    /// Each CA bundle and certificate chain kept (PEM).
+    pub pem: usize,
+    /// The current client key (PEM) or its device reference.
+    pub key: usize,
+    /// What one file step writes (a pair, a kubeconfig, the CA file).
+    pub file: usize,
+    /// Each path.
+    pub path: usize,
+    /// The serving certificate's DNS names (a count, at most 16).
+    pub serving_dns: usize,
+}
+
+impl From<&kubeboot_capacities> for Capacities {
+    fn from(c: &kubeboot_capacities) -> Self {
+        Capacities {
+            response: c.response,
+            pem: c.pem,
+            key: c.key,
+            file: c.file,
+            path: c.path,
+            serving_dns: c.serving_dns,
+        }
+    }
+}
+
+/// A capacity, as [`kubeboot_capacities_check`] names it.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum kubeboot_capacity {
+    /// None: the capacities are usable.
+    None = 0,
+    /// `response`.
+    Response = 1,
+    /// `pem`.
+    Pem = 2,
+    /// `key`.
+    Key = 3,
+    /// `file`.
+    File = 4,
+    /// `path`.
+    Path = 5,
+    /// `serving_dns`.
+    ServingDns = 6,
+    /// The memory as a whole (shorter than the capacities take).
+    Memory = 7,
+}
+
+fn capacity(c: Capacity) -> kubeboot_capacity {
+    match c {
+        Capacity::Response => kubeboot_capacity::Response,
+        Capacity::Pem => kubeboot_capacity::Pem,
+        Capacity::Key => kubeboot_capacity::Key,
+        Capacity::File => kubeboot_capacity::File,
+        Capacity::Path => kubeboot_capacity::Path,
+        Capacity::ServingDns => kubeboot_capacity::ServingDns,
+        _ => kubeboot_capacity::Memory,
+    }
+}
 
 /// Mode: make the credentials usable once, then DONE (or FAILED).
 pub const KUBEBOOT_MODE_ONCE: u32 = 0;
 /// Mode: keep them usable, sleeping until each rotation deadline; failures are retried.
 pub const KUBEBOOT_MODE_RUN: u32 = 1;
+/// Mode: kubeadm token discovery alone: write the bootstrap kubeconfig, then DONE.
+pub const KUBEBOOT_MODE_DISCOVER: u32 = 2;
 
 /// Event lines as `agent=<fe> step=<step> key=value ...`.
 pub const KUBEBOOT_LOG_TEXT: u32 = 0;
 /// Event lines as JSON objects, `{"agent":"<fe>","step":"<step>","key":"value",...}`.
 pub const KUBEBOOT_LOG_JSON: u32 = 1;
 
-/// Action: read a file (`path`, `role`, `max_len`).
-pub const KUBEBOOT_AGENT_READ: u32 = 0;
-/// Action: a file step (`file_step`, `path`, `path2`, `path3`, `data`).
-pub const KUBEBOOT_AGENT_FILE: u32 = 1;
-/// Action: entropy for a new private key (`entropy_len` bytes).
-pub const KUBEBOOT_AGENT_ENTROPY: u32 = 2;
-/// Action: an HTTPS request (connection and request fields).
-pub const KUBEBOOT_AGENT_HTTP: u32 = 3;
-/// Action: nothing to do before `until` (unix seconds).
-pub const KUBEBOOT_AGENT_SLEEP: u32 = 4;
-/// Action: print `line`.
-pub const KUBEBOOT_AGENT_EVENT: u32 = 5;
-/// Action: done (`client_*`, `serving_*`).
-pub const KUBEBOOT_AGENT_DONE: u32 = 6;
-/// Action: failed for good (`result`, `detail`, `line`).
-pub const KUBEBOOT_AGENT_FAILED: u32 = 7;
-/// Action: use the device that holds the node key (`key_op`, `key_holder`, `key_ref`,
-/// `key_device`, `key_label`, `data`); answer with the `kubeboot_agent_on_key_*` call the
-/// operation names, or `kubeboot_agent_on_key_error`.
-pub const KUBEBOOT_AGENT_KEY: u32 = 8;
-
-/// File step: open the store `<path>/<path2>-*.pem` (client-go's recovery of an interrupted
-/// swap, stale temporary files removed); a missing directory is `STORE_NOT_FOUND`.
-pub const KUBEBOOT_FILE_RECOVER: u32 = 0;
-/// File step: create the directory `path` (mode 0700).
-pub const KUBEBOOT_FILE_CREATE_DIR: u32 = 1;
-/// File step: write the key cache `path` (`data`: a secret key) atomically, mode 0600.
-pub const KUBEBOOT_FILE_WRITE_KEY_CACHE: u32 = 2;
-/// File step: write the data file `path` (`data`: chain + key, secret) atomically, mode 0600,
-/// and check it reads back equal.
-pub const KUBEBOOT_FILE_WRITE_PAIR: u32 = 3;
-/// File step: symlink `path2` (`-updated.pem`) → `path3` (the data file), renamed over `path`
-/// (`-current.pem`).
-pub const KUBEBOOT_FILE_SWAP_CURRENT: u32 = 4;
-/// File step: write the node kubeconfig `path` (`data`) atomically, mode 0600.
-pub const KUBEBOOT_FILE_WRITE_KUBECONFIG: u32 = 5;
-/// File step: write the discovered bootstrap kubeconfig `path` (`data`, holds the token)
-/// atomically, mode 0600.
-pub const KUBEBOOT_FILE_WRITE_BOOTSTRAP_KUBECONFIG: u32 = 6;
-/// File step: remove the key cache `path` (missing is success).
-pub const KUBEBOOT_FILE_REMOVE_KEY_CACHE: u32 = 7;
-/// File step: remove the directory `path` if it is empty.
-pub const KUBEBOOT_FILE_REMOVE_DIR: u32 = 8;
-/// File step: write the node's CA file for the apiserver `path` (`data`: PEM certificates, not
-/// secret) atomically (after bootstrap, and when the CA refresh proved a new bundle).
-pub const KUBEBOOT_FILE_WRITE_CA: u32 = 9;
-
-/// Request: `GET /healthz` before bootstrapping.
-pub const KUBEBOOT_AGENT_REQUEST_HEALTHZ: u32 = 0;
-/// Request: `GET` of `kube-public/cluster-info` (discovery, anonymous).
-pub const KUBEBOOT_AGENT_REQUEST_CLUSTER_INFO: u32 = 1;
-/// Request: create the CSR.
-pub const KUBEBOOT_AGENT_REQUEST_CREATE: u32 = 2;
-/// Request: GET the CSR.
-pub const KUBEBOOT_AGENT_REQUEST_GET: u32 = 3;
-/// Request: watch the CSR; with status 200 stream the body into
-/// [`kubeboot_agent_on_stream_data`].
-pub const KUBEBOOT_AGENT_REQUEST_WATCH: u32 = 4;
-/// Request: list the ClusterTrustBundles of the apiserver's serving signer (the CA refresh).
-pub const KUBEBOOT_AGENT_REQUEST_TRUST_BUNDLES: u32 = 5;
-/// Request: `GET /healthz` trusting only a new CA bundle (the CA refresh): any HTTP answer
-/// proves it, a failed handshake is `kubeboot_agent_on_transport_error`.
-pub const KUBEBOOT_AGENT_REQUEST_CA_PROBE: u32 = 6;
-
-/// What the agent manages (see `kubeboot::agent::Config`). Strings are UTF-8, not
-/// NUL-terminated; an optional one is NULL with length 0. Only read by [`kubeboot_agent_new`].
+/// What the agent manages (see `kubeboot::agent::Config`). Fill it with
+/// [`kubeboot_agent_config_default`] first, then set what differs. Strings are UTF-8, not
+/// NUL-terminated; an optional one is NULL with length 0. Every number means what it says (no
+/// value stands for a default: the defaults are what `_default` writes). Only read by
+/// [`kubeboot_agent_start`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct kubeboot_agent_config {
@@ -161,7 +171,7 @@ pub struct kubeboot_agent_config {
     pub discovery_pin_count: usize,
     /// Discovery: trust the JWS-signed CA without a pin.
     pub discovery_unsafe_skip_ca_verification: bool,
-    /// Discovery: timeout in seconds (0: 300).
+    /// Discovery: give up after this many seconds (default 300).
     pub discovery_timeout_seconds: i64,
     /// Also request and keep a serving certificate.
     pub serving: bool,
@@ -173,17 +183,17 @@ pub struct kubeboot_agent_config {
     pub serving_ips: *const kubeboot_str,
     /// Number of `serving_ips`.
     pub serving_ip_count: usize,
-    /// Bootstrap wait in seconds (0: 3600).
+    /// How long a bootstrap waits for its certificate, seconds (default 3600).
     pub bootstrap_wait_seconds: i64,
-    /// Rotation / serving wait in seconds (0: 900).
+    /// How long a rotation or serving request waits, seconds (default 900).
     pub rotation_wait_seconds: i64,
-    /// `spec.expirationSeconds` of every CSR (0: the signer's default; else ≥ 600).
+    /// `spec.expirationSeconds` of every CSR (≥ 600); 0: none asked (the signer's default).
     pub expiration_seconds: u32,
     /// Poll CSRs with GET instead of watching them.
     pub poll: bool,
-    /// `KUBEBOOT_MODE_ONCE` or `KUBEBOOT_MODE_RUN`.
+    /// `KUBEBOOT_MODE_ONCE`, `KUBEBOOT_MODE_RUN` or `KUBEBOOT_MODE_DISCOVER`.
     pub mode: u32,
-    /// With `KUBEBOOT_MODE_RUN`: DONE after this many rotations (0: never).
+    /// With `KUBEBOOT_MODE_RUN`: DONE after this many rotations; 0: no limit.
     pub max_rotations: u32,
     /// Rotate the client certificate right away.
     pub rotate_now_client: bool,
@@ -193,314 +203,309 @@ pub struct kubeboot_agent_config {
     pub utc_offset: i32,
     /// Seed of the deadline and backoff jitter (any unpredictable value).
     pub seed: u64,
-    /// `KUBEBOOT_LOG_TEXT` (0: `agent=c step=... key=value`) or `KUBEBOOT_LOG_JSON` (one JSON
-    /// object per line).
+    /// `KUBEBOOT_LOG_TEXT` or `KUBEBOOT_LOG_JSON`.
     pub log_format: u32,
     /// `KUBEBOOT_MODE_RUN`: how often to re-read the cluster's CA and keep `<cert_dir>/ca.crt`
-    /// current (seconds; 0: the default, 600; negative: never).
+    /// current, seconds (default 600); 0: never.
     pub ca_refresh_seconds: i64,
-    /// Where new client keys are made: `tpm`, or a `pkcs11:` URI of the token with its
-    /// `module-path` and `pin-source` (no object); NULL: in software (ENTROPY actions). With a
-    /// device every new key is made there (KEY actions), the CSR is signed there, and the cert
-    /// dir and the node kubeconfig hold the key's reference instead of the key. Not with
-    /// `serving` (`INVALID_CONFIG`); a bad name is `INVALID_KEY_REFERENCE`.
+    /// Where new client keys are made (`tpm`, or a `pkcs11:` URI of the token); NULL: in
+    /// software (ENTROPY actions).
     pub key_device: *const c_char,
     /// Its length.
     pub key_device_len: usize,
 }
 
-/// What to do next, from [`kubeboot_agent_poll`]. Pointers point into the agent and stay valid
-/// until the next call that takes the agent; strings are not NUL-terminated unless noted; fields
-/// not used by `kind` are NULL / 0.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct kubeboot_agent_action {
-    /// `KUBEBOOT_AGENT_READ` ... `KUBEBOOT_AGENT_FAILED`.
-    pub kind: u32,
-    /// READ, FILE: the file (absolute); HTTP: the request path and query.
-    pub path: *const c_char,
-    /// Length of `path`.
-    pub path_len: usize,
-    /// READ: what the file is (`kubeconfig`, `key-cache`, ...; static, NUL-terminated).
-    pub role: *const c_char,
-    /// READ: the largest size accepted (answer `STORE_FILE_TOO_LARGE` beyond).
-    pub max_len: usize,
-    /// FILE: `KUBEBOOT_FILE_*`.
-    pub file_step: u32,
-    /// FILE: the step's name (`write-pair`, ...; static, NUL-terminated).
-    pub step_name: *const c_char,
-    /// FILE: RECOVER: the store prefix; SWAP_CURRENT: the `-updated.pem` path.
-    pub path2: *const c_char,
-    /// Length of `path2`.
-    pub path2_len: usize,
-    /// FILE: SWAP_CURRENT: the target data file.
-    pub path3: *const c_char,
-    /// Length of `path3`.
-    pub path3_len: usize,
-    /// FILE: what to write (secret for keys and pairs); HTTP: the request body.
-    pub data: *const u8,
-    /// Length of `data`.
-    pub data_len: usize,
-    /// ENTROPY: how many bytes.
-    pub entropy_len: usize,
-    /// HTTP: changes whenever the connection settings change (keep one client per id).
-    pub conn_id: u32,
-    /// HTTP: `https://host:port`.
-    pub server: *const c_char,
-    /// Length of `server`.
-    pub server_len: usize,
-    /// HTTP: trust exactly these CAs (PEM); NULL with `insecure`.
-    pub ca_pem: *const u8,
-    /// Length of `ca_pem`.
-    pub ca_pem_len: usize,
-    /// HTTP: do not verify the server.
-    pub insecure: bool,
-    /// HTTP: verify the server for this name instead of the URL's host; NULL: the host.
-    pub server_name: *const c_char,
-    /// Length of `server_name`.
-    pub server_name_len: usize,
-    /// HTTP: the client certificate chain to present (PEM); NULL: none.
-    pub client_cert_pem: *const u8,
-    /// Length of `client_cert_pem`.
-    pub client_cert_pem_len: usize,
-    /// HTTP: its private key (PEM; secret), or the reference of the key a device holds
-    /// (`key_holder` says which).
-    pub client_key_pem: *const u8,
-    /// Length of `client_key_pem`.
-    pub client_key_pem_len: usize,
-    /// HTTP: `KUBEBOOT_AGENT_REQUEST_*`.
-    pub request_kind: u32,
-    /// HTTP: `"GET"` / `"POST"` (static, NUL-terminated).
-    pub method: *const c_char,
-    /// HTTP: the `Authorization` header value (secret), or NULL.
-    pub authorization: *const c_char,
-    /// Length of `authorization`.
-    pub authorization_len: usize,
-    /// HTTP: `Content-Type` (static, NUL-terminated) or NULL.
-    pub content_type: *const c_char,
-    /// HTTP: `Accept` (static, NUL-terminated).
-    pub accept: *const c_char,
-    /// HTTP: `User-Agent`.
-    pub user_agent: *const c_char,
-    /// Length of `user_agent`.
-    pub user_agent_len: usize,
-    /// HTTP: give up at this time (report a transport error); SLEEP: sleep until then.
-    pub until: i64,
-    /// EVENT, FAILED: the line to print.
-    pub line: *const c_char,
-    /// Length of `line`.
-    pub line_len: usize,
-    /// EVENT: the line is progress on the previous one (a long wait, with the time waited): on
-    /// a terminal overwrite the previous line with it, in a log print it as any other.
-    pub line_update: bool,
-    /// EVENT: the credentials are usable and the agent sleeps until the next deadline or is
-    /// done: a service is ready (systemd's `READY=1`) at the first such event.
-    pub line_ready: bool,
-    /// FAILED: why.
-    pub result: kubeboot_result,
-    /// FAILED: what the agent was doing, and the server's reason and message.
-    pub detail: *const c_char,
-    /// Length of `detail`.
-    pub detail_len: usize,
-    /// DONE: the client certificate's notBefore.
-    pub client_not_before: i64,
-    /// DONE: its notAfter.
-    pub client_not_after: i64,
-    /// DONE: its rotation deadline.
-    pub client_rotation_deadline: i64,
-    /// DONE: whether a serving certificate is kept.
-    pub has_serving: bool,
-    /// DONE: the serving certificate's notAfter.
-    pub serving_not_after: i64,
-    /// DONE: its rotation deadline.
-    pub serving_rotation_deadline: i64,
-    /// KEY: `KUBEBOOT_KEY_OP_*`.
-    pub key_op: u32,
-    /// KEY: who holds the key (`KUBEBOOT_KEY_HOLDER_TPM`, `..._PKCS11`); HTTP with a client
-    /// certificate: who holds its key (`..._SOFTWARE`: `client_key_pem` is the key itself).
-    pub key_holder: u32,
-    /// KEY: PUBLIC, SIGN, DESTROY: the key's reference (PEM: `TSS2 PRIVATE KEY` or
-    /// `PKCS#11 PROVIDER URI`; not secret).
-    pub key_ref: *const u8,
-    /// Length of `key_ref`.
-    pub key_ref_len: usize,
-    /// KEY: GENERATE: the device (`tpm`, or the token's `pkcs11:` URI).
-    pub key_device: *const c_char,
-    /// Length of `key_device`.
-    pub key_device_len: usize,
-    /// KEY: GENERATE: the new key's name (`kubelet-client-<timestamp>`; PKCS#11 `CKA_LABEL`).
-    pub key_label: *const c_char,
-    /// Length of `key_label`.
-    pub key_label_len: usize,
-}
-
-impl kubeboot_agent_action {
-    fn empty(kind: u32) -> Self {
-        kubeboot_agent_action {
-            kind,
-            path: null(),
-            path_len: 0,
-            role: null(),
-            max_len: 0,
-            file_step: 0,
-            step_name: null(),
-            path2: null(),
-            path2_len: 0,
-            path3: null(),
-            path3_len: 0,
-            data: null(),
-            data_len: 0,
-            entropy_len: 0,
-            conn_id: 0,
-            server: null(),
-            server_len: 0,
-            ca_pem: null(),
-            ca_pem_len: 0,
-            insecure: false,
-            server_name: null(),
-            server_name_len: 0,
-            client_cert_pem: null(),
-            client_cert_pem_len: 0,
-            client_key_pem: null(),
-            client_key_pem_len: 0,
-            request_kind: 0,
-            method: null(),
-            authorization: null(),
-            authorization_len: 0,
-            content_type: null(),
-            accept: null(),
-            user_agent: null(),
-            user_agent_len: 0,
-            until: 0,
-            line: null(),
-            line_len: 0,
-            line_update: false,
-            line_ready: false,
-            result: kubeboot_result::Ok,
-            detail: null(),
-            detail_len: 0,
-            client_not_before: 0,
-            client_not_after: 0,
-            client_rotation_deadline: 0,
-            has_serving: false,
-            serving_not_after: 0,
-            serving_rotation_deadline: 0,
-            key_op: 0,
-            key_holder: 0,
-            key_ref: null(),
-            key_ref_len: 0,
-            key_device: null(),
-            key_device_len: 0,
-            key_label: null(),
-            key_label_len: 0,
-        }
-    }
-}
-
-/// A node agent. Opaque; use from one thread at a time; free with [`kubeboot_agent_free`].
+/// The opaque agent. Made by [`kubeboot_agent_init_in`] (in the caller's memory) or
+/// [`kubeboot_agent_new`] (std), released by [`kubeboot_agent_free`].
 pub struct kubeboot_agent {
-    pub(crate) agent: Agent,
+    pub(crate) agent: ManuallyDrop<Agent<'static>>,
+    /// The memory [`kubeboot_agent_new`] allocated (freed with the handle); `None` in the
+    /// caller's memory.
+    #[cfg(feature = "std")]
+    owned: Option<(core::ptr::NonNull<kubeboot_agent>, core::alloc::Layout)>,
 }
 
-crate::macros::zero_valid!(kubeboot_agent);
+// ---------------------------------------------------------------------------------------------
+// Capacities and memory
 
-impl crate::macros::Handle for kubeboot_agent {
-    #[cfg(not(feature = "std"))]
-    fn pool() -> &'static dyn crate::macros::pool::Slots<Self> {
-        static POOL: crate::macros::pool::Pool<kubeboot_agent, AGENT_SLOTS> =
-            crate::macros::pool::Pool::new();
-        &POOL
-    }
-}
-
-pub(crate) fn str_ptr(s: &str) -> (*const c_char, usize) {
-    (s.as_ptr().cast(), s.len())
-}
-
-pub(crate) fn bytes_ptr(b: &[u8]) -> (*const u8, usize) {
-    if b.is_empty() { (null(), 0) } else { (b.as_ptr(), b.len()) }
-}
-
-/// A static name as a NUL-terminated C string.
-macro_rules! cstr {
-    ($s:expr) => {
-        concat!($s, "\0").as_ptr().cast::<c_char>()
-    };
-}
-
-fn role_name(r: kb::agent::FileRole) -> *const c_char {
-    use kb::agent::FileRole as R;
-    match r {
-        R::Kubeconfig => cstr!("kubeconfig"),
-        R::BootstrapKubeconfig => cstr!("bootstrap-kubeconfig"),
-        R::ClusterCa => cstr!("certificate-authority"),
-        R::CaBundle => cstr!("ca-bundle"),
-        R::ClientCertificate => cstr!("client-certificate"),
-        R::ClientKey => cstr!("client-key"),
-        R::TokenFile => cstr!("token-file"),
-        R::KeyCache => cstr!("key-cache"),
-        R::ServingPair => cstr!("serving-pair"),
-        _ => cstr!("file"),
-    }
-}
-
-fn file_step(a: &mut kubeboot_agent_action, step: &FileStep<'_>) {
-    let (code, name) = match step {
-        FileStep::Recover { .. } => (KUBEBOOT_FILE_RECOVER, cstr!("recover")),
-        FileStep::CreateDir { .. } => (KUBEBOOT_FILE_CREATE_DIR, cstr!("create-dir")),
-        FileStep::WriteKeyCache { .. } => (KUBEBOOT_FILE_WRITE_KEY_CACHE, cstr!("write-key-cache")),
-        FileStep::WritePair { .. } => (KUBEBOOT_FILE_WRITE_PAIR, cstr!("write-pair")),
-        FileStep::SwapCurrent { .. } => (KUBEBOOT_FILE_SWAP_CURRENT, cstr!("swap-current")),
-        FileStep::WriteKubeconfig { .. } => {
-            (KUBEBOOT_FILE_WRITE_KUBECONFIG, cstr!("write-kubeconfig"))
-        }
-        FileStep::WriteBootstrapKubeconfig { .. } => {
-            (KUBEBOOT_FILE_WRITE_BOOTSTRAP_KUBECONFIG, cstr!("write-bootstrap-kubeconfig"))
-        }
-        FileStep::RemoveKeyCache { .. } => {
-            (KUBEBOOT_FILE_REMOVE_KEY_CACHE, cstr!("remove-key-cache"))
-        }
-        FileStep::RemoveDir { .. } => (KUBEBOOT_FILE_REMOVE_DIR, cstr!("remove-dir")),
-        FileStep::WriteCa { .. } => (KUBEBOOT_FILE_WRITE_CA, cstr!("write-ca")),
-        _ => (u32::MAX, cstr!("unknown")),
-    };
-    a.file_step = code;
-    a.step_name = name;
-    (a.path, a.path_len) = str_ptr(step.path());
-    match *step {
-        FileStep::Recover { prefix, .. } => (a.path2, a.path2_len) = str_ptr(prefix),
-        FileStep::SwapCurrent { updated, target, .. } => {
-            (a.path2, a.path2_len) = str_ptr(updated);
-            (a.path3, a.path3_len) = str_ptr(target);
-        }
-        FileStep::WriteKeyCache { pem: data, .. }
-        | FileStep::WritePair { content: data, .. }
-        | FileStep::WriteKubeconfig { content: data, .. }
-        | FileStep::WriteCa { content: data, .. }
-        | FileStep::WriteBootstrapKubeconfig { content: data, .. } => {
-            (a.data, a.data_len) = bytes_ptr(data);
-        }
-        _ => {}
-    }
-}
-
-/// Create an agent from `cfg` (copied; pointers are only read during the call).
-///
-/// Errors: `NULL_PARAMETER`, `INVALID_UTF8`; `INVALID_CONFIG` (an empty or odd front-end name, a
-/// relative working dir, discovery without a bootstrap kubeconfig, an unknown mode);
-/// `INVALID_NODE_NAME`, the serving SANs' errors, `INVALID_PIN`, `PIN_MISMATCH` (discovery with
-/// no pin and no unsafe skip), `INVALID_EXPIRATION_SECONDS`, `TOO_LARGE` (a path over 1024
-/// bytes), `INVALID_KEY_REFERENCE` (a `key_device` that is neither `tpm` nor a token's
-/// `pkcs11:` URI with `token=` and `module-path=` and no object), `INVALID_CONFIG` (a
-/// `key_device` with `serving`); without `std`, `UNKNOWN_ERROR` when [`AGENT_SLOTS`] agents are
-/// live.
+/// Write the hosts' capacities to `out` (what [`kubeboot_agent_new`] takes when given NULL).
 #[unsafe(no_mangle)]
-pub extern "C" fn kubeboot_agent_new(
-    cfg: *const kubeboot_agent_config,
+pub extern "C" fn kubeboot_capacities_host(out: *mut kubeboot_capacities) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let out = try_mut!(out);
+        let c = Capacities::HOST;
+        *out = kubeboot_capacities {
+            response: c.response,
+            pem: c.pem,
+            key: c.key,
+            file: c.file,
+            path: c.path,
+            serving_dns: c.serving_dns,
+        };
+        kubeboot_result::Ok
+    }}
+}
+
+/// Check the rules between the capacities (each large enough for the smallest thing it must
+/// hold, `file` for a pair): OK with `*which` = `KUBEBOOT_CAPACITY_NONE`, or
+/// `KUBEBOOT_RESULT_TOO_LARGE` with `*which` naming the first capacity that is too small.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_capacities_check(
+    caps: *const kubeboot_capacities,
+    which: *mut kubeboot_capacity,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let caps = Capacities::from(try_ref!(caps));
+        let which = try_mut!(which);
+        match caps.check() {
+            Ok(()) => {
+                *which = kubeboot_capacity::None;
+                kubeboot_result::Ok
+            }
+            Err(e) => {
+                *which = match e {
+                    kb::Error::Capacity(c) => capacity(c),
+                    _ => kubeboot_capacity::Memory,
+                };
+                e.into()
+            }
+        }
+    }}
+}
+
+/// Bytes of memory an agent with `caps` needs at [`kubeboot_agent_init_in`] (any alignment
+/// allowed: room for it is included). The capacities are checked (`TOO_LARGE`, see
+/// [`kubeboot_capacities_check`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_agent_size(
+    caps: *const kubeboot_capacities,
+    out_size: *mut usize,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let caps = Capacities::from(try_ref!(caps));
+        let out_size = try_mut!(out_size);
+        try_kb!(caps.check());
+        *out_size = size_of::<kubeboot_agent>() + align_of::<kubeboot_agent>() - 1
+            + caps.memory_len();
+        kubeboot_result::Ok
+    }}
+}
+
+/// Build an idle agent with `caps` in the caller's `len` bytes at `mem` (at least
+/// [`kubeboot_agent_size`]; the agent takes the first aligned part for itself and carves the rest
+/// into its regions) and write its handle — a pointer into `mem` — to `*out`. Nothing is
+/// allocated. The memory is the agent's until [`kubeboot_agent_free`]: do not move, read or
+/// write it meanwhile. `TOO_LARGE` for capacities too small ([`kubeboot_capacities_check`] names
+/// one) or memory too short.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_agent_init_in(
+    mem: *mut c_void,
+    len: usize,
+    caps: *const kubeboot_capacities,
     out: *mut *mut kubeboot_agent,
 ) -> kubeboot_result {
     ffi_panic_boundary! {{
         let out = try_mut!(out);
+        let caps = Capacities::from(try_ref!(caps));
+        if mem.is_null() {
+            return kubeboot_result::NullParameter;
+        }
+        // SAFETY: the caller hands over `len` writable bytes at `mem` until the handle is freed.
+        match unsafe { place(mem.cast::<u8>(), len, &caps) } {
+            Ok(handle) => {
+                *out = handle;
+                kubeboot_result::Ok
+            }
+            Err(e) => e,
+        }
+    }}
+}
+
+/// Place an agent for `caps` in `len` bytes at `mem`: the handle at the first aligned address,
+/// the regions after it.
+///
+/// # Safety
+/// `mem` is valid for reads and writes of `len` bytes, exclusively the agent's until the handle
+/// is dropped in place (its `'static` regions point into it).
+unsafe fn place(
+    mem: *mut u8,
+    len: usize,
+    caps: &Capacities,
+) -> Result<*mut kubeboot_agent, kubeboot_result> {
+    caps.check().map_err(kubeboot_result::from)?;
+    let skip = mem.align_offset(align_of::<kubeboot_agent>());
+    let head = skip.checked_add(size_of::<kubeboot_agent>()).ok_or(kubeboot_result::TooLarge)?;
+    let rest = len.checked_sub(head).ok_or(kubeboot_result::TooLarge)?;
+    if rest < caps.memory_len() {
+        return Err(kubeboot_result::TooLarge);
+    }
+    // SAFETY: `head <= len`: both pointers stay in the caller's block; the regions' bytes do
+    // not overlap the handle's, and nobody else touches them while the handle lives.
+    let (handle, regions) = unsafe {
+        (
+            mem.add(skip).cast::<kubeboot_agent>(),
+            core::slice::from_raw_parts_mut(mem.add(head), rest),
+        )
+    };
+    // The agent goes straight into the block, field by field: a whole `kubeboot_agent` built
+    // first would be one more copy of the agent on the stack (on a Cortex-M4 the agent is about
+    // 20 KB: two copies were 40 KB of stack at init).
+    match Agent::new(regions, caps) {
+        // SAFETY: `handle` is aligned and valid for writes of the handle (checked above); each
+        // field is written once, through a raw pointer (no reference to uninitialised memory).
+        Ok(agent) => unsafe {
+            core::ptr::addr_of_mut!((*handle).agent).write(ManuallyDrop::new(agent));
+            #[cfg(feature = "std")]
+            core::ptr::addr_of_mut!((*handle).owned).write(None);
+        },
+        Err(e) => return Err(e.into()),
+    }
+    Ok(handle)
+}
+
+/// Allocate an idle agent with `caps` (NULL: [`kubeboot_capacities_host`]) and write its handle
+/// to `*out`. Errors as [`kubeboot_agent_init_in`].
+#[cfg(feature = "std")]
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_agent_new(
+    caps: *const kubeboot_capacities,
+    out: *mut *mut kubeboot_agent,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let out = try_mut!(out);
+        // SAFETY: a non-NULL `caps` points to a live value (the ABI's contract).
+        let caps = match unsafe { caps.as_ref() } {
+            Some(c) => Capacities::from(c),
+            None => Capacities::HOST,
+        };
+        try_kb!(caps.check());
+        let size = size_of::<kubeboot_agent>() + caps.memory_len();
+        let Ok(layout) = core::alloc::Layout::from_size_align(size, align_of::<kubeboot_agent>())
+        else {
+            return kubeboot_result::TooLarge;
+        };
+        // SAFETY: a non-zero size (the handle is not zero-sized).
+        let mem = unsafe { alloc::alloc::alloc_zeroed(layout) };
+        if mem.is_null() {
+            alloc::alloc::handle_alloc_error(layout);
+        }
+        // SAFETY: a fresh allocation of `size` bytes, the agent's until `kubeboot_agent_free`.
+        match unsafe { place(mem, size, &caps) } {
+            Ok(handle) => {
+                // SAFETY: `place` wrote a live handle there.
+                unsafe { (*handle).owned = core::ptr::NonNull::new(handle).map(|p| (p, layout)) };
+                *out = handle;
+                kubeboot_result::Ok
+            }
+            Err(e) => {
+                // SAFETY: allocated above with `layout`, never handed out.
+                unsafe { alloc::alloc::dealloc(mem, layout) };
+                e
+            }
+        }
+    }}
+}
+
+/// Release an agent: its secrets wiped, the memory [`kubeboot_agent_new`] allocated freed
+/// (memory given to [`kubeboot_agent_init_in`] is the caller's again, zeroed where secrets
+/// were). NULL is a no-op.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_agent_free(agent: *mut kubeboot_agent) {
+    ffi_panic_boundary! { (), {
+        // SAFETY: the caller passes NULL or a live handle, freed once, here.
+        if let Some(a) = unsafe { agent.as_mut() } {
+            #[cfg(feature = "std")]
+            let owned = a.owned;
+            // SAFETY: dropped once, here (its drop wipes the secrets in the regions); then the
+            // handle's own bytes are wiped (copies a move may have left in padding) and are no
+            // value any more.
+            unsafe {
+                ManuallyDrop::drop(&mut a.agent);
+                crate::macros::wipe_bytes(agent);
+            }
+            #[cfg(feature = "std")]
+            if let Some((p, layout)) = owned {
+                // SAFETY: the allocation of `kubeboot_agent_new` with this layout; the agent in
+                // it is gone.
+                unsafe { alloc::alloc::dealloc(p.as_ptr().cast::<u8>(), layout) };
+            }
+        }
+    }}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+
+/// Fill `cfg` with the defaults (the kubelet's): everything empty or false, once, text lines,
+/// watch, 3600 s bootstrap wait, 900 s rotation wait, discovery timeout 300 s, CA refresh every
+/// 600 s.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_agent_config_default(
+    cfg: *mut kubeboot_agent_config,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let cfg = try_mut!(cfg);
+        let null = core::ptr::null::<c_char>();
+        *cfg = kubeboot_agent_config {
+            front_end: null,
+            front_end_len: 0,
+            working_dir: null,
+            working_dir_len: 0,
+            node_name: null,
+            node_name_len: 0,
+            kubeconfig: null,
+            kubeconfig_len: 0,
+            bootstrap_kubeconfig: null,
+            bootstrap_kubeconfig_len: 0,
+            cert_dir: null,
+            cert_dir_len: 0,
+            ca_bundle: null,
+            ca_bundle_len: 0,
+            discovery_server: null,
+            discovery_server_len: 0,
+            discovery_token: core::ptr::null(),
+            discovery_pins: core::ptr::null(),
+            discovery_pin_count: 0,
+            discovery_unsafe_skip_ca_verification: false,
+            discovery_timeout_seconds: kb::discovery::DEFAULT_TIMEOUT_SECS,
+            serving: false,
+            serving_dns: core::ptr::null(),
+            serving_dns_count: 0,
+            serving_ips: core::ptr::null(),
+            serving_ip_count: 0,
+            bootstrap_wait_seconds: kb::agent::DEFAULT_BOOTSTRAP_WAIT_SECS,
+            rotation_wait_seconds: kb::agent::DEFAULT_ROTATION_WAIT_SECS,
+            expiration_seconds: 0,
+            poll: false,
+            mode: KUBEBOOT_MODE_ONCE,
+            max_rotations: 0,
+            rotate_now_client: false,
+            rotate_now_serving: false,
+            utc_offset: 0,
+            seed: 0,
+            log_format: KUBEBOOT_LOG_TEXT,
+            ca_refresh_seconds: kb::agent::DEFAULT_CA_REFRESH_SECS,
+            key_device: null,
+            key_device_len: 0,
+        };
+        kubeboot_result::Ok
+    }}
+}
+
+/// Copy `cfg` into the agent and get it ready (whatever it held before is forgotten, secrets
+/// wiped); the first [`kubeboot_agent_poll`] starts reading. Errors (the agent is then idle):
+/// `INVALID_CONFIG`, `TOO_LARGE` (a path over the `path` capacity, a work buffer too small for
+/// the CA refresh), the token, pin and SAN checks' errors.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_agent_start(
+    agent: *mut kubeboot_agent,
+    cfg: *const kubeboot_agent_config,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let a = try_mut!(agent);
+        // Whatever it held before is forgotten first, so that a configuration refused below
+        // (before the core's `start`) also leaves it idle, as documented.
+        a.agent.reset();
         let c = try_ref!(cfg);
         let front_end = try_str!(c.front_end, c.front_end_len);
         let working_dir = try_str!(c.working_dir, c.working_dir_len);
@@ -540,21 +545,13 @@ pub extern "C" fn kubeboot_agent_new(
                 token: &try_ref!(c.discovery_token).inner,
                 pins: &pins,
                 allow_unpinned: c.discovery_unsafe_skip_ca_verification,
-                timeout_secs: if c.discovery_timeout_seconds > 0 {
-                    c.discovery_timeout_seconds
-                } else {
-                    kb::discovery::DEFAULT_TIMEOUT_SECS
-                },
+                timeout_secs: c.discovery_timeout_seconds,
             }),
             None => None,
         };
         config.serving = serving.as_ref().map(|s| Serving { dns: &s.dns, ips: &s.ips });
-        if c.bootstrap_wait_seconds > 0 {
-            config.bootstrap_wait_secs = c.bootstrap_wait_seconds;
-        }
-        if c.rotation_wait_seconds > 0 {
-            config.rotation_wait_secs = c.rotation_wait_seconds;
-        }
+        config.bootstrap_wait_secs = c.bootstrap_wait_seconds;
+        config.rotation_wait_secs = c.rotation_wait_seconds;
         config.expiration_seconds = (c.expiration_seconds != 0).then_some(c.expiration_seconds);
         config.watch = !c.poll;
         config.mode = match c.mode {
@@ -562,165 +559,46 @@ pub extern "C" fn kubeboot_agent_new(
             KUBEBOOT_MODE_RUN => {
                 Mode::Run { max_rotations: (c.max_rotations != 0).then_some(c.max_rotations) }
             }
+            KUBEBOOT_MODE_DISCOVER => Mode::Discover,
             _ => return kubeboot_result::InvalidConfig,
         };
         config.rotate_now = RotateNow { client: c.rotate_now_client, serving: c.rotate_now_serving };
         config.utc_offset = c.utc_offset;
         config.seed = c.seed;
         config.log_format = match c.log_format {
-            KUBEBOOT_LOG_TEXT => kb::agent::LogFormat::Text,
-            KUBEBOOT_LOG_JSON => kb::agent::LogFormat::Json,
+            KUBEBOOT_LOG_TEXT => LogFormat::Text,
+            KUBEBOOT_LOG_JSON => LogFormat::Json,
             _ => return kubeboot_result::InvalidConfig,
         };
-        config.ca_refresh_secs = match c.ca_refresh_seconds {
-            0 => kb::agent::DEFAULT_CA_REFRESH_SECS,
-            n => n.max(0),
-        };
+        config.ca_refresh_secs = c.ca_refresh_seconds;
         config.key_device = key_device;
-        config.verifier = verifier();
-        new_in_place(out, |a| {
-            match a.agent.start(&config) {
-                Ok(()) => kubeboot_result::Ok,
-                Err(e) => e.into(),
-            }
-        })
+        config.verifier = crate::verify::verifier();
+        match a.agent.start(&config) {
+            Ok(()) => kubeboot_result::Ok,
+            Err(e) => e.into(),
+        }
     }}
 }
 
-/// Free an agent (its secrets are wiped). NULL is a no-op.
-#[unsafe(no_mangle)]
-pub extern "C" fn kubeboot_agent_free(agent: *mut kubeboot_agent) {
-    ffi_panic_boundary! { (), {
-        // SAFETY: the caller passes NULL or a handle from `kubeboot_agent_new` not yet freed.
-        unsafe { free_box(agent) }
-    }}
-}
+// ---------------------------------------------------------------------------------------------
+// Polling and answers
 
-/// What to do now: writes `*out` (see [`kubeboot_agent_action`]) and returns OK, also for
-/// `KUBEBOOT_AGENT_FAILED` (whose `result` says why). Every action but SLEEP, EVENT, DONE and
-/// FAILED must be answered before the next poll; a poll with one unanswered counts it as failed.
+/// What to do now: the action is written to `*out` (its strings borrow the agent until the next
+/// call on it).
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_agent_poll(
     agent: *mut kubeboot_agent,
     now: i64,
-    out: *mut kubeboot_agent_action,
+    out: *mut kubeboot_action,
 ) -> kubeboot_result {
     ffi_panic_boundary! {{
         let out = try_mut!(out);
         let a = try_mut!(agent);
-        let action = match a.agent.poll(now) {
-            Action::Read(r) => {
-                let mut x = kubeboot_agent_action::empty(KUBEBOOT_AGENT_READ);
-                (x.path, x.path_len) = str_ptr(r.path);
-                x.role = role_name(r.role);
-                x.max_len = r.max_len;
-                x
-            }
-            Action::File(step) => {
-                let mut x = kubeboot_agent_action::empty(KUBEBOOT_AGENT_FILE);
-                file_step(&mut x, &step);
-                x
-            }
-            Action::Entropy { len } => {
-                let mut x = kubeboot_agent_action::empty(KUBEBOOT_AGENT_ENTROPY);
-                x.entropy_len = len;
-                x
-            }
-            Action::Http(r) => {
-                let mut x = kubeboot_agent_action::empty(KUBEBOOT_AGENT_HTTP);
-                let c = r.connection;
-                x.conn_id = c.id;
-                (x.server, x.server_len) = str_ptr(c.server);
-                if let Some(ca) = c.ca_pem {
-                    (x.ca_pem, x.ca_pem_len) = bytes_ptr(ca);
-                }
-                x.insecure = c.insecure;
-                if let Some(n) = c.server_name {
-                    (x.server_name, x.server_name_len) = str_ptr(n);
-                }
-                if let Some(cc) = c.client_certificate {
-                    (x.client_cert_pem, x.client_cert_pem_len) = bytes_ptr(cc.chain_pem);
-                    (x.client_key_pem, x.client_key_pem_len) = bytes_ptr(cc.key_pem);
-                    x.key_holder = crate::device::holder_of(cc.key_pem);
-                }
-                x.request_kind = match r.kind {
-                    RequestKind::Healthz => KUBEBOOT_AGENT_REQUEST_HEALTHZ,
-                    RequestKind::ClusterInfo => KUBEBOOT_AGENT_REQUEST_CLUSTER_INFO,
-                    RequestKind::Create => KUBEBOOT_AGENT_REQUEST_CREATE,
-                    RequestKind::Get => KUBEBOOT_AGENT_REQUEST_GET,
-                    RequestKind::TrustBundles => KUBEBOOT_AGENT_REQUEST_TRUST_BUNDLES,
-                    RequestKind::CaProbe => KUBEBOOT_AGENT_REQUEST_CA_PROBE,
-                    RequestKind::Watch => KUBEBOOT_AGENT_REQUEST_WATCH,
-                    _ => u32::MAX,
-                };
-                x.method = match r.method {
-                    Method::Get => cstr!("GET"),
-                    Method::Post => cstr!("POST"),
-                };
-                (x.path, x.path_len) = str_ptr(r.path);
-                if let Some(h) = r.authorization {
-                    (x.authorization, x.authorization_len) = str_ptr(h);
-                }
-                if r.content_type.is_some() {
-                    x.content_type = cstr!("application/json");
-                }
-                x.accept = if r.accept == "application/json" { cstr!("application/json") } else { cstr!("*/*") };
-                (x.data, x.data_len) = bytes_ptr(r.body);
-                (x.user_agent, x.user_agent_len) = str_ptr(r.user_agent);
-                x.until = r.give_up_at;
-                x
-            }
-            Action::Key(op) => {
-                let mut x = kubeboot_agent_action::empty(KUBEBOOT_AGENT_KEY);
-                crate::device::key_action(&mut x, &op);
-                x
-            }
-            Action::Sleep { until } => {
-                let mut x = kubeboot_agent_action::empty(KUBEBOOT_AGENT_SLEEP);
-                x.until = until;
-                x
-            }
-            Action::Event(e) => {
-                let mut x = kubeboot_agent_action::empty(KUBEBOOT_AGENT_EVENT);
-                (x.line, x.line_len) = str_ptr(e.line);
-                x.line_update = e.update;
-                x.line_ready = e.ready;
-                x
-            }
-            Action::Done(o) => {
-                let mut x = kubeboot_agent_action::empty(KUBEBOOT_AGENT_DONE);
-                if let Some(c) = o.client {
-                    x.client_not_before = c.not_before;
-                    x.client_not_after = c.not_after;
-                    x.client_rotation_deadline = c.rotation_deadline;
-                }
-                if let Some(s) = o.serving {
-                    x.has_serving = true;
-                    x.serving_not_after = s.not_after;
-                    x.serving_rotation_deadline = s.rotation_deadline;
-                }
-                x
-            }
-            Action::Failed(f) => {
-                let mut x = kubeboot_agent_action::empty(KUBEBOOT_AGENT_FAILED);
-                x.result = f.error.into();
-                (x.detail, x.detail_len) = str_ptr(f.detail);
-                (x.line, x.line_len) = str_ptr(f.line);
-                x
-            }
-            _ => {
-                let mut x = kubeboot_agent_action::empty(KUBEBOOT_AGENT_FAILED);
-                x.result = kubeboot_result::InvalidState;
-                x
-            }
-        };
-        *out = action;
+        *out = action(&a.agent.poll(now));
         kubeboot_result::Ok
     }}
 }
 
-/// A front-end's reason (UTF-8, cut at 256 bytes on a character boundary; `otherwise` when it is
-/// not UTF-8) for the agent's event.
 pub(crate) fn why_text(bytes: &[u8], otherwise: &str) -> heapless::String<256> {
     let mut text = heapless::String::new();
     for c in core::str::from_utf8(bytes).unwrap_or(otherwise).chars() {
@@ -731,14 +609,13 @@ pub(crate) fn why_text(bytes: &[u8], otherwise: &str) -> heapless::String<256> {
     text
 }
 
-/// A store code from a C result (anything else is an I/O error).
 fn store_kind(result: u32) -> StoreErrorKind {
     StoreErrorKind::from_code(result).unwrap_or(StoreErrorKind::Io)
 }
 
-/// The outcome of a READ: `result` OK with the file's bytes, or a store code
-/// (`KUBEBOOT_RESULT_STORE_NOT_FOUND`, `..._PERMISSION_DENIED`, `..._FILE_TOO_LARGE`,
-/// `..._IO`; any other code counts as `..._IO`).
+/// The outcome of a READ action (`result`, a `kubeboot_result`): `KUBEBOOT_RESULT_OK` with the file's `len` bytes at `data`, or
+/// a `KUBEBOOT_RESULT_STORE_*` (`STORE_NOT_FOUND`, `STORE_FILE_TOO_LARGE`, `STORE_IO`, ...).
+/// Ignored when no read is outstanding.
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_agent_on_read(
     agent: *mut kubeboot_agent,
@@ -759,7 +636,8 @@ pub extern "C" fn kubeboot_agent_on_read(
     }}
 }
 
-/// The outcome of a FILE step: OK, or a store code (as for [`kubeboot_agent_on_read`]).
+/// The outcome of a FILE action (`result`, a `kubeboot_result`): `KUBEBOOT_RESULT_OK` or a `KUBEBOOT_RESULT_STORE_*`. Ignored
+/// when no file step is outstanding.
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_agent_on_file_done(
     agent: *mut kubeboot_agent,
@@ -774,7 +652,7 @@ pub extern "C" fn kubeboot_agent_on_file_done(
     }}
 }
 
-/// Entropy for an ENTROPY action (`len` ≥ the action's `entropy_len`).
+/// The bytes an ENTROPY action asked for. Ignored when none is outstanding.
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_agent_on_entropy(
     agent: *mut kubeboot_agent,
@@ -789,49 +667,42 @@ pub extern "C" fn kubeboot_agent_on_entropy(
     }}
 }
 
-/// The whole response to an HTTP action (for a watch that could not be streamed, the whole
-/// stream).
+/// A complete HTTP response, as the agent reads it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct kubeboot_http_response {
+    /// The status code.
+    pub status: u16,
+    /// The `Retry-After` header's raw value; NULL with 0: none (a 429 or 5xx carrying one is
+    /// retried when the server asked).
+    pub retry_after: *const c_char,
+    /// Its length.
+    pub retry_after_len: usize,
+    /// The body (for a watch that could not be streamed, the whole stream).
+    pub body: *const u8,
+    /// Its length.
+    pub body_len: usize,
+}
+
+/// The whole response to an HTTP action. Ignored when no request is outstanding.
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_agent_on_http_response(
     agent: *mut kubeboot_agent,
     now: i64,
-    status: u16,
-    body: *const u8,
-    body_len: usize,
+    response: *const kubeboot_http_response,
 ) -> kubeboot_result {
     ffi_panic_boundary! {{
         let a = try_mut!(agent);
-        let body = try_slice!(body, body_len);
-        a.agent.on_http_response(now, status, body);
+        let r = try_ref!(response);
+        let retry_after = try_opt_slice!(r.retry_after.cast::<u8>(), r.retry_after_len);
+        let body = try_slice!(r.body, r.body_len);
+        a.agent.on_http_response(now, r.status, &Headers::retry_after(retry_after), body);
         kubeboot_result::Ok
     }}
 }
 
-/// [`kubeboot_agent_on_http_response`] with the response's `Retry-After` header: its raw value
-/// (`retry_after`, `retry_after_len` bytes, not NUL-terminated), or NULL with 0 when the response
-/// has none. A 429 or 5xx with a `Retry-After` of delta-seconds is retried when the server asked,
-/// with jitter (the agent decides; its `step=retry` line says `reason=server-asked`).
-#[unsafe(no_mangle)]
-pub extern "C" fn kubeboot_agent_on_http_response_with_retry_after(
-    agent: *mut kubeboot_agent,
-    now: i64,
-    status: u16,
-    retry_after: *const c_char,
-    retry_after_len: usize,
-    body: *const u8,
-    body_len: usize,
-) -> kubeboot_result {
-    ffi_panic_boundary! {{
-        let a = try_mut!(agent);
-        let headers = Headers::retry_after(try_opt_slice!(retry_after.cast::<u8>(), retry_after_len));
-        let body = try_slice!(body, body_len);
-        a.agent.on_http_response_with(now, status, &headers, body);
-        kubeboot_result::Ok
-    }}
-}
-
-/// A chunk of a watch response with status 200. `*keep_reading` false: stop reading, drop the
-/// connection, and do not call [`kubeboot_agent_on_stream_end`].
+/// A chunk of a watch response with status 200. `*keep_reading`: false when the agent needs no
+/// more of the stream (drop the connection; do not call [`kubeboot_agent_on_stream_end`]).
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_agent_on_stream_data(
     agent: *mut kubeboot_agent,
@@ -845,6 +716,47 @@ pub extern "C" fn kubeboot_agent_on_stream_data(
         let keep = try_mut!(keep_reading);
         let chunk = try_slice!(chunk, chunk_len);
         *keep = a.agent.on_stream_data(now, chunk) == StreamControl::Continue;
+        kubeboot_result::Ok
+    }}
+}
+
+/// The open watch has been quiet until the request's `idle_at` (or later): the agent reports
+/// progress on the wait (fetch the line with [`kubeboot_agent_next_event`]) without ending the
+/// watch. `*keep_reading`: false when no watch is open.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_agent_on_stream_idle(
+    agent: *mut kubeboot_agent,
+    now: i64,
+    keep_reading: *mut bool,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let a = try_mut!(agent);
+        let keep = try_mut!(keep_reading);
+        *keep = a.agent.on_stream_idle(now) == StreamControl::Continue;
+        kubeboot_result::Ok
+    }}
+}
+
+/// The next line the agent has to say, now (also while a watch stream is open, between the
+/// stream calls): written to `*event` with `*has` = true, or `*has` = false when there is none.
+/// [`kubeboot_agent_poll`] hands out the same lines first, so nothing is lost without it.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_agent_next_event(
+    agent: *mut kubeboot_agent,
+    event: *mut crate::action::kubeboot_event,
+    has: *mut bool,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let a = try_mut!(agent);
+        let event = try_mut!(event);
+        let has = try_mut!(has);
+        match a.agent.next_event() {
+            Some(e) => {
+                *event = crate::action::event(&e);
+                *has = true;
+            }
+            None => *has = false,
+        }
         kubeboot_result::Ok
     }}
 }
@@ -954,7 +866,7 @@ pub extern "C" fn kubeboot_agent_perform_file_action(
 pub extern "C" fn kubeboot_agent_perform_entropy(agent: *mut kubeboot_agent) -> kubeboot_result {
     ffi_panic_boundary! {{
         let a = try_mut!(agent);
-        if !a.agent.entropy_outstanding() {
+        if !matches!(a.agent.outstanding(), Some(kb::agent::Action::Entropy { .. })) {
             return kubeboot_result::InvalidState;
         }
         let mut bytes = zeroize::Zeroizing::new([0u8; kb::key::ENTROPY_LEN]);

@@ -153,29 +153,89 @@ fn write_csr(
     write_with(buf, out_len, |b| pem::encode(csr::LABEL_CSR, der.get(..n).unwrap_or(&[]), b))
 }
 
-/// Shared body of the four CSR entry points.
-#[allow(clippy::too_many_arguments)]
-fn csr_common(
-    signer: &impl P256Signer,
-    node_name: *const c_char,
-    node_name_len: usize,
-    serving: Option<(*const kubeboot_str, usize, *const kubeboot_str, usize)>,
-    format: u32,
+/// What [`kubeboot_csr_write`] builds: the profile, the node, the SANs, the format, and who
+/// signs (exactly one of `key` and `signer`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct kubeboot_csr_spec {
+    /// `KUBEBOOT_PROFILE_CLIENT` or `KUBEBOOT_PROFILE_SERVING`.
+    pub profile: u32,
+    /// The node name (`CN=system:node:<node_name>`).
+    pub node_name: *const c_char,
+    /// Its length.
+    pub node_name_len: usize,
+    /// Serving: the DNS names.
+    pub dns_names: *const kubeboot_str,
+    /// Their number.
+    pub dns_count: usize,
+    /// Serving: the IP addresses as text (`"10.0.0.1"`, `"fd00::1"`).
+    pub ip_addresses: *const kubeboot_str,
+    /// Their number.
+    pub ip_count: usize,
+    /// `KUBEBOOT_FORMAT_PEM` or `KUBEBOOT_FORMAT_DER`.
+    pub format: u32,
+    /// Sign with this key; NULL: with `signer`.
+    pub key: *const kubeboot_key,
+    /// Sign through this C callback (checked against its public point before the CSR is
+    /// written: `KUBEBOOT_RESULT_SIGNER_FAILED`); NULL: with `key`.
+    pub signer: *const kubeboot_signer,
+}
+
+/// Write the kubelet CSR `spec` describes into `buf`: a **client** CSR (`O=system:nodes`,
+/// `CN=system:node:<node_name>`, no SANs), or a **serving** one (the same subject and a
+/// subjectAltName with the DNS names, then the IP addresses: at least one and at most
+/// [`KUBEBOOT_CSR_MAX_SANS`]). [`KUBEBOOT_CSR_MAX_LEN`] bytes always suffice; a short buffer
+/// gets an upper bound in `*out_len` (and no signature is made). Both or neither of `key` and
+/// `signer` is `INVALID_PARAMETER`; an invalid signer point is `MALFORMED_KEY`.
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_csr_write(
+    spec: *const kubeboot_csr_spec,
     buf: *mut u8,
     len: usize,
     out_len: *mut usize,
 ) -> kubeboot_result {
-    let out_len = try_mut!(out_len);
-    let node = try_str!(node_name, node_name_len);
-    let buf = try_out_buf!(buf, len);
-    match serving {
-        None => {
-            let builder = try_kb!(CsrBuilder::client(node));
-            write_csr(&builder, signer, format, buf, out_len)
+    ffi_panic_boundary! {{
+        let spec = try_ref!(spec);
+        let out_len = try_mut!(out_len);
+        let node = try_str!(spec.node_name, spec.node_name_len);
+        let buf = try_out_buf!(buf, len);
+        // SAFETY: non-NULL pointers point to live values (the ABI's contract).
+        let (key, signer) = unsafe { (spec.key.as_ref(), spec.signer.as_ref()) };
+        match (key, signer) {
+            (Some(key), None) => {
+                #[cfg(feature = "ring")]
+                let signer = &match kb::backend::ring::RingSigner::from_node_key(&key.inner) {
+                    Ok(s) => s,
+                    Err(e) => return e.into(),
+                };
+                #[cfg(not(feature = "ring"))]
+                let signer = &key.inner;
+                csr_for(spec, node, signer, buf, out_len)
+            }
+            (None, Some(s)) => match callback_signer(s) {
+                Ok(signer) => csr_for(spec, node, &signer, buf, out_len),
+                Err(e) => e,
+            },
+            _ => kubeboot_result::InvalidParameter,
         }
-        Some((dns, dns_count, ips, ip_count)) => {
-            let dns = try_slice!(dns, dns_count);
-            let ips = try_slice!(ips, ip_count);
+    }}
+}
+
+fn csr_for(
+    spec: &kubeboot_csr_spec,
+    node: &str,
+    signer: &impl P256Signer,
+    buf: &mut [u8],
+    out_len: &mut usize,
+) -> kubeboot_result {
+    match spec.profile {
+        KUBEBOOT_PROFILE_CLIENT => {
+            let builder = try_kb!(CsrBuilder::client(node));
+            write_csr(&builder, signer, spec.format, buf, out_len)
+        }
+        KUBEBOOT_PROFILE_SERVING => {
+            let dns = try_slice!(spec.dns_names, spec.dns_count);
+            let ips = try_slice!(spec.ip_addresses, spec.ip_count);
             let dns = match strs::<{ csr::MAX_SANS }>(dns, kubeboot_result::TooManySans) {
                 Ok(v) => v,
                 Err(e) => return e,
@@ -192,118 +252,10 @@ fn csr_common(
                 }
             }
             let builder = try_kb!(CsrBuilder::serving(node, &dns, &ips));
-            write_csr(&builder, signer, format, buf, out_len)
+            write_csr(&builder, signer, spec.format, buf, out_len)
         }
+        _ => kubeboot_result::InvalidParameter,
     }
-}
-
-/// Write a kubelet **client** CSR (`O=system:nodes`, `CN=system:node:<node_name>`, no SANs)
-/// signed by `key`, in `format` (`KUBEBOOT_FORMAT_PEM` / `_DER`), into `buf`.
-/// [`KUBEBOOT_CSR_MAX_LEN`] bytes always suffice; a short buffer gets an upper bound in
-/// `*out_len`.
-#[unsafe(no_mangle)]
-pub extern "C" fn kubeboot_csr_client(
-    key: *const kubeboot_key,
-    node_name: *const c_char,
-    node_name_len: usize,
-    format: u32,
-    buf: *mut u8,
-    len: usize,
-    out_len: *mut usize,
-) -> kubeboot_result {
-    ffi_panic_boundary! {{
-        let key = try_ref!(key);
-        #[cfg(feature = "ring")]
-        let signer = &match kb::backend::ring::RingSigner::from_node_key(&key.inner) {
-            Ok(s) => s,
-            Err(e) => return e.into(),
-        };
-        #[cfg(not(feature = "ring"))]
-        let signer = &key.inner;
-        csr_common(signer, node_name, node_name_len, None, format, buf, len, out_len)
-    }}
-}
-
-/// Write a kubelet **serving** CSR (client subject plus a subjectAltName with the DNS names,
-/// then the IP addresses given as text, `"10.0.0.1"` / `"fd00::1"`) signed by `key`. At least one
-/// SAN and at most [`KUBEBOOT_CSR_MAX_SANS`]. Otherwise as [`kubeboot_csr_client`].
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
-pub extern "C" fn kubeboot_csr_serving(
-    key: *const kubeboot_key,
-    node_name: *const c_char,
-    node_name_len: usize,
-    dns_names: *const kubeboot_str,
-    dns_count: usize,
-    ip_addresses: *const kubeboot_str,
-    ip_count: usize,
-    format: u32,
-    buf: *mut u8,
-    len: usize,
-    out_len: *mut usize,
-) -> kubeboot_result {
-    ffi_panic_boundary! {{
-        let key = try_ref!(key);
-        let sans = Some((dns_names, dns_count, ip_addresses, ip_count));
-        #[cfg(feature = "ring")]
-        let signer = &match kb::backend::ring::RingSigner::from_node_key(&key.inner) {
-            Ok(s) => s,
-            Err(e) => return e.into(),
-        };
-        #[cfg(not(feature = "ring"))]
-        let signer = &key.inner;
-        csr_common(signer, node_name, node_name_len, sans, format, buf, len, out_len)
-    }}
-}
-
-/// Like [`kubeboot_csr_client`], signing through the C callback of `signer`. The signature is
-/// checked against `signer->public_point` before the CSR is written
-/// (`KUBEBOOT_RESULT_SIGNER_FAILED` otherwise); an invalid point is
-/// `KUBEBOOT_RESULT_MALFORMED_KEY`. The callback is not called for a short buffer.
-#[unsafe(no_mangle)]
-pub extern "C" fn kubeboot_csr_client_with_signer(
-    signer: *const kubeboot_signer,
-    node_name: *const c_char,
-    node_name_len: usize,
-    format: u32,
-    buf: *mut u8,
-    len: usize,
-    out_len: *mut usize,
-) -> kubeboot_result {
-    ffi_panic_boundary! {{
-        let signer = match callback_signer(try_ref!(signer)) {
-            Ok(s) => s,
-            Err(e) => return e,
-        };
-        csr_common(&signer, node_name, node_name_len, None, format, buf, len, out_len)
-    }}
-}
-
-/// Like [`kubeboot_csr_serving`], signing through the C callback of `signer` (see
-/// [`kubeboot_csr_client_with_signer`]).
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
-pub extern "C" fn kubeboot_csr_serving_with_signer(
-    signer: *const kubeboot_signer,
-    node_name: *const c_char,
-    node_name_len: usize,
-    dns_names: *const kubeboot_str,
-    dns_count: usize,
-    ip_addresses: *const kubeboot_str,
-    ip_count: usize,
-    format: u32,
-    buf: *mut u8,
-    len: usize,
-    out_len: *mut usize,
-) -> kubeboot_result {
-    ffi_panic_boundary! {{
-        let signer = match callback_signer(try_ref!(signer)) {
-            Ok(s) => s,
-            Err(e) => return e,
-        };
-        let sans = Some((dns_names, dns_count, ip_addresses, ip_count));
-        csr_common(&signer, node_name, node_name_len, sans, format, buf, len, out_len)
-    }}
 }
 
 fn node_csr_name_common(

@@ -3,14 +3,15 @@
 //! agent does (see the core's `kubeboot::keyref`).
 //!
 //! With `kubeboot_agent_config.key_device` set, the agent asks for every device operation
-//! through [`crate::agent::kubeboot_agent_poll`]; the front-end does the device I/O and answers:
+//! through [`crate::agent::kubeboot_agent_poll`] (`KUBEBOOT_ACTION_KIND_KEY`, `of.key`); the
+//! front-end does the device I/O and answers:
 //!
-//! | `key_op` | do | answer |
+//! | `of.key.op` | do | answer |
 //! |---|---|---|
-//! | `KUBEBOOT_KEY_OP_PUBLIC` | load the key `key_ref` names | [`kubeboot_agent_on_key_public`] (its 65-byte point) |
-//! | `KUBEBOOT_KEY_OP_GENERATE` | make a P-256 signing key that never leaves `key_device`, named `key_label` | [`kubeboot_agent_on_key_generated`] (its reference and point) |
-//! | `KUBEBOOT_KEY_OP_SIGN` | ECDSA P-256 over SHA-256 of `data` with `key_ref`'s key | [`kubeboot_agent_on_key_signature`] (`r ‖ s`) or [`kubeboot_agent_sign_with`] (a `kubeboot_signer`) |
-//! | `KUBEBOOT_KEY_OP_DESTROY` | destroy `key_ref`'s key (PKCS#11: both objects; TPM: nothing) | [`kubeboot_agent_on_key_destroyed`] |
+//! | `KUBEBOOT_KEY_OP_KIND_PUBLIC` | load the key `key_ref` names | [`kubeboot_agent_on_key_public`] (its 65-byte point) |
+//! | `KUBEBOOT_KEY_OP_KIND_GENERATE` | make a P-256 signing key that never leaves `device`, named `label` | [`kubeboot_agent_on_key_generated`] (its reference and point) |
+//! | `KUBEBOOT_KEY_OP_KIND_SIGN` | ECDSA P-256 over SHA-256 of `message` with `key_ref`'s key | [`kubeboot_agent_on_key_signature`] (`r ‖ s`) or [`kubeboot_agent_sign_with`] (a `kubeboot_signer`) |
+//! | `KUBEBOOT_KEY_OP_KIND_DESTROY` | destroy `key_ref`'s key (PKCS#11: both objects; TPM: nothing) | [`kubeboot_agent_on_key_destroyed`] |
 //!
 //! Any operation that fails is answered with [`kubeboot_agent_on_key_error`] and a one-line
 //! reason naming the device (never a secret): the agent decides what it means. A PKCS#11 key's
@@ -20,93 +21,24 @@
 
 use core::ffi::c_char;
 
-use kb::agent::KeyOp;
+use kb::agent::{Action, KeyOp};
 use kb::key::P256Signer;
-use kb::keyref::{self, Holder, Pkcs11Uri};
+use kb::keyref::{self, Pkcs11Uri};
 
-use crate::agent::{bytes_ptr, kubeboot_agent, kubeboot_agent_action, str_ptr, why_text};
+use crate::action::kubeboot_key_op_kind;
+use crate::agent::{kubeboot_agent, why_text};
 use crate::csr::{callback_signer, kubeboot_signer};
 use crate::error::kubeboot_result;
 use crate::macros::{copy_out, write_with};
 
-/// KEY operation: load the key `key_ref` names and tell its public point.
-pub const KUBEBOOT_KEY_OP_PUBLIC: u32 = 0;
-/// KEY operation: make a new ECDSA P-256 signing key in `key_device`, named `key_label`, that
-/// never leaves it (PKCS#11: `CKA_TOKEN`, `CKA_SENSITIVE`, not `CKA_EXTRACTABLE`, `CKA_SIGN`, a
-/// `CKA_ID` of the front-end's choosing; TPM: an unrestricted signing key
-/// `fixedTPM|fixedParent|sensitiveDataOrigin|userWithAuth|sign` under the storage key made from
-/// tpm2-openssl's ECC template, kept as a `TSS2 PRIVATE KEY`).
-pub const KUBEBOOT_KEY_OP_GENERATE: u32 = 1;
-/// KEY operation: sign `data` (a CSR's `CertificationRequestInfo`) with ECDSA P-256 over its
-/// SHA-256 digest with the key `key_ref` names.
-pub const KUBEBOOT_KEY_OP_SIGN: u32 = 2;
-/// KEY operation: destroy the key `key_ref` names (a key already gone is success; a TPM keeps
-/// nothing of its keys: answer success).
-pub const KUBEBOOT_KEY_OP_DESTROY: u32 = 3;
-
-/// Key holder: software (the PEM is the key itself).
-pub const KUBEBOOT_KEY_HOLDER_SOFTWARE: u32 = 0;
-/// Key holder: a TPM 2.0 (the reference is a `TSS2 PRIVATE KEY` blob).
-pub const KUBEBOOT_KEY_HOLDER_TPM: u32 = 1;
-/// Key holder: a PKCS#11 token (the reference is a `PKCS#11 PROVIDER URI` block).
-pub const KUBEBOOT_KEY_HOLDER_PKCS11: u32 = 2;
-
-/// The largest key reference the agent keeps (bytes of PEM).
+/// The longest key reference the agent keeps (a `TSS2 PRIVATE KEY` or `PKCS#11 PROVIDER URI`
+/// PEM block).
 pub const KUBEBOOT_KEY_REF_MAX_LEN: usize = 1536;
 const _: () = assert!(KUBEBOOT_KEY_REF_MAX_LEN == keyref::MAX_KEY_REF);
-/// The longest `pkcs11:` URI accepted.
+/// The longest PKCS#11 URI.
 pub const KUBEBOOT_PKCS11_URI_MAX_LEN: usize = 1024;
 const _: () = assert!(KUBEBOOT_PKCS11_URI_MAX_LEN == keyref::MAX_PKCS11_URI);
-/// The length of an uncompressed P-256 point (`04 ‖ X ‖ Y`).
-pub const KUBEBOOT_P256_POINT_LEN: usize = 65;
-/// The length of a raw P-256 signature (`r ‖ s`).
-pub const KUBEBOOT_P256_SIGNATURE_LEN: usize = 64;
 
-fn holder_code(h: Holder) -> u32 {
-    match h {
-        Holder::Tpm => KUBEBOOT_KEY_HOLDER_TPM,
-        Holder::Pkcs11 => KUBEBOOT_KEY_HOLDER_PKCS11,
-        _ => KUBEBOOT_KEY_HOLDER_SOFTWARE,
-    }
-}
-
-/// The `KUBEBOOT_KEY_HOLDER_*` of a key PEM (software when it names no device).
-pub(crate) fn holder_of(pem: &[u8]) -> u32 {
-    Holder::of_pem(pem).map_or(KUBEBOOT_KEY_HOLDER_SOFTWARE, holder_code)
-}
-
-/// Fill the KEY fields of a poll's action.
-pub(crate) fn key_action(x: &mut kubeboot_agent_action, op: &KeyOp<'_>) {
-    match *op {
-        KeyOp::Public { key } => {
-            x.key_op = KUBEBOOT_KEY_OP_PUBLIC;
-            x.key_holder = holder_of(key);
-            (x.key_ref, x.key_ref_len) = bytes_ptr(key);
-        }
-        KeyOp::Generate { device, label } => {
-            x.key_op = KUBEBOOT_KEY_OP_GENERATE;
-            x.key_holder = keyref::Device::parse(device)
-                .map_or(KUBEBOOT_KEY_HOLDER_SOFTWARE, |d| holder_code(d.holder()));
-            (x.key_device, x.key_device_len) = str_ptr(device);
-            (x.key_label, x.key_label_len) = str_ptr(label);
-        }
-        KeyOp::Sign { key, message } => {
-            x.key_op = KUBEBOOT_KEY_OP_SIGN;
-            x.key_holder = holder_of(key);
-            (x.key_ref, x.key_ref_len) = bytes_ptr(key);
-            (x.data, x.data_len) = bytes_ptr(message);
-        }
-        KeyOp::Destroy { key } => {
-            x.key_op = KUBEBOOT_KEY_OP_DESTROY;
-            x.key_holder = holder_of(key);
-            (x.key_ref, x.key_ref_len) = bytes_ptr(key);
-        }
-        _ => x.key_op = u32::MAX,
-    }
-}
-
-/// A core error where a too-small *internal* buffer means the input is too large for what the
-/// agent keeps (never `INSUFFICIENT_SIZE`, which is about the caller's buffer).
 fn too_large(e: kb::Error, as_: kubeboot_result) -> kubeboot_result {
     match e {
         kb::Error::BufferTooSmall { .. } => as_,
@@ -115,14 +47,11 @@ fn too_large(e: kb::Error, as_: kubeboot_result) -> kubeboot_result {
 }
 
 /// The operation outstanding, as its `KUBEBOOT_KEY_OP_*` code.
-fn outstanding(a: &kubeboot_agent) -> Option<u32> {
-    Some(match a.agent.outstanding_key_op()? {
-        KeyOp::Public { .. } => KUBEBOOT_KEY_OP_PUBLIC,
-        KeyOp::Generate { .. } => KUBEBOOT_KEY_OP_GENERATE,
-        KeyOp::Sign { .. } => KUBEBOOT_KEY_OP_SIGN,
-        KeyOp::Destroy { .. } => KUBEBOOT_KEY_OP_DESTROY,
-        _ => return None,
-    })
+fn outstanding(a: &kubeboot_agent) -> Option<kubeboot_key_op_kind> {
+    match a.agent.outstanding()? {
+        Action::Key(op) => Some(crate::action::key_action(&op).op),
+        _ => None,
+    }
 }
 
 /// `(ptr, len)` as exactly `N` bytes (`INVALID_PARAMETER` for another length).
@@ -131,7 +60,7 @@ fn exact<const N: usize>(bytes: &[u8]) -> Result<&[u8; N], kubeboot_result> {
 }
 
 /// The answer to a PUBLIC: the key's public point (`point_len` =
-/// [`KUBEBOOT_P256_POINT_LEN`], uncompressed). `INVALID_STATE` when no PUBLIC is outstanding,
+/// [`crate::key::KUBEBOOT_KEY_POINT_LEN`], uncompressed). `INVALID_STATE` when no PUBLIC is outstanding,
 /// `INVALID_PARAMETER` for another length (the operation stays unanswered).
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_agent_on_key_public(
@@ -146,7 +75,7 @@ pub extern "C" fn kubeboot_agent_on_key_public(
             Ok(p) => p,
             Err(e) => return e,
         };
-        if outstanding(a) != Some(KUBEBOOT_KEY_OP_PUBLIC) {
+        if outstanding(a) != Some(kubeboot_key_op_kind::Public) {
             return kubeboot_result::InvalidState;
         }
         a.agent.on_key_public(now, Ok(point));
@@ -176,7 +105,7 @@ pub extern "C" fn kubeboot_agent_on_key_generated(
             Ok(p) => p,
             Err(e) => return e,
         };
-        if outstanding(a) != Some(KUBEBOOT_KEY_OP_GENERATE) {
+        if outstanding(a) != Some(kubeboot_key_op_kind::Generate) {
             return kubeboot_result::InvalidState;
         }
         a.agent.on_key_generated(now, Ok((reference, point)));
@@ -184,7 +113,7 @@ pub extern "C" fn kubeboot_agent_on_key_generated(
     }}
 }
 
-/// The answer to a SIGN: the signature `r ‖ s` (`rs_len` = [`KUBEBOOT_P256_SIGNATURE_LEN`]).
+/// The answer to a SIGN: the signature `r ‖ s` (`rs_len` = [`crate::key::KUBEBOOT_SIGNATURE_LEN`]).
 /// `INVALID_STATE` when no SIGN is outstanding, `INVALID_PARAMETER` for another length. A
 /// signature that does not verify with the key's public point fails the attempt (`KEY_DEVICE`).
 #[unsafe(no_mangle)]
@@ -200,7 +129,7 @@ pub extern "C" fn kubeboot_agent_on_key_signature(
             Ok(p) => p,
             Err(e) => return e,
         };
-        if outstanding(a) != Some(KUBEBOOT_KEY_OP_SIGN) {
+        if outstanding(a) != Some(kubeboot_key_op_kind::Sign) {
             return kubeboot_result::InvalidState;
         }
         a.agent.on_signature(now, Ok(rs));
@@ -226,8 +155,8 @@ pub extern "C" fn kubeboot_agent_sign_with(
             Ok(s) => s,
             Err(e) => return e,
         };
-        let signed = match a.agent.outstanding_key_op() {
-            Some(KeyOp::Sign { message, .. }) => signer.sign_p256_sha256(message),
+        let signed = match a.agent.outstanding() {
+            Some(Action::Key(KeyOp::Sign { message, .. })) => signer.sign_p256_sha256(message),
             _ => return kubeboot_result::InvalidState,
         };
         match signed {
@@ -249,7 +178,7 @@ pub extern "C" fn kubeboot_agent_on_key_destroyed(
 ) -> kubeboot_result {
     ffi_panic_boundary! {{
         let a = try_mut!(agent);
-        if outstanding(a) != Some(KUBEBOOT_KEY_OP_DESTROY) {
+        if outstanding(a) != Some(kubeboot_key_op_kind::Destroy) {
             return kubeboot_result::InvalidState;
         }
         a.agent.on_key_destroyed(now, Ok(()));
@@ -273,10 +202,10 @@ pub extern "C" fn kubeboot_agent_on_key_error(
         let text = why_text(try_slice!(why.cast::<u8>(), why_len), "the device failed");
         let why = if text.is_empty() { "the device failed" } else { text.as_str() };
         match outstanding(a) {
-            Some(KUBEBOOT_KEY_OP_PUBLIC) => a.agent.on_key_public(now, Err(why)),
-            Some(KUBEBOOT_KEY_OP_GENERATE) => a.agent.on_key_generated(now, Err(why)),
-            Some(KUBEBOOT_KEY_OP_SIGN) => a.agent.on_signature(now, Err(why)),
-            Some(KUBEBOOT_KEY_OP_DESTROY) => a.agent.on_key_destroyed(now, Err(why)),
+            Some(kubeboot_key_op_kind::Public) => a.agent.on_key_public(now, Err(why)),
+            Some(kubeboot_key_op_kind::Generate) => a.agent.on_key_generated(now, Err(why)),
+            Some(kubeboot_key_op_kind::Sign) => a.agent.on_signature(now, Err(why)),
+            Some(kubeboot_key_op_kind::Destroy) => a.agent.on_key_destroyed(now, Err(why)),
             _ => return kubeboot_result::InvalidState,
         }
         kubeboot_result::Ok

@@ -9,9 +9,12 @@
 //!   NUL-terminated); a NULL data pointer with length 0 is the empty input;
 //! * outputs are `(buf, len, size_t *out_len)`: the bytes are not NUL-terminated;
 //! * a NULL pointer anywhere else is `KUBEBOOT_RESULT_NULL_PARAMETER`;
-//! * opaque handles (`kubeboot_token`, `kubeboot_key`, `kubeboot_engine`, `kubeboot_agent`,
-//!   `kubeboot_kubeconfig`, `kubeboot_store`) come from `*_parse` / `*_generate` / ...
-//!   and are released with their `*_free`, which zeroizes the secret and accepts NULL;
+//! * opaque handles (`kubeboot_token`, `kubeboot_key`, `kubeboot_agent`, `kubeboot_kubeconfig`)
+//!   come from `*_parse` / `*_generate` / `*_new` / `kubeboot_agent_init_in` and are released
+//!   with their `*_free`, which zeroizes the secret and accepts NULL;
+//! * one public layer: the agent (which makes every decision) and the protocol's pieces (tokens,
+//!   keys, CSRs, validation, kubeconfigs, pins, metrics text); the machines below the agent are
+//!   not exported;
 //! * no panic crosses the boundary: std builds wrap every exported function in `catch_unwind`
 //!   and return `KUBEBOOT_RESULT_PANIC` (or NULL / 0 for functions without a result).
 //!
@@ -36,23 +39,23 @@ extern crate alloc;
 #[macro_use]
 mod macros;
 
+pub mod action;
 pub mod agent;
 pub mod csr;
 pub mod device;
-pub mod engine;
 pub mod error;
 pub mod expected;
+pub mod grammar;
 pub mod key;
 #[cfg(feature = "std")]
 pub mod kubeconfig;
 pub mod metrics;
-pub mod rotation;
-#[cfg(feature = "std")]
-pub mod store;
 pub mod token;
 // Validation: everywhere with caller scratch; heap-sized scratch and the pin checks need std.
 pub mod verify;
 
+#[cfg(test)]
+mod agent_tests;
 #[cfg(test)]
 mod tests;
 
@@ -73,7 +76,7 @@ fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
     loop {}
 }
 
-/// The library version, a static NUL-terminated string (e.g. `"0.3.0"`); never NULL.
+/// The library version, a static NUL-terminated string (e.g. `"0.4.0"`); never NULL.
 #[unsafe(no_mangle)]
 pub extern "C" fn kubeboot_version() -> *const core::ffi::c_char {
     ffi_panic_boundary! {

@@ -195,7 +195,7 @@ pub(crate) trait Handle: Sized + 'static {
 }
 
 /// Move `value` to the heap (std) or into a free slot of its static pool (no std) and hand its
-/// pointer to C through `out`. Without std, a full pool is `KUBEBOOT_RESULT_UNKNOWN_ERROR`
+/// pointer to C through `out`. Without std, a full pool is `KUBEBOOT_RESULT_POOL_EXHAUSTED`
 /// ([`pool::SLOTS`] live handles per type).
 pub(crate) fn box_out<T: Handle>(out: &mut *mut T, value: T) -> kubeboot_result {
     #[cfg(feature = "std")]
@@ -209,86 +209,7 @@ pub(crate) fn box_out<T: Handle>(out: &mut *mut T, value: T) -> kubeboot_result 
             *out = p;
             kubeboot_result::Ok
         }
-        None => kubeboot_result::UnknownError,
-    }
-}
-
-/// A handle type of which all-zero bytes are a valid value (not necessarily a meaningful one: a
-/// zeroed engine or agent is only ever used after its `start`, which resets every field).
-///
-/// # Safety
-/// Implement it only through [`zero_valid!`], which has the compiler prove the property (and
-/// that the type is not zero-sized).
-pub(crate) unsafe trait ZeroValid: Handle {}
-
-/// `zero_valid!(T)`: implement [`ZeroValid`] for `T`, proved at compile time. The compiler
-/// validates the value of every constant it evaluates, deeply (no null reference, no invalid
-/// `enum` tag or `bool`, ...), so the build fails unless all-zero bytes are a valid `T`; the core
-/// keeps its engine and agent so (`Option`s of references, never bare ones).
-macro_rules! zero_valid {
-    ($t:ty) => {
-        const _: () = {
-            // SAFETY: evaluated by the compiler, which rejects an invalid value.
-            const ZERO: $t = unsafe { core::mem::zeroed() };
-            core::mem::forget(ZERO);
-            assert!(core::mem::size_of::<$t>() > 0);
-        };
-        // SAFETY: proved by the constant above.
-        unsafe impl $crate::macros::ZeroValid for $t {}
-    };
-}
-pub(crate) use zero_valid;
-
-/// Make a large handle (the engine, the agent) in place and hand it to C through `out`: its
-/// memory — a zeroed heap allocation (std) or a free pool slot, zeroed (no std) — never passes
-/// through the stack, which a microcontroller could not afford (75 KB for an engine; building it
-/// as a value and moving it in costs that much stack, measured 2026-12-04). `setup` must start
-/// the zeroed value (the core's `start` resets every field first). When `setup` fails the handle
-/// is dropped (and wiped) and `*out` is left alone. Without std, a full pool is
-/// `KUBEBOOT_RESULT_UNKNOWN_ERROR`.
-pub(crate) fn new_in_place<T: ZeroValid>(
-    out: &mut *mut T,
-    setup: impl FnOnce(&mut T) -> kubeboot_result,
-) -> kubeboot_result {
-    #[cfg(feature = "std")]
-    {
-        // (`Box::new_zeroed` is newer than the MSRV.)
-        let layout = core::alloc::Layout::new::<T>();
-        // SAFETY: `T` is not zero-sized (`ZeroValid`).
-        let p = unsafe { alloc::alloc::alloc_zeroed(layout) }.cast::<T>();
-        if p.is_null() {
-            alloc::alloc::handle_alloc_error(layout);
-        }
-        // SAFETY: a fresh allocation of `T`'s layout from the global allocator, as `Box` makes,
-        // whose all-zero bytes are a valid `T` (`ZeroValid`).
-        let mut b = unsafe { alloc::boxed::Box::from_raw(p) };
-        let r = setup(&mut b);
-        if r == kubeboot_result::Ok {
-            *out = alloc::boxed::Box::into_raw(b);
-        } else {
-            // SAFETY: a live handle from `Box`, freed once, here.
-            unsafe { free_box(alloc::boxed::Box::into_raw(b)) };
-        }
-        r
-    }
-    #[cfg(not(feature = "std"))]
-    {
-        let Some(p) = T::pool().claim() else {
-            return kubeboot_result::UnknownError;
-        };
-        // SAFETY: `claim` handed us a free slot, valid for writes of `T`, that nobody else
-        // touches while we own its flag; all-zero bytes are a valid `T` (`ZeroValid`).
-        let r = setup(unsafe {
-            core::ptr::write_bytes(p, 0, 1);
-            &mut *p
-        });
-        if r == kubeboot_result::Ok {
-            *out = p;
-        } else {
-            // SAFETY: a live value in a slot of this pool, freed once, here.
-            unsafe { T::pool().free(p) };
-        }
-        r
+        None => kubeboot_result::PoolExhausted,
     }
 }
 

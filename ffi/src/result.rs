@@ -27,6 +27,8 @@ pub enum kubeboot_result {
     InvalidParameter = 5,
     /// unknown error (`unknown-error`).
     UnknownError = 6,
+    /// no free handle: every slot of the static pool is in use (free one; builds with std allocate instead) (`pool-exhausted`).
+    PoolExhausted = 7,
     /// filesystem error (`store-io`).
     StoreIo = 10,
     /// no cert/key files read (`store-no-cert-key-files`).
@@ -199,6 +201,12 @@ pub enum kubeboot_result {
     InvalidConfig = 802,
     /// the apiserver did not prove a CA of the new bundle (a TLS handshake trusting only the new bundle failed): the CA file is unchanged (`ca-bundle-unproven`).
     CaBundleUnproven = 803,
+    /// the clock cannot be trusted to judge the certificate (before this build, before its notBefore, or the apiserver still accepts what it calls expired): the node keeps its identity and waits (`clock-untrusted`).
+    ClockUntrusted = 804,
+    /// not a duration (like 90s, 10m, 1h30m, 0) (`invalid-duration`).
+    InvalidDuration = 900,
+    /// not an address to listen on (IPv4:port or [IPv6]:port) (`invalid-address`).
+    InvalidAddress = 901,
 }
 
 /// Every result, in code order.
@@ -210,6 +218,7 @@ pub(crate) const ALL: &[kubeboot_result] = &[
     kubeboot_result::InvalidUtf8,
     kubeboot_result::InvalidParameter,
     kubeboot_result::UnknownError,
+    kubeboot_result::PoolExhausted,
     kubeboot_result::StoreIo,
     kubeboot_result::StoreNoCertKeyFiles,
     kubeboot_result::StoreNoCertificates,
@@ -296,4 +305,7 @@ pub(crate) const ALL: &[kubeboot_result] = &[
     kubeboot_result::NoCa,
     kubeboot_result::InvalidConfig,
     kubeboot_result::CaBundleUnproven,
+    kubeboot_result::ClockUntrusted,
+    kubeboot_result::InvalidDuration,
+    kubeboot_result::InvalidAddress,
 ];

@@ -6,7 +6,6 @@ use core::ptr::{null, null_mut};
 use crate::csr::*;
 use crate::error::*;
 use crate::key::*;
-use crate::rotation::*;
 use crate::token::*;
 
 const K1_PEM: &[u8] = include_bytes!("../../core/tests/data/p256.key");
@@ -14,6 +13,27 @@ const NULL_RESULT: kubeboot_result = kubeboot_result::NullParameter;
 
 fn s(x: &str) -> (*const c_char, usize) {
     (x.as_ptr().cast(), x.len())
+}
+
+/// A client CSR spec for `node` signed by `key` or `signer`.
+fn client_spec(
+    node: (*const c_char, usize),
+    key: *const kubeboot_key,
+    signer: *const kubeboot_signer,
+    format: u32,
+) -> kubeboot_csr_spec {
+    kubeboot_csr_spec {
+        profile: KUBEBOOT_PROFILE_CLIENT,
+        node_name: node.0,
+        node_name_len: node.1,
+        dns_names: null(),
+        dns_count: 0,
+        ip_addresses: null(),
+        ip_count: 0,
+        format,
+        key,
+        signer,
+    }
 }
 
 fn k1() -> *mut kubeboot_key {
@@ -61,19 +81,14 @@ fn null_parameters() {
     assert_eq!(kubeboot_key_to_pem(null(), b, 64, &mut len), NULL_RESULT);
     assert_eq!(kubeboot_key_public_point(null(), buf.as_mut_ptr()), NULL_RESULT);
     let (n, nl) = s("node-1");
-    assert_eq!(
-        kubeboot_csr_client(null(), n, nl, KUBEBOOT_FORMAT_PEM, buf.as_mut_ptr(), 64, &mut len),
-        NULL_RESULT
-    );
-    assert_eq!(
-        kubeboot_csr_client_with_signer(null(), n, nl, 0, buf.as_mut_ptr(), 64, &mut len),
-        NULL_RESULT
-    );
+    assert_eq!(kubeboot_csr_write(null(), buf.as_mut_ptr(), 64, &mut len), NULL_RESULT);
+    // Neither signer, or both: invalid.
+    let none = client_spec((n, nl), null(), null(), KUBEBOOT_FORMAT_PEM);
+    let r = kubeboot_csr_write(&none, buf.as_mut_ptr(), 64, &mut len);
+    assert_eq!(r, kubeboot_result::InvalidParameter);
     let signer = kubeboot_signer { sign: None, userdata: null_mut(), public_point: [0; 65] };
-    assert_eq!(
-        kubeboot_csr_client_with_signer(&signer, n, nl, 0, buf.as_mut_ptr(), 64, &mut len),
-        NULL_RESULT
-    );
+    let spec = client_spec((n, nl), null(), &signer, KUBEBOOT_FORMAT_PEM);
+    assert_eq!(kubeboot_csr_write(&spec, buf.as_mut_ptr(), 64, &mut len), NULL_RESULT);
     assert_eq!(kubeboot_csr_check(null(), 5, n, nl, null(), 0, 0), NULL_RESULT);
     assert_eq!(kubeboot_node_csr_name(null(), n, nl, b, 64, &mut len), NULL_RESULT);
     // Free of NULL is a no-op.
@@ -239,29 +254,18 @@ fn callback_signer_and_policy() {
     let (n, nl) = s("node-1");
     let mut pem = [0u8; KUBEBOOT_CSR_MAX_LEN];
     let mut len = 0;
-    let r = kubeboot_csr_client_with_signer(
-        &signer,
-        n,
-        nl,
-        KUBEBOOT_FORMAT_PEM,
-        pem.as_mut_ptr(),
-        pem.len(),
-        &mut len,
-    );
+    let spec = client_spec((n, nl), null(), &signer, KUBEBOOT_FORMAT_PEM);
+    let r = kubeboot_csr_write(&spec, pem.as_mut_ptr(), pem.len(), &mut len);
     assert_eq!(r, kubeboot_result::Ok);
+    let both = client_spec((n, nl), key, &signer, KUBEBOOT_FORMAT_PEM);
+    let r = kubeboot_csr_write(&both, pem.as_mut_ptr(), pem.len(), &mut 0);
+    assert_eq!(r, kubeboot_result::InvalidParameter);
     // Deterministic signatures: the callback path gives the same CSR as the key path.
     let mut pem2 = [0u8; KUBEBOOT_CSR_MAX_LEN];
     let mut len2 = 0;
+    let by_key = client_spec((n, nl), key, null(), KUBEBOOT_FORMAT_PEM);
     assert_eq!(
-        kubeboot_csr_client(
-            key,
-            n,
-            nl,
-            KUBEBOOT_FORMAT_PEM,
-            pem2.as_mut_ptr(),
-            pem2.len(),
-            &mut len2
-        ),
+        kubeboot_csr_write(&by_key, pem2.as_mut_ptr(), pem2.len(), &mut len2),
         kubeboot_result::Ok
     );
     // Byte-identical only with RFC 6979 signing; the `ring` feature signs with a random nonce
@@ -287,15 +291,17 @@ fn callback_signer_and_policy() {
     // A failing callback and a callback for a different key.
     let bad = kubeboot_signer { sign: Some(sign_fails), ..signer };
     let mut out = [0u8; KUBEBOOT_CSR_MAX_LEN];
+    let spec = client_spec((n, nl), null(), &bad, KUBEBOOT_FORMAT_PEM);
     assert_eq!(
-        kubeboot_csr_client_with_signer(&bad, n, nl, 0, out.as_mut_ptr(), out.len(), &mut len),
+        kubeboot_csr_write(&spec, out.as_mut_ptr(), out.len(), &mut len),
         kubeboot_result::SignerFailed
     );
     let mut other = null_mut();
     assert_eq!(kubeboot_key_from_entropy([9u8; 32].as_ptr(), 32, &mut other), kubeboot_result::Ok);
     let wrong = kubeboot_signer { userdata: other.cast(), ..signer };
+    let spec = client_spec((n, nl), null(), &wrong, KUBEBOOT_FORMAT_DER);
     assert_eq!(
-        kubeboot_csr_client_with_signer(&wrong, n, nl, 1, out.as_mut_ptr(), out.len(), &mut len),
+        kubeboot_csr_write(&spec, out.as_mut_ptr(), out.len(), &mut len),
         kubeboot_result::SignerFailed
     );
     assert!(out.iter().all(|b| *b == 0), "nothing written on signer failure");
@@ -385,33 +391,20 @@ fn csr_max_len_suffices() {
     let ip = "fd00::1";
     let i = [kubeboot_str { data: ip.as_ptr().cast(), len: ip.len() }; 8];
     let mut len = 0;
-    let r = kubeboot_csr_serving(
-        key,
-        n,
-        nl,
-        d.as_ptr(),
-        8,
-        i.as_ptr(),
-        8,
-        KUBEBOOT_FORMAT_PEM,
-        null_mut(),
-        0,
-        &mut len,
-    );
+    let spec = kubeboot_csr_spec {
+        profile: KUBEBOOT_PROFILE_SERVING,
+        dns_names: d.as_ptr(),
+        dns_count: 8,
+        ip_addresses: i.as_ptr(),
+        ip_count: 8,
+        ..client_spec((n, nl), key, null(), KUBEBOOT_FORMAT_PEM)
+    };
+    let r = kubeboot_csr_write(&spec, null_mut(), 0, &mut len);
     assert!(matches!(r, kubeboot_result::InsufficientSize | kubeboot_result::TooManySans), "{r:?}");
     if r == kubeboot_result::InsufficientSize {
         assert!(len <= KUBEBOOT_CSR_MAX_LEN, "{len}");
     }
     kubeboot_key_free(key);
-}
-
-#[test]
-fn rotation_passthrough() {
-    assert_eq!(kubeboot_rotation_deadline(0, 1000, 0), 700);
-    assert!(kubeboot_needs_rotation(700, 700));
-    assert!(kubeboot_rotation_due(false, 0, 0, 0, 0));
-    assert_eq!(kubeboot_backoff_delay_ms(0, 0), KUBEBOOT_BACKOFF_INITIAL_MS);
-    assert_eq!(kubeboot_backoff_delay_ms(9, 0), KUBEBOOT_POLL_INTERVAL_MS);
 }
 
 #[test]
@@ -431,8 +424,6 @@ fn header_version_macros_match_crate() {
 #[cfg(not(miri))]
 mod wiped_before_free {
     use super::*;
-    use crate::engine::*;
-    use crate::expected::kubeboot_expected;
     use crate::kubeconfig::*;
     use std::alloc::{GlobalAlloc, Layout, System};
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -573,82 +564,22 @@ mod wiped_before_free {
         });
     }
 
-    /// Known gap: the freed block is the `kubeboot_engine` box itself (54 KB) and holds the
-    /// scalar as p256 limbs: bytes of the engine that no field initialises (the spare capacity
-    /// of its heapless strings, padding) are copied from the stack when the engine is moved
-    /// into the box, and the stack held the scalar from signing the CSR. `Engine`'s `Drop`
-    /// wipes only its bearer header (through a `mem::take` copy). Fix: wipe the whole handle
-    /// allocation after dropping it (e.g. `free_box` zeroizing `size_of::<T>()` bytes).
+    /// An agent made by `kubeboot_agent_new` bootstraps up to its create request (the token in
+    /// its `Authorization`, a key made from `ENGINE_D`): freeing it leaves neither in freed
+    /// memory.
     #[test]
-    fn engine_free_wipes_its_token_and_key_copies() {
+    fn agent_free_wipes_its_token_and_key() {
         let ca = std::fs::read(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("../core/tests/data/recorded/client-ca.pem"),
         )
         .unwrap();
-        no_hits("kubeboot_engine", &[3, 4, 5], || {
-            let mut key = null_mut();
-            let rc = kubeboot_key_from_entropy(ENGINE_D.as_ptr(), ENGINE_D.len(), &mut key);
-            assert_eq!(rc, kubeboot_result::Ok);
-            let (t, tl) = s(ENGINE_TOKEN);
-            let mut token = null_mut();
-            assert_eq!(kubeboot_token_parse(t, tl, &mut token), kubeboot_result::Ok);
-            let (node, node_len) = s("wipe-1");
-            let cfg = kubeboot_engine_config {
-                expected: kubeboot_expected {
-                    node_name: node,
-                    node_name_len: node_len,
-                    profile: KUBEBOOT_PROFILE_CLIENT,
-                    dns_names: null(),
-                    dns_count: 0,
-                    ip_addresses: null(),
-                    ip_count: 0,
-                },
-                auth: KUBEBOOT_AUTH_TOKEN,
-                token,
-                naming: KUBEBOOT_NAMING_NODE_CSR,
-                ca_pem: ca.as_ptr(),
-                ca_pem_len: ca.len(),
-                expiration_seconds: 0,
-                wait_seconds: 0,
-                watch: true,
-            };
-            let now = 1_796_208_640;
-            let mut e = null_mut();
-            assert_eq!(kubeboot_engine_new(&cfg, key, now, 7, &mut e), kubeboot_result::Ok);
-            kubeboot_key_free(key);
-            kubeboot_token_free(token);
-            let mut a = kubeboot_action {
-                kind: 99,
-                until: 0,
-                request_kind: 0,
-                method: null(),
-                path: null(),
-                path_len: 0,
-                authorization: null(),
-                authorization_len: 0,
-                content_type: null(),
-                accept: null(),
-                body: null(),
-                body_len: 0,
-                cert_pem: null(),
-                cert_pem_len: 0,
-                not_before: 0,
-                not_after: 0,
-                rotation_deadline: 0,
-                csr_name: null(),
-                csr_name_len: 0,
-                result: kubeboot_result::Ok,
-                http_status: 0,
-            };
-            assert_eq!(kubeboot_engine_poll(e, now, &mut a), kubeboot_result::Ok);
-            assert_eq!(a.kind, KUBEBOOT_ACTION_SEND);
-            // SAFETY: pointer and length from the action, valid until the next engine call.
-            let auth = unsafe {
-                core::slice::from_raw_parts(a.authorization.cast::<u8>(), a.authorization_len)
-            };
-            assert!(auth.ends_with(ENGINE_TOKEN.as_bytes()));
-            kubeboot_engine_free(e);
+        no_hits("kubeboot_agent", &[3, 4, 5], || {
+            let mut a = null_mut();
+            assert_eq!(crate::agent::kubeboot_agent_new(null(), &mut a), kubeboot_result::Ok);
+            let reached = crate::agent_tests::bootstrap_to_create(a, ENGINE_TOKEN, &ca, &ENGINE_D);
+            assert!(reached.ends_with(ENGINE_TOKEN.as_bytes()), "{reached:?}");
+            crate::agent::kubeboot_agent_free(a);
         });
     }
 

@@ -320,6 +320,19 @@ pub extern "C" fn kubeboot_ca_pins_of_pem(
     }}
 }
 
+/// Who checks signatures in this build: ring with the `ring` feature, else the portable
+/// verifier.
+pub(crate) fn verifier() -> &'static (dyn kb::backend::SignatureVerifier + Sync) {
+    #[cfg(feature = "ring")]
+    {
+        &kb::backend::ring::Ring
+    }
+    #[cfg(not(feature = "ring"))]
+    {
+        kb::backend::SOFTWARE
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use core::ptr::{null, null_mut};

@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 
-use kubeboot::agent::{Agent, KeyOp};
+use kubeboot::agent::{Action, Agent, KeyOp};
 use kubeboot::key::{NodeKey, P256Signer};
 use kubeboot::keyref::{self, Device, Holder};
 
@@ -124,18 +124,20 @@ impl Devices {
 
     /// Answer the agent's outstanding key operation, if there is one. Returns what failed (to
     /// print), the agent having been told.
-    pub fn perform<const N: usize>(&self, agent: &mut Agent<N>, now: i64) -> Option<DeviceError> {
+    pub fn perform(&self, agent: &mut Agent<'_>, now: i64) -> Option<DeviceError> {
         enum Op {
             Public(Vec<u8>),
             Generate(String, String),
             Sign(Vec<u8>, Vec<u8>),
             Destroy(Vec<u8>),
         }
-        let op = match agent.outstanding_key_op()? {
-            KeyOp::Public { key } => Op::Public(key.to_vec()),
-            KeyOp::Generate { device, label } => Op::Generate(device.into(), label.into()),
-            KeyOp::Sign { key, message } => Op::Sign(key.to_vec(), message.to_vec()),
-            KeyOp::Destroy { key } => Op::Destroy(key.to_vec()),
+        let op = match agent.outstanding()? {
+            Action::Key(KeyOp::Public { key }) => Op::Public(key.to_vec()),
+            Action::Key(KeyOp::Generate { device, label }) => {
+                Op::Generate(device.into(), label.into())
+            }
+            Action::Key(KeyOp::Sign { key, message }) => Op::Sign(key.to_vec(), message.to_vec()),
+            Action::Key(KeyOp::Destroy { key }) => Op::Destroy(key.to_vec()),
             _ => return None,
         };
         match op {

@@ -203,12 +203,18 @@ pub enum RequestKind {
     Create,
     /// GET the CSR.
     Get,
-    /// Watch the CSR: with status 200 the body is a stream, fed with [`Agent::on_stream_data`].
+    /// Watch the CSR: with status 200 the body is a stream, fed with [`Agent::on_stream_data`]
+    /// (and [`Agent::on_stream_idle`] when nothing arrives by [`HttpRequest::idle_at`]).
     Watch,
+    /// `POST` a `SelfSubjectReview` with the client certificate presented: who the apiserver
+    /// takes it for (the probe: a certificate the agent's clock calls expired, a pair whose CA
+    /// is not the kubeconfig's).
+    SelfSubjectReview,
 }
 
 impl RequestKind {
-    /// `healthz`, `cluster-info`, `trust-bundles`, `ca-probe`, `create`, `get`, `watch`.
+    /// `healthz`, `cluster-info`, `trust-bundles`, `ca-probe`, `create`, `get`, `watch`,
+    /// `self-subject-review`.
     pub fn as_str(self) -> &'static str {
         match self {
             RequestKind::Healthz => "healthz",
@@ -218,6 +224,7 @@ impl RequestKind {
             RequestKind::Create => "create",
             RequestKind::Get => "get",
             RequestKind::Watch => "watch",
+            RequestKind::SelfSubjectReview => "self-subject-review",
         }
     }
 }
@@ -288,6 +295,10 @@ pub struct HttpRequest<'a> {
     pub user_agent: &'a str,
     /// Give up at this time (unix seconds) and report [`Agent::on_transport_error`].
     pub give_up_at: i64,
+    /// A watch: if the stream is still open and nothing arrived by this time, call
+    /// [`Agent::on_stream_idle`] (the agent reports progress without ending the watch), then
+    /// keep reading; `None`: never.
+    pub idle_at: Option<i64>,
 }
 
 impl core::fmt::Debug for HttpRequest<'_> {
@@ -300,6 +311,7 @@ impl core::fmt::Debug for HttpRequest<'_> {
             .field("authorization", &self.authorization.map(|_| "<redacted>"))
             .field("body_len", &self.body.len())
             .field("give_up_at", &self.give_up_at)
+            .field("idle_at", &self.idle_at)
             .finish()
     }
 }

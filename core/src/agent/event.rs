@@ -22,6 +22,89 @@ pub enum LogFormat {
     Json,
 }
 
+/// The longest front-end name (`rust`, `c`, `go`, ...).
+pub(super) const MAX_FRONT_END: usize = 16;
+
+/// The agent's event lines on their way out: formatted with the front-end's name in the
+/// configured format, queued until [`super::Agent::poll`] hands them out one by one.
+pub(super) struct Events {
+    front_end: heapless::String<MAX_FRONT_END>,
+    format: LogFormat,
+    /// Lines not yet handed out, each with whether it updates the previous one.
+    queue: heapless::Deque<(Line, bool), 4>,
+    /// The line handed out last (an action borrows it).
+    pub(super) shown: Line,
+}
+
+impl Events {
+    pub(super) const fn new() -> Self {
+        Events {
+            front_end: heapless::String::new(),
+            format: LogFormat::Text,
+            queue: heapless::Deque::new(),
+            shown: Line::new(),
+        }
+    }
+
+    /// Back to [`Events::new`], in place.
+    pub(super) fn reset(&mut self) {
+        let Events { front_end, format, queue, shown } = self;
+        front_end.clear();
+        *format = LogFormat::Text;
+        queue.clear();
+        shown.clear();
+    }
+
+    /// Name the front-end (at most [`MAX_FRONT_END`] bytes of `[a-z0-9-]`, else
+    /// [`crate::Error::InvalidConfig`]) and pick the format.
+    pub(super) fn configure(&mut self, front_end: &str, format: LogFormat) -> crate::Result<()> {
+        let ok = !front_end.is_empty()
+            && front_end.len() <= MAX_FRONT_END
+            && front_end.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        self.front_end.clear();
+        if !ok || self.front_end.push_str(front_end).is_err() {
+            return Err(crate::Error::InvalidConfig);
+        }
+        self.format = format;
+        Ok(())
+    }
+
+    /// A line for `step`, to fill and [`Events::push`].
+    pub(super) fn ev(&self, step: &str) -> LineBuilder {
+        LineBuilder::new(&self.front_end, step, self.format)
+    }
+
+    /// Queue a line (the oldest is dropped if four wait: a front-end that never polls loses
+    /// history, never the agent's state).
+    pub(super) fn push(&mut self, line: Line) {
+        self.push_as(line, false);
+    }
+
+    /// Queue a line that is progress on the previous one ([`super::Event::update`]).
+    pub(super) fn update(&mut self, line: Line) {
+        self.push_as(line, true);
+    }
+
+    fn push_as(&mut self, line: Line, update: bool) {
+        if self.queue.is_full() {
+            let _ = self.queue.pop_front();
+        }
+        let _ = self.queue.push_back((line, update));
+    }
+
+    /// Whether a line waits to be handed out.
+    pub(super) fn pending(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// The next line to hand out, kept as [`Events::shown`]; whether it is an update.
+    pub(super) fn next(&mut self) -> Option<bool> {
+        let (line, update) = self.queue.pop_front()?;
+        self.shown = line;
+        Some(update)
+    }
+}
+
 /// Builds one line: `agent=<fe> step=<step>` then ` key=value` pairs. Values that are empty or
 /// hold a space, `"`, `=` or a control character are written in double quotes with `"` and `\`
 /// escaped and control characters replaced by `?`. In JSON, values are JSON strings (`"` and

@@ -1,12 +1,28 @@
-//! The agent's transitions: what each answer means and what comes next.
+//! The conductor's own decisions: what to do once the node's files are judged (nothing,
+//! rotate, request the serving certificate, bootstrap, refresh the CA, sleep, stop), how an
+//! attempt runs from its key to its stored pair, and what a failure costs (undo, fall back to
+//! the bootstrap credential, retry with backoff, or stop).
 
 use core::fmt::Write;
 
-use super::device::Presigned;
-use super::*;
+use super::config::Settings;
+use super::loader::{self, Loader};
+use super::probe::{Answer, Doubt, leaf_digest};
+use super::verdict;
+use super::{
+    Agent, Conn, HEALTHZ_INTERVAL_SECS, HEALTHZ_WAIT_SECS, Kind, Mode, Outcome, Pending, Phase,
+    RotateNow,
+};
+use crate::csr::{MAX_SANS, Profile};
+use crate::discovery;
+use crate::engine::{Expect, Jitter};
+use crate::error::{Error, Reason, VerifyError};
+use crate::keyref::Holder;
+use crate::rfc3339;
 
 /// A detail text.
 pub(super) type Detail = heapless::String<MAX_DETAIL>;
+const MAX_DETAIL: usize = 512;
 
 /// The wait for approval is announced, then again after this long, then at doubling intervals
 /// up to [`MAX_PROGRESS_SECS`].
@@ -20,45 +36,419 @@ pub(super) fn detail(args: core::fmt::Arguments<'_>) -> Detail {
     d
 }
 
-pub(super) fn file_error(e: StoreErrorKind) -> Error {
-    Error::Store(e)
+/// `YYYY-MM-DD-HH-MM-SS` of local time (Go layout `2006-01-02-15-04-05`).
+pub(super) fn timestamp(unix: i64, utc_offset: i32) -> heapless::String<19> {
+    let dt = rfc3339::DateTime::from_unix(unix.saturating_add(i64::from(utc_offset)));
+    let mut s = heapless::String::new();
+    let _ = write!(
+        s,
+        "{:04}-{:02}-{:02}-{:02}-{:02}-{:02}",
+        dt.year.clamp(0, 9999),
+        dt.month,
+        dt.day,
+        dt.hour,
+        dt.minute,
+        dt.second
+    );
+    s
 }
 
-impl<
-    const N: usize,
-    const PEM: usize,
-    const OUT: usize,
-    const PATH: usize,
-    const SANS: usize,
-    const DISC: usize,
-> Agent<N, PEM, OUT, PATH, SANS, DISC>
-{
-    /// One internal transition (states that need no I/O).
-    pub(super) fn step(&mut self, now: i64) {
-        match self.st {
-            St::Start => self.begin(),
-            St::CheckClient => self.check_client(now),
-            St::Decide => self.decide(now),
-            St::PrepareBootstrap => self.prepare_bootstrap(now),
-            St::StartEngine => self.start_engine(now),
-            St::DiscoverRun => self.drive_discovery(now),
-            St::EngineRun => self.drive_engine(now),
-            St::CaCompare => self.ca_compare(now),
-            _ => {}
+/// A device's answer must be a P-256 point.
+pub(super) fn checked_point<'e>(p: &[u8; 65]) -> core::result::Result<[u8; 65], &'e str> {
+    if p256::ecdsa::VerifyingKey::from_sec1_bytes(p).is_ok() {
+        Ok(*p)
+    } else {
+        Err("the device's answer is not a P-256 point")
+    }
+}
+
+/// What the engine checks an issued certificate against for a `kind` attempt: the CA the loader
+/// found and the profile the settings ask for.
+pub(super) fn expect<'a: 'r, 'r>(
+    s: &'a Settings<'_>,
+    loader: &'a Loader<'_>,
+    kind: Kind,
+    refs: &'r mut heapless::Vec<&'a str, MAX_SANS>,
+) -> Expect<'r> {
+    let profile = if kind == Kind::Serving {
+        s.dns_names(refs);
+        Profile::Serving { dns: refs, ips: &s.ips }
+    } else {
+        Profile::Client
+    };
+    // A client certificate that chains to none of the kubeconfig's CAs (no bundle configured)
+    // is proven by the apiserver before it becomes current, not thrown away.
+    let prove = kind != Kind::Serving && loader.bundle.is_empty();
+    Expect { ca_pem: loader.validation_ca(kind == Kind::Bootstrap), profile, prove }
+}
+
+/// The `step=` of a line.
+pub(super) fn step_of(line: &str) -> &'static str {
+    const STEPS: &[&str] = &[
+        "start",
+        "credentials",
+        "bootstrap",
+        "rotate",
+        "serving",
+        "discovery",
+        "discovered",
+        "key",
+        "healthz",
+        "create",
+        "created",
+        "wait",
+        "http",
+        "transport-error",
+        "retry",
+        "issued",
+        "stored",
+        "kubeconfig",
+        "cleanup",
+        "sleep",
+        "done",
+        "warning",
+        "wake",
+        "ca",
+    ];
+    let s = if line.starts_with('{') {
+        line.split("\"step\":\"").nth(1).and_then(|r| r.split('"').next())
+    } else {
+        line.split(" step=").nth(1).and_then(|r| r.split(' ').next())
+    };
+    let s = s.unwrap_or("");
+    STEPS.iter().copied().find(|x| *x == s).unwrap_or("event")
+}
+
+/// The front-end's side of the conversation: what was asked and not answered yet, and the
+/// connection settings' identity.
+pub(super) struct Io {
+    pub(super) pending: Pending,
+    /// Whether the pending action was handed out (an unanswered one is abandoned at `poll`).
+    pub(super) handed_out: bool,
+    /// The time of the last `poll` that handed out an action.
+    pub(super) now: i64,
+    /// Which connection the engine's requests go over.
+    pub(super) conn: Conn,
+    /// Changes whenever a connection's settings do.
+    pub(super) conn_id: u32,
+}
+
+impl Io {
+    pub(super) const fn new() -> Self {
+        Io { pending: Pending::None, handed_out: false, now: 0, conn: Conn::Node, conn_id: 0 }
+    }
+
+    /// An answer of `kind` arrived: whether it was the one outstanding (then it is no longer).
+    pub(super) fn answer(&mut self, kind: Pending) -> bool {
+        if self.pending != kind {
+            return false;
+        }
+        self.pending = Pending::None;
+        true
+    }
+}
+
+/// The attempt under way.
+pub(super) struct Attempt {
+    pub(super) kind: Kind,
+    /// The certificate was issued (its key must be kept).
+    pub(super) issued: bool,
+    /// The apiserver refused the current certificate: bootstrap even if it looks valid.
+    pub(super) force_bootstrap: bool,
+    /// The pair just stored, to be found valid by the next reading.
+    pub(super) just_stored: Option<Kind>,
+    /// A cleanup that ends in a new start (a refused rotation falling back to bootstrap), not a
+    /// failure.
+    pub(super) fallback: bool,
+    /// Until when the kubelet's `/healthz` wait goes on.
+    pub(super) healthz_until: i64,
+    /// The apiserver refused the certificate it was asked about (the clock calls it expired,
+    /// or it chains to no CA the agent has): fall back.
+    pub(super) refused: bool,
+    /// Why the apiserver is asked (the probe).
+    pub(super) doubt: Doubt,
+    /// The issued certificate's length at the front of `out` (the pair: chain, then key).
+    pub(super) cert_len: usize,
+}
+
+impl Attempt {
+    pub(super) const fn new() -> Self {
+        Attempt {
+            kind: Kind::Bootstrap,
+            issued: false,
+            force_bootstrap: false,
+            just_stored: None,
+            fallback: false,
+            healthz_until: 0,
+            refused: false,
+            doubt: Doubt::Expired,
+            cert_len: 0,
+        }
+    }
+}
+
+/// The wait for approval: when it was announced and when to say again that it goes on.
+pub(super) struct Wait {
+    pub(super) announced: bool,
+    /// When the wait began.
+    pub(super) since: i64,
+    /// When the next progress line is due (0: never).
+    pub(super) progress_at: i64,
+    pub(super) progress_gap: i64,
+    /// A request just failed: announce the engine's backoff.
+    pub(super) retrying: bool,
+}
+
+impl Wait {
+    pub(super) const fn new() -> Self {
+        Wait { announced: false, since: 0, progress_at: 0, progress_gap: 0, retrying: false }
+    }
+}
+
+/// The agent's time line across attempts: sleeps, backoff, rotations done, what to rotate now.
+pub(super) struct Schedule {
+    pub(super) sleep_until: Option<i64>,
+    pub(super) attempts_failed: u32,
+    pub(super) rotations: u32,
+    pub(super) jitter: Jitter,
+    pub(super) rotate_now: RotateNow,
+    /// A stale key cache was looked for.
+    pub(super) swept: bool,
+}
+
+impl Schedule {
+    pub(super) const fn new() -> Self {
+        Schedule {
+            sleep_until: None,
+            attempts_failed: 0,
+            rotations: 0,
+            jitter: Jitter(0),
+            rotate_now: RotateNow { client: false, serving: false },
+            swept: false,
         }
     }
 
-    pub(super) fn begin(&mut self) {
-        self.clear_loaded();
-        // Until `decide` picks one, what fails is the client credentials (retry lines, metrics).
-        self.kind = Kind::Bootstrap;
-        self.conn_id = self.conn_id.wrapping_add(2);
-        // Check mode changes nothing, not even an interrupted swap (it reads what is there).
-        self.st = if self.mode == Mode::Check { St::ReadKubeconfig } else { St::RecoverClient };
+    pub(super) fn configure(&mut self, s: &Settings<'_>) {
+        self.jitter = Jitter(s.seed);
+        self.rotate_now = s.rotate_now;
     }
 
-    pub(super) fn can_bootstrap(&self) -> bool {
-        self.discovery_on || !self.bootstrap_path.is_empty()
+    /// A seed for a sub-machine's own jitter.
+    pub(super) fn seed(&mut self) -> u64 {
+        u64::from(self.jitter.next_u32()) << 32 | u64::from(self.jitter.next_u32())
+    }
+}
+
+impl Agent<'_> {
+    /// Begin again: read the node's files (or, in [`Mode::Discover`], discover).
+    pub(super) fn begin(&mut self, now: i64) {
+        // Until `decide` picks one, what fails is the client credentials (retry lines, metrics).
+        self.attempt.kind = Kind::Bootstrap;
+        self.io.conn_id = self.io.conn_id.wrapping_add(2);
+        self.attempt.refused = false;
+        if self.settings.mode == Mode::Discover {
+            return self.begin_discovery(now);
+        }
+        self.loader.begin(&self.settings);
+        self.phase = Phase::Load;
+    }
+
+    /// The clock cannot judge a certificate: keep the node's identity, say why and wait for the
+    /// clock (retried with the backoff in [`Mode::Run`]; a failure, changing nothing, in
+    /// [`Mode::Once`]).
+    fn wait_for_the_clock(&mut self, now: i64, why: core::fmt::Arguments<'_>) {
+        self.failure = Some(Error::ClockUntrusted);
+        self.detail = detail(why);
+        let line = self
+            .events
+            .ev("credentials")
+            .kv("kind", "client")
+            .kv("state", "kept")
+            .kv("reason", Error::ClockUntrusted.name())
+            .kv("detail", &self.detail)
+            .done();
+        self.events.push(line);
+        self.finish_failure(now);
+    }
+
+    fn wait_for_the_clock_floor(&mut self, now: i64) {
+        let (t, floor) = (rfc3339::format(now), rfc3339::format(super::CLOCK_FLOOR));
+        let (t, floor) =
+            (t.as_ref().map_or("?", |t| t.as_str()), floor.as_ref().map_or("?", |t| t.as_str()));
+        self.wait_for_the_clock(now, format_args!("the clock says {t}, before {floor}"));
+    }
+
+    /// The clock's judgement of the client certificate, when it cannot be trusted: before this
+    /// build, before the certificate's notBefore, or calling it expired (then the apiserver is
+    /// asked first). Returns whether it took the turn.
+    fn doubt_the_clock(&mut self, now: i64, e: Error, what: verdict::Part) -> bool {
+        let Error::Verify(v) = e else { return false };
+        if what != verdict::Part::ClientCertificate {
+            return false;
+        }
+        let crate::error::Detail::Validity { not_before, not_after, .. } = v.detail else {
+            return false;
+        };
+        match v.reason {
+            crate::error::Reason::NotYetValid => {
+                let t = rfc3339::format(now);
+                let nb = rfc3339::format(not_before);
+                self.wait_for_the_clock(
+                    now,
+                    format_args!(
+                        "the clock says {}, before the certificate's notBefore {}",
+                        t.as_ref().map_or("?", |t| t.as_str()),
+                        nb.as_ref().map_or("?", |t| t.as_str())
+                    ),
+                );
+                true
+            }
+            // The clock calls it expired: the apiserver says whether it is.
+            crate::error::Reason::Expired if !self.attempt.refused => {
+                self.ask(Doubt::Expired, not_after);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Ask the apiserver who it takes a pair for ([`Doubt`]): the current one (`not_after` is
+    /// its notAfter), or the one just issued (in `out`, its chain first).
+    pub(super) fn ask(&mut self, doubt: Doubt, not_after: i64) {
+        self.attempt.doubt = doubt;
+        let b = self.events.ev("probe");
+        let line = match doubt {
+            Doubt::Expired => {
+                b.kv("kind", "client").kv("reason", "expired").time("not_after", not_after).done()
+            }
+            Doubt::Unanchored => {
+                b.kv("kind", "client").kv("reason", "untrusted").time("not_after", not_after).done()
+            }
+            Doubt::Issued => b
+                .kv("kind", self.attempt.kind.as_str())
+                .kv("reason", "untrusted")
+                .kv("name", self.engine.csr_name())
+                .done(),
+        };
+        self.events.push(line);
+        if doubt == Doubt::Issued {
+            // A connection presenting the new pair.
+            self.io.conn_id = self.io.conn_id.wrapping_add(2);
+        }
+        self.phase = Phase::Probe;
+    }
+
+    /// The apiserver's answer to the probe ([`Agent::ask`]).
+    pub(super) fn probed(&mut self, now: i64, answer: Answer, status: u16) {
+        let doubt = self.attempt.doubt;
+        let said = match answer {
+            Answer::TheNode => "the-node",
+            Answer::Refused => "refused",
+            Answer::Unknown => "unknown",
+        };
+        let kind = if doubt == Doubt::Issued { self.attempt.kind.as_str() } else { "client" };
+        let mut b = self.events.ev("probe").kv("kind", kind).kv("answer", said);
+        if status != 0 {
+            b = b.num("status", i64::from(status));
+        }
+        let line = b.done();
+        self.events.push(line);
+        let node = self.loader.node.clone();
+        match (doubt, answer) {
+            (Doubt::Expired, Answer::TheNode) => {
+                let t = rfc3339::format(now);
+                self.wait_for_the_clock(
+                    now,
+                    format_args!(
+                        "the apiserver takes the certificate as system:node:{node}: the clock \
+                         ({}) is ahead, not the certificate expired",
+                        t.as_ref().map_or("?", |t| t.as_str())
+                    ),
+                )
+            }
+            (Doubt::Unanchored, Answer::TheNode) => {
+                // The signer is the cluster's: the pair is the node's, and stays so (recorded).
+                let work = self.engine.scratch();
+                if let Some(d) = leaf_digest(&self.loader.client_chain, work) {
+                    self.loader.proven.record(d);
+                }
+                if let verdict::Verdict::Unanchored(c) = self.loader.client {
+                    self.loader.client = verdict::Verdict::Valid(c);
+                }
+                verdict::report(&mut self.events, &mut self.metrics, false, self.loader.client);
+                self.phase = Phase::Decide;
+            }
+            (Doubt::Issued, Answer::TheNode) => {
+                let work = self.engine.scratch();
+                let chain = self.out.get(..self.attempt.cert_len).unwrap_or_default();
+                if let Some(d) = leaf_digest(chain, work) {
+                    self.loader.proven.record(d);
+                }
+                self.store_issued(now);
+            }
+            (Doubt::Expired | Doubt::Unanchored, Answer::Refused) => {
+                // Expired indeed, or not the cluster's: decide again, now falling back to the
+                // bootstrap credential.
+                self.attempt.refused = true;
+                self.phase = Phase::Decide;
+            }
+            (Doubt::Issued, Answer::Refused) => {
+                self.out.wipe();
+                let e = Error::Verify(VerifyError::new(Reason::Untrusted));
+                let d = detail(format_args!(
+                    "the issued certificate chains to no CA of the kubeconfig and the apiserver \
+                     does not take it as system:node:{node}; give its signer's CA with \
+                     --ca-bundle"
+                ));
+                self.attempt_failed(now, e, &d);
+            }
+            (Doubt::Expired, Answer::Unknown) => {
+                // Nothing known of it: the identity is kept until the apiserver can say.
+                self.failure = Some(Error::Verify(VerifyError::field(
+                    Reason::Expired,
+                    "the apiserver could not say whether it still takes the certificate",
+                )));
+                self.detail = detail(format_args!(
+                    "client: the certificate looks expired and the apiserver could not say \
+                     whether it still takes it"
+                ));
+                self.finish_failure(now);
+            }
+            (Doubt::Unanchored, Answer::Unknown) => {
+                self.failure = Some(Error::Verify(VerifyError::new(Reason::Untrusted)));
+                self.detail = detail(format_args!(
+                    "client: the certificate chains to no CA of the kubeconfig and the \
+                     apiserver could not say whether it takes it as system:node:{node} (kept; \
+                     --ca-bundle names its signer's CA)"
+                ));
+                self.finish_failure(now);
+            }
+            (Doubt::Issued, Answer::Unknown) => {
+                // Its key is kept (the certificate was issued): the next attempt finds the CSR
+                // and asks again.
+                self.out.wipe();
+                let e = Error::Verify(VerifyError::new(Reason::Untrusted));
+                let d = detail(format_args!(
+                    "the issued certificate chains to no CA of the kubeconfig and the apiserver \
+                     could not say whether it takes it as system:node:{node} (asked again; \
+                     --ca-bundle names its signer's CA)"
+                ));
+                self.attempt_failed(now, e, &d);
+            }
+        }
+    }
+
+    /// The node's files could not be opened at all.
+    pub(super) fn load_failed(&mut self, now: i64) {
+        let Some((e, d, how)) = self.loader.failure() else { return };
+        self.detail = detail(format_args!("{d}"));
+        match how {
+            loader::Fail::Stop => {
+                self.failure = Some(e);
+                self.finish_failure(now);
+            }
+            loader::Fail::Attempt => self.attempt_failed(now, e, &self.detail.clone()),
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -66,654 +456,255 @@ impl<
 
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn decide(&mut self, now: i64) {
-        if self.mode == Mode::Check {
-            let valid = |v| if let Verdict::Valid(c) = v { Some(c) } else { None };
-            self.outcome = Outcome { client: valid(self.client), serving: valid(self.serving) };
-            self.st = St::Done;
+        let (client_v, serving_v) = (self.loader.client, self.loader.serving);
+        if self.settings.mode == Mode::Check {
+            self.outcome = Outcome { client: client_v.valid(), serving: serving_v.valid() };
+            self.phase = Phase::Done;
             return;
         }
-        if let Some(k) = self.just_stored.take() {
-            let v = if k == Kind::Serving { self.serving } else { self.client };
-            if let Verdict::Unusable(e, what) = v {
+        if now < super::CLOCK_FLOOR {
+            return self.wait_for_the_clock_floor(now);
+        }
+        if let Some(k) = self.attempt.just_stored.take() {
+            let v = if k == Kind::Serving { serving_v } else { client_v };
+            if let verdict::Verdict::Unusable(e, what) = v {
                 let d = detail(format_args!("the {what} just stored does not validate: {e}"));
                 self.fail(e, &d);
                 return;
             }
         }
-        let client = match self.client {
-            Verdict::Valid(c) if !self.force_bootstrap => c,
+        let client = match client_v {
+            verdict::Verdict::Valid(c) if !self.attempt.force_bootstrap => c,
+            // Only the chain is in doubt: the apiserver says whether the pair is the node's.
+            verdict::Verdict::Unanchored(c)
+                if !self.attempt.force_bootstrap && !self.attempt.refused =>
+            {
+                return self.ask(Doubt::Unanchored, c.not_after);
+            }
             other => {
                 let (e, what) = match other {
-                    Verdict::Unusable(e, what) => (e, what),
-                    _ => (Error::Unauthorized, Part::ClientCertificate),
+                    verdict::Verdict::Unusable(e, what) => (e, what),
+                    verdict::Verdict::Unanchored(_) => (
+                        Error::Verify(VerifyError::new(Reason::Untrusted)),
+                        verdict::Part::ClientCertificate,
+                    ),
+                    _ => (Error::Unauthorized, verdict::Part::ClientCertificate),
                 };
-                if self.can_bootstrap() {
-                    self.kind = Kind::Bootstrap;
+                if !self.attempt.force_bootstrap && self.doubt_the_clock(now, e, what) {
+                    return;
+                }
+                if self.settings.can_bootstrap() {
+                    self.attempt.kind = Kind::Bootstrap;
                     let line = self
+                        .events
                         .ev("bootstrap")
                         .kv("reason", e.name())
                         .kv("what", what.as_str())
                         .done();
-                    self.event(line);
+                    self.events.push(line);
                     self.begin_bootstrap(now);
                 } else {
-                    let d = detail(format_args!(
+                    self.detail = detail(format_args!(
                         "{what}: {e}; no bootstrap kubeconfig to fall back on"
                     ));
                     self.failure = Some(e);
-                    self.detail = d;
                     self.finish_failure(now);
                 }
                 return;
             }
         };
-        if self.rotate_now.client || now >= client.rotation_deadline {
-            self.kind = Kind::Rotate;
-            let reason = if self.rotate_now.client { "forced" } else { "due" };
+        let rotate_now = self.schedule.rotate_now;
+        if rotate_now.client || now >= client.rotation_deadline {
+            self.attempt.kind = Kind::Rotate;
+            let reason = if rotate_now.client { "forced" } else { "due" };
             let line = self
+                .events
                 .ev("rotate")
                 .kv("kind", "client")
                 .kv("reason", reason)
                 .time("deadline", client.rotation_deadline)
                 .done();
-            self.event(line);
-            self.make_key(now);
-            return;
+            self.events.push(line);
+            return self.make_key(now);
         }
         let mut serving = None;
-        if self.serving_on {
-            match self.serving {
-                Verdict::Valid(s) if !self.rotate_now.serving && now < s.rotation_deadline => {
+        if self.settings.serving {
+            match serving_v {
+                verdict::Verdict::Valid(s) if !rotate_now.serving && now < s.rotation_deadline => {
                     serving = Some(s)
                 }
                 v => {
-                    self.kind = Kind::Serving;
-                    let mut b = self.ev("serving");
+                    self.attempt.kind = Kind::Serving;
+                    let mut b = self.events.ev("serving");
                     b = match v {
-                        Verdict::Valid(s) => b
-                            .kv("reason", if self.rotate_now.serving { "forced" } else { "due" })
+                        verdict::Verdict::Valid(s) => b
+                            .kv("reason", if rotate_now.serving { "forced" } else { "due" })
                             .time("deadline", s.rotation_deadline),
-                        Verdict::Unusable(e, _) => b.kv("reason", e.name()),
-                        Verdict::Unknown => b.kv("reason", "unknown"),
+                        verdict::Verdict::Unusable(e, _) => b.kv("reason", e.name()),
+                        verdict::Verdict::Unanchored(_) => b.kv("reason", "untrusted"),
+                        verdict::Verdict::Unknown => b.kv("reason", "unknown"),
                     };
                     let line = b.done();
-                    self.event(line);
-                    self.make_key(now);
-                    return;
+                    self.events.push(line);
+                    return self.make_key(now);
                 }
             }
         }
-        if !self.swept && self.client_dir_exists {
+        if !self.schedule.swept && self.loader.client_dir_exists {
             // A key cache next to valid credentials was left by a crash after they were stored;
             // a later bootstrap must not reuse its key (its CSR is done).
-            self.swept = true;
-            self.st = St::SweepCache;
+            self.schedule.swept = true;
+            self.plan.begin_sweep();
+            self.phase = Phase::Sweep;
             return;
         }
-        if self.ca_refresh_due(now) {
-            self.begin_ca_refresh();
+        if self.trust.due(&self.settings, &self.loader, &mut self.schedule.jitter, now) {
+            self.trust.begin(&mut self.out);
+            // New connection settings: new ids (info: anonymous; bundles: the node's
+            // certificate; the probe: the candidate bundle).
+            self.io.conn_id = self.io.conn_id.wrapping_add(4);
+            self.phase = Phase::Trust;
             return;
         }
         self.outcome = Outcome { client: Some(client), serving };
         let mut next = serving.map_or(client.rotation_deadline, |s| {
             s.rotation_deadline.min(client.rotation_deadline)
         });
-        if let Some(at) = self.ca_next.filter(|_| self.ca_refresh_on()) {
+        if let Some(at) = self.trust.next_at(&self.settings) {
             next = next.min(at);
         }
-        match self.mode {
-            Mode::Run { max_rotations } if max_rotations.is_none_or(|m| self.rotations < m) => {
-                let line = self.ev("sleep").time("until", next).done();
-                self.event(line);
-                self.sleep_until = Some(next);
-                self.st = St::Start;
+        match self.settings.mode {
+            Mode::Run { max_rotations }
+                if max_rotations.is_none_or(|m| self.schedule.rotations < m) =>
+            {
+                let line = self.events.ev("sleep").time("until", next).done();
+                self.events.push(line);
+                self.schedule.sleep_until = Some(next);
+                self.phase = Phase::Start;
             }
             _ => {
-                let mut b = self.ev("done").time("client_not_after", client.not_after);
+                let mut b = self.events.ev("done").time("client_not_after", client.not_after);
                 b = b.time("client_rotation_deadline", client.rotation_deadline);
                 if let Some(s) = serving {
                     b = b.time("serving_not_after", s.not_after);
                 }
                 let line = b.done();
-                self.event(line);
-                self.st = St::Done;
+                self.events.push(line);
+                self.phase = Phase::Done;
             }
         }
     }
 
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn begin_bootstrap(&mut self, now: i64) {
-        self.key = None;
-        self.key_generated = false;
-        self.key_tries = 0;
-        self.dir_created = false;
-        // The kubelet waits a minute for /healthz; never longer than the whole wait.
-        self.healthz_until = now.saturating_add(HEALTHZ_WAIT_SECS.min(self.bootstrap_wait));
-        if self.discovery_on {
-            let started = match self.discovery_token.as_ref() {
-                Some(t) => {
-                    let mut cfg = discovery::Config::new(t, &self.discovery_pins);
-                    cfg.allow_unpinned = self.discovery_unpinned;
-                    cfg.timeout_secs = self.discovery_timeout;
-                    cfg.jitter_seed =
-                        u64::from(self.jitter.next_u32()) << 32 | u64::from(self.jitter.next_u32());
-                    self.discovery.start(cfg, now)
-                }
-                None => Err(Error::InvalidConfig),
-            };
-            match started {
-                Ok(()) => {
-                    let line = self.ev("discovery").kv("server", &self.discovery_server).done();
-                    self.event(line);
-                    self.st = St::DiscoverRun;
-                }
-                Err(e) => self.attempt_failed(now, e, "starting discovery"),
-            }
+    /// The holder of the current pair's key when a device holds it.
+    fn current_key_in_device(&self) -> Option<Holder> {
+        let l = &self.loader;
+        if l.kc_points_at_current && l.client_key_in_device() {
+            Holder::of_pem(&l.client_key).ok()
         } else {
-            self.st = St::ReadBootKc;
+            None
+        }
+    }
+
+    /// A rotation's (or the serving certificate's) key.
+    fn make_key(&mut self, now: i64) {
+        let current = self.current_key_in_device();
+        let (keys, mut cx) = self.keys_cx();
+        keys.begin(&mut cx, now, current);
+        self.phase = Phase::Key;
+    }
+
+    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
+    fn begin_bootstrap(&mut self, now: i64) {
+        self.keys.reset();
+        // The kubelet waits a minute for /healthz; never longer than the whole wait.
+        let wait = HEALTHZ_WAIT_SECS.min(self.settings.bootstrap_wait);
+        self.attempt.healthz_until = now.saturating_add(wait);
+        if self.settings.discovery.is_some() {
+            self.begin_discovery(now);
+        } else {
+            self.loader.begin_bootstrap();
+            self.phase = Phase::Boot;
+        }
+    }
+
+    fn begin_discovery(&mut self, now: i64) {
+        let seed = self.schedule.seed();
+        let started = match &self.settings.discovery {
+            Some(d) => {
+                let mut cfg = discovery::Config::new(&d.token, &d.pins);
+                cfg.allow_unpinned = d.allow_unpinned;
+                cfg.timeout_secs = d.timeout_secs;
+                cfg.jitter_seed = seed;
+                self.discovery.start(cfg, now)
+            }
+            None => Err(Error::InvalidConfig),
+        };
+        match started {
+            Ok(()) => {
+                let server = self.settings.discovery.as_ref().map_or("", |d| d.server.as_str());
+                let line = self.events.ev("discovery").kv("server", server).done();
+                self.events.push(line);
+                self.phase = Phase::Discover;
+            }
+            Err(e) => self.attempt_failed(now, e, "starting discovery"),
         }
     }
 
     #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
     pub(super) fn prepare_bootstrap(&mut self, now: i64) {
-        if self.token.is_none() {
-            return self.attempt_failed(
-                now,
-                Error::InvalidToken,
-                "the bootstrap kubeconfig has no bootstrap token",
-            );
-        }
-        if !self.boot.insecure && self.boot.ca.is_empty() {
-            return self.attempt_failed(
-                now,
-                Error::NoCa,
-                "the bootstrap kubeconfig has no certificate-authority",
-            );
-        }
-        if self.bundle.is_empty() && self.boot.ca.is_empty() {
-            return self.attempt_failed(
-                now,
+        let l = &self.loader;
+        let why = if l.token.is_none() {
+            Some((Error::InvalidToken, "the bootstrap kubeconfig has no bootstrap token"))
+        } else if !l.boot.insecure && l.boot.ca.is_empty() {
+            Some((Error::NoCa, "the bootstrap kubeconfig has no certificate-authority"))
+        } else if l.bundle.is_empty() && l.boot.ca.is_empty() {
+            Some((
                 Error::NoCa,
                 "no CA to validate the issued certificate against (give a CA bundle)",
-            );
+            ))
+        } else if l.node.is_empty() {
+            Some((Error::InvalidConfig, "bootstrapping needs the node name"))
+        } else {
+            None
+        };
+        if let Some((e, why)) = why {
+            return self.attempt_failed(now, e, why);
         }
-        if self.node.is_empty() {
-            return self.attempt_failed(
-                now,
-                Error::InvalidConfig,
-                "bootstrapping needs the node name",
-            );
-        }
-        let token_id = self.token.as_ref().map_or("", |t| t.id());
+        let token_id = l.token.as_ref().map_or("", |t| t.id());
         let mut id = heapless::String::<8>::new();
         let _ = id.push_str(token_id);
         let line = self
+            .events
             .ev("bootstrap")
-            .kv("node", &self.node)
-            .kv("server", &self.boot.server)
+            .kv("node", &l.node)
+            .kv("server", &l.boot.server)
             .kv("token_id", &id)
             .done();
-        self.event(line);
-        if self.client_dir_exists {
-            self.st = St::ReadKeyCache;
-        } else {
-            self.make_key(now);
-        }
+        self.events.push(line);
+        let (dir_exists, current) = (l.client_dir_exists, self.current_key_in_device());
+        let (keys, mut cx) = self.keys_cx();
+        keys.begin_bootstrap(&mut cx, now, dir_exists, current);
+        self.phase = Phase::Key;
     }
 
     // -----------------------------------------------------------------------------------------
     // Running an attempt
 
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn start_engine(&mut self, now: i64) {
-        if self.prepare_device_signature(now) {
-            return;
-        }
-        if self.key.is_none() && self.dk.signature.is_none() {
-            return self.attempt_failed(now, Error::InvalidState, "no key");
-        }
-        // A device's key: the engine builds the CSR around the signature the device made.
-        let presigned = self.dk.signature.map(|rs| Presigned {
-            point: self.dk.new_point,
-            message: &self.out,
-            rs,
-        });
-        let Some(key) = presigned
-            .as_ref()
-            .map(|p| p as &dyn crate::key::P256Signer)
-            .or(self.key.as_ref().map(|k| k as &dyn crate::key::P256Signer))
-        else {
-            return;
-        };
-        let ca: &[u8] = if !self.bundle.is_empty() {
-            &self.bundle
-        } else if self.kind == Kind::Bootstrap {
-            &self.boot.ca
+    /// `/healthz` did not answer 200 (`status`) or not at all: again soon, or go on.
+    pub(super) fn healthz_failed(&mut self, now: i64, status: Option<u16>) {
+        if now.saturating_add(HEALTHZ_INTERVAL_SECS) < self.attempt.healthz_until {
+            let mut b = self.events.ev("healthz").kv("state", "not-ready");
+            if let Some(s) = status {
+                b = b.num("status", i64::from(s));
+            }
+            let line = b.done();
+            self.events.push(line);
+            self.schedule.sleep_until = Some(now.saturating_add(HEALTHZ_INTERVAL_SECS));
         } else {
-            &self.node_kc.ca
-        };
-        // (In a block: the borrowed SAN names end before the outcome is handled.)
-        let started = {
-            let mut refs = heapless::Vec::<&str, MAX_SANS>::new();
-            crate::csr::borrow_names(&self.serving_dns, &mut refs);
-            let profile = if self.kind == Kind::Serving {
-                Profile::Serving { dns: &refs, ips: &self.serving_ips }
-            } else {
-                Profile::Client
-            };
-            let (auth, naming, wait) = match (self.kind, self.token.as_ref()) {
-                #[cfg(feature = "csr-name")]
-                (Kind::Bootstrap, Some(t)) => {
-                    (engine::Auth::Token(t), Naming::NodeCsr, self.bootstrap_wait)
-                }
-                #[cfg(not(feature = "csr-name"))]
-                (Kind::Bootstrap, Some(t)) => {
-                    (engine::Auth::Token(t), Naming::Generate, self.bootstrap_wait)
-                }
-                _ => (engine::Auth::ClientCertificate, Naming::Generate, self.rotation_wait),
-            };
-            let cfg = engine::Config {
-                node_name: &self.node,
-                profile,
-                auth,
-                naming,
-                ca_pem: ca,
-                expiration_seconds: self.expiration_seconds,
-                wait_secs: wait,
-                watch: self.watch,
-                verifier: self.verifier(),
-            };
-            let seed = u64::from(self.jitter.next_u32()) << 32 | u64::from(self.jitter.next_u32());
-            self.engine.start(&cfg, key, now, seed)
-        };
-        if self.dk.signature.take().is_some() {
-            // The signed `CertificationRequestInfo` is in the CSR now.
-            self.out.clear();
-        }
-        match started {
-            Ok(()) => {
-                self.conn = if self.kind == Kind::Bootstrap { Conn::Bootstrap } else { Conn::Node };
-                self.conn_id = self.conn_id.wrapping_add(2);
-                self.announced_wait = false;
-                // The first watch follows the create at once: it too ends when the first
-                // progress line is due.
-                self.engine.end_watches_by(Some(now.saturating_add(FIRST_PROGRESS_SECS)));
-                self.issued = false;
-                self.st = St::EngineRun;
-            }
-            Err(e) => self.attempt_failed(now, e, "building the CSR"),
-        }
-    }
-
-    /// `step=wait`: what the CSR waits for, what unblocks it, and for how long it has waited.
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn wait_line(&self, now: i64) -> Line {
-        let name = self.engine.csr_name();
-        let signer = self.engine.signer_name();
-        let mut hint = Detail::new();
-        let _ = write!(hint, "kubectl certificate approve {name}");
-        let elapsed = event::duration(now.saturating_sub(self.wait_since));
-        let mut msg = Detail::new();
-        let _ = write!(msg, "waiting for approval of {name} (signer {signer}): {hint}");
-        if now > self.wait_since {
-            let _ = write!(msg, " (waited {elapsed})");
-        }
-        self.ev("wait")
-            .kv("kind", self.kind.as_str())
-            .kv("name", name)
-            .kv("signer", signer)
-            .kv("hint", &hint)
-            .kv("elapsed", &elapsed)
-            .kv("msg", &msg)
-            .done()
-    }
-
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn drive_discovery(&mut self, now: i64) {
-        enum Next {
-            Send,
-            Sleep(i64),
-            Done,
-            Failed(Error),
-        }
-        let next = match self.discovery.poll(now) {
-            discovery::Action::Send(_) | discovery::Action::AwaitResponse { .. } => Next::Send,
-            discovery::Action::Wait { until } => Next::Sleep(until),
-            discovery::Action::Done(found) => {
-                let _ = self.out.resize_default(OUT);
-                match found.write_bootstrap_kubeconfig(&mut self.out) {
-                    Ok(n) => {
-                        self.out.truncate(n);
-                        Next::Done
-                    }
-                    Err(e) => {
-                        self.out.as_mut_slice().zeroize();
-                        self.out.clear();
-                        Next::Failed(if matches!(e, Error::BufferTooSmall { .. }) {
-                            Error::TooLarge
-                        } else {
-                            e
-                        })
-                    }
-                }
-            }
-            discovery::Action::Failed(e) => Next::Failed(e),
-        };
-        match next {
-            Next::Send => self.pending = Pending::Discovery,
-            Next::Sleep(t) => {
-                if let Some(secs) = self.discovery.retry_after() {
-                    self.retry_line(t, secs, "cluster-info");
-                }
-                self.sleep_until = Some(t.max(now));
-            }
-            Next::Done => {
-                let line = self
-                    .ev("discovered")
-                    .kv("server", &self.discovery_server)
-                    .kv("pinned", if self.discovery_pins.is_empty() { "false" } else { "true" })
-                    .kv("bootstrap_kubeconfig", &self.bootstrap_path)
-                    .done();
-                self.event(line);
-                self.st = St::WriteBootKc;
-            }
-            Next::Failed(e) => {
-                let why = self.discovery.failure().map_or("", |f| f.1);
-                let d = detail(format_args!("discovery: {why}"));
-                self.attempt_failed(now, e, &d);
-            }
-        }
-    }
-
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn drive_engine(&mut self, now: i64) {
-        enum Next {
-            Send(engine::RequestKind),
-            Sleep(i64),
-            Done,
-            Failed(Error),
-        }
-        let waiting = matches!(
-            self.engine.phase(),
-            engine::Phase::Watch | engine::Phase::Fetch | engine::Phase::Backoff
-        );
-        if self.announced_wait && self.progress_at > 0 && now >= self.progress_at && waiting {
-            // Still waiting: say so again, with the time waited, at growing intervals.
-            let line = self.wait_line(now);
-            self.push_event(line, true);
-            self.progress_gap = self.progress_gap.saturating_mul(2).min(MAX_PROGRESS_SECS);
-            self.progress_at = now.saturating_add(self.progress_gap);
-            self.engine.end_watches_by(Some(self.progress_at));
-        }
-        let next = match self.engine.poll(now) {
-            engine::Action::Send(r) => Next::Send(r.kind),
-            engine::Action::AwaitResponse { .. } => Next::Send(engine::RequestKind::Get),
-            engine::Action::Wait { until } => Next::Sleep(until),
-            engine::Action::Done(_) => Next::Done,
-            engine::Action::Failed(e) => Next::Failed(e),
-        };
-        match next {
-            Next::Send(kind) => {
-                self.pending = Pending::Engine;
-                let name = self.engine.csr_name();
-                let signer = self.engine.signer_name();
-                let line = match kind {
-                    engine::RequestKind::Create => Some(
-                        self.ev("create")
-                            .kv("kind", self.kind.as_str())
-                            .kv("name", if name.is_empty() { "csr-<generated>" } else { name })
-                            .kv("signer", signer)
-                            .done(),
-                    ),
-                    _ if !self.announced_wait => {
-                        self.wait_since = now;
-                        self.progress_gap = FIRST_PROGRESS_SECS;
-                        self.progress_at = now.saturating_add(FIRST_PROGRESS_SECS);
-                        self.engine.end_watches_by(Some(self.progress_at));
-                        Some(self.wait_line(now))
-                    }
-                    _ => None,
-                };
-                if kind != engine::RequestKind::Create {
-                    self.announced_wait = true;
-                }
-                if let Some(l) = line {
-                    self.event(l);
-                }
-            }
-            Next::Sleep(t) => {
-                if core::mem::take(&mut self.retrying) {
-                    match self.engine.retry_after() {
-                        Some(secs) => self.retry_line(t, secs, "csr"),
-                        None => {
-                            let line = self
-                                .ev("retry")
-                                .kv("kind", self.kind.as_str())
-                                .time("at", t)
-                                .done();
-                            self.event(line);
-                        }
-                    }
-                }
-                self.sleep_until = Some(t.max(now));
-            }
-            Next::Done => self.issued(now),
-            Next::Failed(e) => {
-                let mut d = Detail::new();
-                if let Some((_, f)) = self.engine.failure() {
-                    if let Some(s) = f.status {
-                        let _ = write!(d, "status={s} ");
-                    }
-                    if !f.reason.is_empty() {
-                        let _ = write!(d, "reason={} ", f.reason);
-                    }
-                    let _ = d.push_str(&f.message);
-                }
-                self.attempt_failed(now, e, &d);
-            }
-        }
-    }
-
-    /// The wait until `at` is the server's: it answered `Retry-After: <secs>` to the `request`.
-    pub(super) fn retry_line(&mut self, at: i64, secs: u32, request: &str) {
-        let line = self
-            .ev("retry")
-            .kv("kind", self.kind.as_str())
-            .kv("request", request)
-            .kv("reason", "server-asked")
-            .num("retry_after", i64::from(secs))
-            .time("at", at)
-            .done();
-        self.event(line);
-    }
-
-    /// The certificate was issued and validated: plan the files.
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn issued(&mut self, now: i64) {
-        self.issued = true;
-        let prefix = if self.kind == Kind::Serving { PREFIX_SERVER } else { PREFIX_CLIENT };
-        let mut line = None;
-        let mut content = Ok(());
-        if let engine::Action::Done(i) = self.engine.poll(now) {
-            line = Some(
-                LineBuilder::new(&self.front_end, "issued", self.log_format)
-                    .kv("kind", self.kind.as_str())
-                    .kv("name", i.csr_name)
-                    .time("not_before", i.verified.not_before)
-                    .time("not_after", i.verified.not_after)
-                    .kv("issuer", &i.verified.ca_subject)
-                    .done(),
-            );
-            self.out.clear();
-            content = split_pair(i.cert_pem, &mut self.out, None::<&mut heapless::Vec<u8, 1>>);
-        }
-        if let Some(l) = line {
-            self.event(l);
-        }
-        let mut key_pem = Filled::<SEC1_PEM_LEN>::new();
-        let key = match (&self.key, content) {
-            // A device's key: its reference takes the key's place.
-            (None, Ok(())) if !self.dk.new_ref.is_empty() => Ok(self.dk.new_ref.as_slice()),
-            (Some(k), Ok(())) => key_pem.fill(|b| k.to_sec1_pem(b)),
-            (_, Err(e)) => Err(e),
-            (None, _) => Err(Error::InvalidState),
-        };
-        let r = key.and_then(|pem| self.out.extend_from_slice(pem).map_err(|_| Error::TooLarge));
-        key_pem.zeroize();
-        let ts = timestamp(now, self.utc_offset);
-        let paths = r
-            .and_then(|()| {
-                path::child_into(
-                    &self.cert_dir,
-                    &[prefix, "-", &ts, ".pem"],
-                    &mut self.step_paths[0],
-                )
-            })
-            .and_then(|()| {
-                path::child_into(&self.cert_dir, &[prefix, "-current.pem"], &mut self.step_paths[1])
-            })
-            .and_then(|()| {
-                path::child_into(&self.cert_dir, &[prefix, "-updated.pem"], &mut self.step_paths[2])
-            });
-        match paths {
-            Ok(()) => self.st = St::StorePair,
-            Err(e) => self.attempt_failed(now, e, "preparing the pair to store"),
-        }
-    }
-
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn write_node_kubeconfig(&mut self) -> Result<()> {
-        // After bootstrap: the bootstrap kubeconfig's server and CA (as the kubelet does); after
-        // a rotation (a kubeconfig that did not name -current.pem): its own.
-        // The CA is always the cert dir's file (`StoreCa` wrote it), so that a CA rotation can
-        // be followed (see the module docs).
-        let c = if self.kind == Kind::Bootstrap { &self.boot } else { &self.node_kc };
-        let cfg = NodeKubeconfig {
-            server: &c.server,
-            certificate_authority: if c.ca.is_empty() { None } else { Some(&self.ca_file_path) },
-            certificate_authority_data: None,
-            insecure_skip_tls_verify: c.insecure,
-            cert_dir: &self.cert_dir,
-        };
-        let _ = self.out.resize_default(OUT);
-        match write_node_kubeconfig(&cfg, &mut self.out) {
-            Ok(n) => {
-                self.out.truncate(n);
-                Ok(())
-            }
-            Err(e) => {
-                self.out.clear();
-                Err(if matches!(e, Error::BufferTooSmall { .. }) { Error::TooLarge } else { e })
-            }
-        }
-    }
-
-    pub(super) fn attempt_succeeded(&mut self, now: i64) {
-        match self.kind {
-            Kind::Rotate => {
-                self.rotate_now.client = false;
-                self.rotations = self.rotations.saturating_add(1);
-            }
-            Kind::Serving => {
-                if let Verdict::Valid(old) = self.serving {
-                    self.rotations = self.rotations.saturating_add(1);
-                    // The kubelet's histogram: how long the replaced certificate had lived.
-                    self.metrics.serving_rotation.observe(now.saturating_sub(old.not_before));
-                }
-                self.rotate_now.serving = false;
-            }
-            Kind::Bootstrap => self.force_bootstrap = false,
-        }
-        self.attempts_failed = 0;
-        self.key = None;
-        self.engine.reset();
-        self.out.as_mut_slice().zeroize();
-        self.out.clear();
-        self.just_stored = Some(self.kind);
-        self.st = St::Start;
-    }
-
-    /// The attempt failed with `e`: undo what it made that is of no use, then stop or retry.
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn attempt_failed(&mut self, now: i64, e: Error, why: &str) {
-        self.failure = Some(e);
-        self.detail = detail(format_args!("{}: {why}", self.kind.as_str()));
-        // A rotation refused by the apiserver: fall back to the bootstrap credential.
-        if self.kind == Kind::Rotate
-            && e == Error::Unauthorized
-            && self.can_bootstrap()
-            && !self.force_bootstrap
-        {
-            self.force_bootstrap = true;
-            self.count_failure();
-            let line = self.ev("bootstrap").kv("reason", "rotation-unauthorized").done();
-            self.event(line);
-            self.failure = None;
-            self.engine.reset();
-            self.st = if self.unused_device_key() { St::DestroyNew } else { St::Start };
-            return;
-        }
-        // A rotation's device key that will not be current goes at once.
-        if self.kind != Kind::Bootstrap && self.unused_device_key() {
-            self.st = St::DestroyNew;
-            return;
-        }
-        // A key cache made for this attempt goes again, unless a CSR signed by it exists and may
-        // still be approved (a timeout), or a certificate was issued for it: then a restart must
-        // reuse the key, so that it finds its own `node-csr-` object.
-        let keep = self.issued || (e == Error::Timeout && self.engine.created());
-        if self.kind == Kind::Bootstrap && self.key_generated && !keep {
-            self.st = St::CleanupCache;
-            return;
-        }
-        if self.kind == Kind::Bootstrap && self.key_generated && keep {
-            let line = self
-                .ev("cleanup")
-                .kv("kept", &self.key_cache_path)
-                .kv("reason", "the CSR exists; a restart reuses its key")
-                .done();
-            self.event(line);
-        }
-        self.finish_failure(now);
-    }
-
-    /// One more failed attempt in the metrics (the kubelet's renew-error counters).
-    pub(super) fn count_failure(&mut self) {
-        let m = &mut self.metrics;
-        let c = if self.kind == Kind::Serving {
-            &mut m.serving_renew_errors
-        } else {
-            &mut m.client_renew_errors
-        };
-        *c = c.saturating_add(1);
-    }
-
-    #[inline(never)] // its locals stay out of poll's and the on_* frames (firmware stacks)
-    pub(super) fn finish_failure(&mut self, now: i64) {
-        if self.mode != Mode::Check {
-            self.count_failure();
-        }
-        self.key = None;
-        self.engine.reset();
-        match self.mode {
-            Mode::Once | Mode::Check => self.st = St::Failed,
-            Mode::Run { .. } => {
-                let e = self.failure.take().unwrap_or(Error::InvalidState);
-                let ms = rotation::backoff_delay_ms(self.attempts_failed, self.jitter.next_u32());
-                self.attempts_failed = self.attempts_failed.saturating_add(1);
-                let secs = i64::try_from(ms.div_ceil(1000)).unwrap_or(i64::MAX);
-                let until = now.saturating_add(secs);
-                let line = self
-                    .ev("retry")
-                    .kv("kind", self.kind.as_str())
-                    .kv("reason", e.name())
-                    .kv("detail", &self.detail)
-                    .time("at", until)
-                    .done();
-                self.event(line);
-                self.sleep_until = Some(until);
-                self.st = St::Start;
-            }
+            // The kubelet goes on after a minute anyway.
+            let line = self.events.ev("healthz").kv("state", "gave-up").done();
+            self.events.push(line);
+            self.phase = Phase::StartEngine;
         }
     }
 }

@@ -30,13 +30,17 @@
 //! # Driving it
 //!
 //! ```text
+//! let mut memory = [0u8; CAPS.memory_len()];     // or a Vec, or a C caller's block
+//! let mut agent = Agent::new(&mut memory, &CAPS)?; // the capacities checked here
 //! agent.start(&config)?;
 //! loop {
 //!     match agent.poll(now) {
 //!         Action::Read(r)      => agent.on_read(now, read_file(r.path, r.max_len)),
 //!         Action::File(step)   => agent.on_file_done(now, execute(step)),
 //!         Action::Entropy{len} => agent.on_entropy(&random_bytes(len)),
-//!         Action::Http(req)    => send it; agent.on_http_response_with(now, status,
+//!         Action::Key(op)      => the device's answer: agent.on_key_public / _generated /
+//!                                 on_signature / on_key_destroyed,
+//!         Action::Http(req)    => send it; agent.on_http_response(now, status,
 //!                                 &Headers::retry_after(its Retry-After), body)
 //!                                 (a 200 watch: on_stream_data per chunk until Close, then
 //!                                  on_stream_end), or agent.on_transport_error(now, why),
@@ -49,9 +53,26 @@
 //! ```
 //!
 //! Every action must be answered before the next `poll`; a `poll` with an action unanswered
-//! counts that action as failed (an I/O error, a transport error). All state, buffers included,
-//! lives in the agent; nothing borrows from the caller past a call. [`Agent::idle`] is a
-//! `const fn`, so an agent can live in a static and be started in place.
+//! counts that action as failed (an I/O error, a transport error). All state lives in the agent
+//! and the memory it was given; nothing borrows from the caller past a call.
+//!
+//! # How it is built
+//!
+//! The agent is a conductor: it holds its sub-machines, each of which owns its state and its
+//! regions of the memory, and routes each answer to the one that asked. It decides what happens
+//! between them (bootstrap or rotate, retry or stop, when to sleep).
+//!
+//! | sub-machine | owns |
+//! |---|---|
+//! | [`Capacities`] (`memory.rs`) | the carving of the caller's memory into regions |
+//! | settings (`config.rs`) | the copy of the [`Config`], its paths and serving names |
+//! | loader (`loader.rs`) | the node's files as read, the verdict on each certificate, the bootstrap kubeconfig |
+//! | keys (`keys.rs`) | this attempt's key, in software or in a device; the key cache |
+//! | engine (`crate::engine`) | one CSR from create through watch to a validated certificate |
+//! | discovery (`crate::discovery`) | kubeadm token discovery |
+//! | trust (`trust.rs`) | the CA refresh |
+//! | plan (`plan.rs`) | the crash-safe order of the file steps, the cleanup, the sweep |
+//! | events (`event.rs`) | the lines, text or JSON, on their way out |
 //!
 //! # The CA refresh
 //!
@@ -94,45 +115,46 @@
 //! ([`Event`] `step=credentials state=unusable reason=<name>`, or [`Failure`]), never a panic,
 //! and no file changes except by an explicit step of the plan.
 
-use core::net::IpAddr;
-
 use zeroize::Zeroize;
 
-use crate::backend::SignatureVerifier;
-use crate::csr::{MAX_NODE_NAME, MAX_SANS, Profile};
-use crate::discovery::{self, Discovery};
-use crate::engine::{self, Engine, Method, Naming, StreamControl};
-use crate::error::{Error, Reason, Result, StoreErrorKind, VerifyError};
-use crate::key::{NodeKey, SEC1_PEM_LEN};
-use crate::keyref::{self, Holder};
-use crate::kubeconfig::{Kubeconfig, NodeKubeconfig, Scalar, Source, write_node_kubeconfig};
+use crate::buf::Bytes;
+use crate::discovery::Discovery;
+use crate::engine::Engine;
+use crate::error::{Error, Result, StoreErrorKind};
 use crate::metrics::Metrics;
-use crate::out::Filled;
-use crate::pin::CaPin;
 use crate::pushback::Headers;
-use crate::token::BootstrapToken;
-use crate::verify::{self, Expected};
-use crate::{pem, rfc3339, rotation};
 
 mod action;
+mod attempt;
 mod config;
-mod device;
-mod emit;
 mod event;
-mod helpers;
-pub mod path;
-mod state;
+mod flow;
+mod keys;
+mod loader;
+mod memory;
+mod path;
+mod plan;
+mod probe;
+mod route;
 mod trust;
+mod verdict;
 
+pub use crate::engine::{Method, StreamControl};
 pub use action::*;
 pub use config::*;
-use device::DeviceKeys;
-use emit::*;
-use event::LineBuilder;
-pub use event::{EVENT_LEN, Line, LogFormat};
-use helpers::*;
-pub use path::{MAX_PATH, PathBuf};
-use state::*;
+pub use event::{EVENT_LEN, Line};
+pub use memory::{CA_REFRESH_RESPONSE, Capacities, MIN_PATH, MIN_PEM, MIN_RESPONSE};
+pub use probe::SELF_SUBJECT_REVIEWS_PATH;
+pub use trust::{APISERVER_SERVING_SIGNER, TRUST_BUNDLES_PATH};
+
+use config::Settings;
+use event::Events;
+use flow::{Attempt, Detail, Io, Schedule, Wait};
+use keys::Keys;
+use loader::Loader;
+use memory::Regions;
+use plan::Plan;
+use trust::Trust;
 
 /// The client certificate store's prefix (`kubelet-client-*.pem`).
 pub const PREFIX_CLIENT: &str = "kubelet-client";
@@ -145,92 +167,80 @@ pub const CA_FILE: &str = "ca.crt";
 pub const DEFAULT_CA_REFRESH_SECS: i64 = 600;
 /// Longest server URL kept.
 pub const MAX_URL: usize = 512;
-/// Largest CA bundle (PEM) kept, per source (the default `PEM` of [`Agent`]).
-pub const MAX_CA_PEM: usize = engine::MAX_CA_PEM;
-/// Largest certificate chain (PEM) kept for the current client credentials (the default `PEM`).
-pub const MAX_CHAIN_PEM: usize = engine::MAX_CERT_PEM;
-/// Largest private-key PEM block kept.
-pub const MAX_KEY_PEM: usize = 4096;
-/// Largest file the agent asks for (kubeconfigs).
-pub const MAX_KUBECONFIG: usize = crate::kubeconfig::MAX_INPUT_LEN;
+/// How long a bootstrap waits for its certificate by default (the kubelet: one hour).
+pub const DEFAULT_BOOTSTRAP_WAIT_SECS: i64 = crate::engine::BOOTSTRAP_WAIT_SECS;
+/// How long a rotation or serving request waits by default (the certificate manager: 15 min).
+pub const DEFAULT_ROTATION_WAIT_SECS: i64 = crate::engine::ROTATION_WAIT_SECS;
+/// The earliest time the agent's clock is believed (2026-12-01T00:00:00Z, this release's date):
+/// a clock before it (no battery-backed RTC: 1970 until NTP answers) judges no certificate, and
+/// the agent waits for it ([`Error::ClockUntrusted`]).
+pub const CLOCK_FLOOR: i64 = 1_796_083_200;
 /// The kubelet's wait for `/healthz` before bootstrapping (it then goes on anyway).
 pub const HEALTHZ_WAIT_SECS: i64 = 60;
 /// Interval between `/healthz` probes.
 pub const HEALTHZ_INTERVAL_SECS: i64 = 2;
-/// Attempts at turning entropy into a key before giving up ([`Error::BadEntropy`]).
-const KEY_ATTEMPTS: u32 = 8;
-/// Room for what a file step writes: a pair (chain + key) or a kubeconfig with inline CA data
-/// (the default `OUT` of [`Agent`]; with another `PEM`, `OUT` must hold `PEM + 227` and
-/// `PEM / 3 * 4` plus the kubeconfig's other fields).
-pub const MAX_OUT: usize = MAX_CHAIN_PEM + SEC1_PEM_LEN + MAX_CA_PEM / 3 * 4 + 8 * 1024;
-const MAX_DETAIL: usize = 512;
-const MAX_FRONT_END: usize = 16;
-const MAX_UA: usize = 64;
 
-// ---------------------------------------------------------------------------------------------
-// Configuration
-
-// ---------------------------------------------------------------------------------------------
-// Actions
-
-// ---------------------------------------------------------------------------------------------
-// State
-
+/// What an attempt is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum St {
+enum Kind {
+    Bootstrap,
+    Rotate,
+    Serving,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Bootstrap => "bootstrap",
+            Kind::Rotate => "rotate",
+            Kind::Serving => "serving",
+        }
+    }
+}
+
+/// Where the agent is: which sub-machine has the turn, or an internal step of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
     Idle,
+    /// Begin again: read the node's files.
     Start,
-    RecoverClient,
-    ReadKubeconfig,
-    ReadNodeCa,
-    ReadClientCert,
-    ReadClientKey,
-    ReadBundle,
-    CheckClient,
-    RecoverServer,
-    ReadServing,
+    /// The loader reads and judges the node's files.
+    Load,
+    /// Decide: nothing to do, rotate, bootstrap, refresh the CA, sleep or stop.
     Decide,
-    DiscoverRun,
-    WriteBootKc,
-    ReadBootKc,
-    ReadBootCa,
-    ReadTokenFile,
-    PrepareBootstrap,
-    ReadKeyCache,
-    KeyEntropy,
-    /// The device: the current client key's public point.
-    KeyPublic,
-    /// The device: the key cache's public point.
-    CachePublic,
-    KeyGenerate,
-    KeySign,
-    /// The device: destroy the replaced key (its pair is no longer current).
-    DestroyOld,
-    /// The device: destroy the key this failed attempt made.
-    DestroyNew,
-    MakeDir,
-    WriteKeyCache,
+    /// The file plan sweeps a stale key cache.
+    Sweep,
+    /// The CA refresh.
+    Trust,
+    /// kubeadm discovery.
+    Discover,
+    /// The file plan writes the discovered bootstrap kubeconfig.
+    WriteBootstrap,
+    /// The loader reads the bootstrap kubeconfig.
+    Boot,
+    /// Check what a bootstrap needs.
+    Prepare,
+    /// The key machine makes (or finds) this attempt's key.
+    Key,
+    /// The kubelet's wait for `/healthz`.
     Healthz,
+    /// The key machine has the device sign the CSR.
+    Sign,
+    /// Start the engine.
     StartEngine,
-    EngineRun,
-    StorePair,
-    StoreSwap,
-    StoreKubeconfig,
-    StoreRemoveCache,
-    CleanupCache,
-    CleanupDir,
-    SweepCache,
-    StoreCa,
-    CaInfo,
-    CaBundles,
-    CaCompare,
-    CaProbe,
-    CaWrite,
-    CaKubeconfig,
+    /// The engine: one CSR.
+    Engine,
+    /// The file plan stores the issued pair.
+    Store,
+    /// The file plan cleans up after a failed attempt.
+    Cleanup,
+    /// The probe: who the apiserver takes the current certificate for.
+    Probe,
     Done,
     Failed,
 }
 
+/// What the front-end was asked and has not answered yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Pending {
     None,
@@ -242,6 +252,7 @@ enum Pending {
     Discovery,
     Engine,
     Trust,
+    Probe,
 }
 
 /// Which connection a request goes over.
@@ -249,373 +260,85 @@ enum Pending {
 enum Conn {
     Bootstrap,
     Node,
+    /// The attempt's cluster, presenting the pair just issued (in `out`).
+    Issued,
 }
 
-/// The node agent. Its capacities, all fixed at compile time (the defaults are the hosts'; a
-/// microcontroller picks what it can prove enough, and anything larger is a typed error, never
-/// a truncation):
-///
-/// * `N`: the engine's work buffer (largest response or watch event; [`engine::Engine`]);
-/// * `PEM`: each CA bundle and certificate chain kept ([`MAX_CA_PEM`]);
-/// * `OUT`: what a file step writes, a pair or a kubeconfig ([`MAX_OUT`]);
-/// * `PATH`: each path ([`MAX_PATH`]);
-/// * `SANS`: the serving certificate's DNS names ([`MAX_SANS`]);
-/// * `DISC`: discovery's buffer for the cluster-info answer
-///   ([`discovery::DEFAULT_BUFFER`]).
-///
-/// All-zero bytes are a valid (not a started) agent, as for [`Engine`]: the C ABI builds agents
-/// in place in zeroed memory and [`Agent::start`] resets every field.
-pub struct Agent<
-    const N: usize = { engine::DEFAULT_BUFFER },
-    const PEM: usize = MAX_CA_PEM,
-    const OUT: usize = MAX_OUT,
-    const PATH: usize = MAX_PATH,
-    const SANS: usize = MAX_SANS,
-    const DISC: usize = { discovery::DEFAULT_BUFFER },
-> {
-    // Configuration.
-    front_end: heapless::String<MAX_FRONT_END>,
-    log_format: LogFormat,
-    user_agent: heapless::String<MAX_UA>,
-    node: heapless::String<MAX_NODE_NAME>,
-    node_configured: bool,
-    kubeconfig_path: PathBuf<PATH>,
-    bootstrap_path: PathBuf<PATH>,
-    cert_dir: PathBuf<PATH>,
-    key_cache_path: PathBuf<PATH>,
-    ca_file_path: PathBuf<PATH>,
-    bundle_path: PathBuf<PATH>,
-    discovery_on: bool,
-    discovery_server: heapless::String<MAX_URL>,
-    discovery_token: Option<BootstrapToken>,
-    discovery_pins: heapless::Vec<CaPin, { discovery::MAX_PINS }>,
-    discovery_unpinned: bool,
-    discovery_timeout: i64,
-    serving_on: bool,
-    serving_dns: heapless::Vec<heapless::String<{ engine::MAX_DNS_NAME }>, SANS>,
-    serving_ips: heapless::Vec<IpAddr, MAX_SANS>,
-    bootstrap_wait: i64,
-    rotation_wait: i64,
-    expiration_seconds: Option<u32>,
-    watch: bool,
-    mode: Mode,
-    rotate_now: RotateNow,
-    utc_offset: i32,
-    seed: u64,
-    /// `None` is the software verifier (no reference in the idle state).
-    verifier: Option<&'static (dyn SignatureVerifier + Sync)>,
-    ca_refresh_secs: i64,
-
-    // What was read.
-    node_kc: ClusterInfo<PEM, PATH>,
-    node_kc_dir: PathBuf<PATH>,
-    cert_path: PathBuf<PATH>,
-    key_path: PathBuf<PATH>,
-    need_node_ca: bool,
-    need_cert: bool,
-    need_key: bool,
-    kc_points_at_current: bool,
-    kc_names_ca_file: bool,
-    client_chain: heapless::Vec<u8, PEM>,
-    client_key: heapless::Vec<u8, MAX_KEY_PEM>,
-    bundle: heapless::Vec<u8, PEM>,
-    bundle_loaded: bool,
-    client: Verdict,
-    serving: Verdict,
-    client_dir_exists: bool,
-    boot: ClusterInfo<PEM, PATH>,
-    boot_dir: PathBuf<PATH>,
-    token_path: PathBuf<PATH>,
-    token: Option<BootstrapToken>,
-
-    // The attempt.
-    kind: Kind,
+/// The node agent over the memory `'m` its caller gave it (see the [module docs](self)).
+pub struct Agent<'m> {
+    settings: Settings<'m>,
+    events: Events,
+    loader: Loader<'m>,
+    keys: Keys,
+    engine: Engine<'m>,
+    discovery: Discovery,
+    trust: Trust,
+    plan: Plan<'m>,
+    /// What a file step writes (lent to the sub-machine that has the turn).
+    out: Bytes<'m>,
     metrics: Metrics,
-    key: Option<NodeKey>,
-    /// The device holding the node key, and this attempt's key in it.
-    dk: DeviceKeys,
-    key_generated: bool,
-    key_tries: u32,
-    dir_created: bool,
-    issued: bool,
-    healthz_until: i64,
-    announced_wait: bool,
-    /// When the wait for approval began, and when to say again that it goes on (0: never).
-    wait_since: i64,
-    progress_at: i64,
-    progress_gap: i64,
-    /// A request just failed: announce the engine's backoff.
-    retrying: bool,
-    force_bootstrap: bool,
-    swept: bool,
-    just_stored: Option<Kind>,
-    attempts_failed: u32,
-    rotations: u32,
-    conn: Conn,
-    conn_id: u32,
-    sleep_until: Option<i64>,
-    jitter: engine::Jitter,
-    /// When the next CA refresh is due (`None`: not scheduled yet).
-    ca_next: Option<i64>,
-    /// Which sources the refresh under way found (`trust::SOURCE_*`).
-    ca_sources: u8,
-    /// The candidate bundle (a hash) a client rotation was forced for, so that it is forced once.
-    ca_rotated_for: u64,
-    /// The sources that have answered with their CAs before (`trust::SOURCE_*`).
-    ca_seen: u8,
-
-    // Machinery.
-    engine: Engine<N, PEM, SANS>,
-    discovery: Discovery<DISC>,
-    st: St,
-    pending: Pending,
-    /// Whether the pending action was handed out (an unanswered one is abandoned at `poll`).
-    handed_out: bool,
-    read_role: FileRole,
-    step_paths: [PathBuf<PATH>; 3],
-    out: heapless::Vec<u8, OUT>,
-    events: heapless::Deque<(Line, bool), 4>,
-    shown: Line,
+    phase: Phase,
+    io: Io,
+    attempt: Attempt,
+    wait: Wait,
+    schedule: Schedule,
     failure: Option<Error>,
-    detail: heapless::String<MAX_DETAIL>,
+    detail: Detail,
     outcome: Outcome,
 }
 
-impl<
-    const N: usize,
-    const PEM: usize,
-    const OUT: usize,
-    const PATH: usize,
-    const SANS: usize,
-    const DISC: usize,
-> Drop for Agent<N, PEM, OUT, PATH, SANS, DISC>
-{
+impl Drop for Agent<'_> {
     fn drop(&mut self) {
         self.wipe();
     }
 }
 
-impl<
-    const N: usize,
-    const PEM: usize,
-    const OUT: usize,
-    const PATH: usize,
-    const SANS: usize,
-    const DISC: usize,
-> core::fmt::Debug for Agent<N, PEM, OUT, PATH, SANS, DISC>
-{
+impl core::fmt::Debug for Agent<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Agent")
-            .field("state", &self.st)
-            .field("pending", &self.pending)
-            .field("node", &self.node.as_str())
-            .field("client", &self.client)
-            .field("serving", &self.serving)
+            .field("phase", &self.phase)
+            .field("pending", &self.io.pending)
+            .field("node", &self.loader.node.as_str())
+            .field("client", &self.loader.client)
+            .field("serving", &self.loader.serving)
             .field("failure", &self.failure)
             .finish_non_exhaustive()
     }
 }
 
-impl<
-    const N: usize,
-    const PEM: usize,
-    const OUT: usize,
-    const PATH: usize,
-    const SANS: usize,
-    const DISC: usize,
-> Default for Agent<N, PEM, OUT, PATH, SANS, DISC>
-{
-    fn default() -> Self {
-        Self::idle()
-    }
-}
-
-impl<
-    const N: usize,
-    const PEM: usize,
-    const OUT: usize,
-    const PATH: usize,
-    const SANS: usize,
-    const DISC: usize,
-> Agent<N, PEM, OUT, PATH, SANS, DISC>
-{
-    /// An agent that has not started: `const`, so it can initialise a static.
-    pub const fn idle() -> Self {
-        Agent {
-            front_end: heapless::String::new(),
-            log_format: LogFormat::Text,
-            user_agent: heapless::String::new(),
-            node: heapless::String::new(),
-            node_configured: false,
-            kubeconfig_path: PathBuf::new(),
-            bootstrap_path: PathBuf::new(),
-            cert_dir: PathBuf::new(),
-            key_cache_path: PathBuf::new(),
-            ca_file_path: PathBuf::new(),
-            bundle_path: PathBuf::new(),
-            discovery_on: false,
-            discovery_server: heapless::String::new(),
-            discovery_token: None,
-            discovery_pins: heapless::Vec::new(),
-            discovery_unpinned: false,
-            discovery_timeout: discovery::DEFAULT_TIMEOUT_SECS,
-            serving_on: false,
-            serving_dns: heapless::Vec::new(),
-            serving_ips: heapless::Vec::new(),
-            bootstrap_wait: engine::BOOTSTRAP_WAIT_SECS,
-            rotation_wait: engine::ROTATION_WAIT_SECS,
-            expiration_seconds: None,
-            watch: true,
-            mode: Mode::Once,
-            rotate_now: RotateNow { client: false, serving: false },
-            utc_offset: 0,
-            seed: 0,
-            verifier: None,
-            ca_refresh_secs: 0,
-            node_kc: ClusterInfo::empty(),
-            node_kc_dir: PathBuf::new(),
-            cert_path: PathBuf::new(),
-            key_path: PathBuf::new(),
-            need_node_ca: false,
-            need_cert: false,
-            need_key: false,
-            kc_points_at_current: false,
-            kc_names_ca_file: false,
-            client_chain: heapless::Vec::new(),
-            client_key: heapless::Vec::new(),
-            bundle: heapless::Vec::new(),
-            bundle_loaded: false,
-            client: Verdict::Unknown,
-            serving: Verdict::Unknown,
-            client_dir_exists: false,
-            boot: ClusterInfo::empty(),
-            boot_dir: PathBuf::new(),
-            token_path: PathBuf::new(),
-            token: None,
-            kind: Kind::Bootstrap,
-            metrics: Metrics::new(),
-            key: None,
-            dk: DeviceKeys::idle(),
-            key_generated: false,
-            key_tries: 0,
-            dir_created: false,
-            issued: false,
-            healthz_until: 0,
-            announced_wait: false,
-            wait_since: 0,
-            progress_at: 0,
-            progress_gap: 0,
-            retrying: false,
-            force_bootstrap: false,
-            swept: false,
-            just_stored: None,
-            attempts_failed: 0,
-            rotations: 0,
-            conn: Conn::Node,
-            conn_id: 0,
-            sleep_until: None,
-            jitter: engine::Jitter(0),
-            ca_next: None,
-            ca_sources: 0,
-            ca_rotated_for: 0,
-            ca_seen: 0,
-            engine: Engine::idle(),
+impl<'m> Agent<'m> {
+    /// An agent that has not started, over `memory` carved for `caps`: [`Error::Capacity`]
+    /// names a capacity too small for what it must hold ([`Capacities::check`]), or
+    /// [`crate::error::Capacity::Memory`] when `memory` is shorter than
+    /// [`Capacities::memory_len`].
+    pub fn new(memory: &'m mut [u8], caps: &Capacities) -> Result<Self> {
+        let r = Regions::carve(memory, caps)?;
+        Ok(Agent {
+            settings: Settings::new(r.settings, r.dns),
+            events: Events::new(),
+            loader: Loader::new(r.loader_paths, r.loader_pems, r.key),
+            keys: Keys::new(),
+            engine: Engine::new(r.work, r.cert),
             discovery: Discovery::idle(),
-            st: St::Idle,
-            pending: Pending::None,
-            handed_out: false,
-            read_role: FileRole::Kubeconfig,
-            step_paths: [PathBuf::new(), PathBuf::new(), PathBuf::new()],
-            out: heapless::Vec::new(),
-            events: heapless::Deque::new(),
-            shown: Line::new(),
+            trust: Trust::new(),
+            plan: Plan::new(r.plan),
+            out: r.out,
+            metrics: Metrics::new(),
+            phase: Phase::Idle,
+            io: Io::new(),
+            attempt: Attempt::new(),
+            wait: Wait::new(),
+            schedule: Schedule::new(),
             failure: None,
-            detail: heapless::String::new(),
+            detail: Detail::new(),
             outcome: Outcome { client: None, serving: None },
-        }
-    }
-
-    /// After [`Mode::Check`] has ended in [`Action::Done`]: the verdicts and what they were
-    /// made from. `None` in any other mode or state.
-    pub fn status(&self) -> Option<Status<'_>> {
-        if self.mode != Mode::Check || self.st != St::Done {
-            return None;
-        }
-        fn verdict(v: Verdict) -> core::result::Result<CertStatus, Unusable> {
-            match v {
-                Verdict::Valid(c) => Ok(c),
-                Verdict::Unusable(error, what) => Err(Unusable { error, what: what.as_str() }),
-                Verdict::Unknown => Err(Unusable {
-                    error: Error::Store(StoreErrorKind::NotFound),
-                    what: Part::Kubeconfig.as_str(),
-                }),
-            }
-        }
-        fn file_or(path: &str, inline: bool) -> Origin<'_> {
-            if !path.is_empty() {
-                Origin::File(path)
-            } else if inline {
-                Origin::Data
-            } else {
-                Origin::None
-            }
-        }
-        let client = CertCheck {
-            verdict: verdict(self.client),
-            chain_pem: &self.client_chain,
-            certificate: file_or(&self.cert_path, !self.client_chain.is_empty()),
-            key: file_or(&self.key_path, !self.client_key.is_empty()),
-        };
-        let missing =
-            Verdict::Unusable(Error::Store(StoreErrorKind::NotFound), Part::ServingCertificate);
-        let serving_file = if self.serving == missing || self.step_paths[0].is_empty() {
-            Origin::None
-        } else {
-            Origin::File(&self.step_paths[0])
-        };
-        let serving = CertCheck {
-            verdict: verdict(self.serving),
-            chain_pem: &self.out,
-            certificate: serving_file,
-            key: serving_file,
-        };
-        let (ca_pem, ca): (&[u8], Origin<'_>) = if !self.bundle_path.is_empty() {
-            (&self.bundle, file_or(&self.bundle_path, false))
-        } else if !self.node_kc.ca_file.is_empty() {
-            (&self.node_kc.ca, file_or(&self.node_kc.ca_file, false))
-        } else {
-            (&self.node_kc.ca, if self.node_kc.ca.is_empty() { Origin::None } else { Origin::Data })
-        };
-        Some(Status { node: &self.node, client, serving, ca_pem, ca })
-    }
-
-    fn verifier(&self) -> &'static (dyn SignatureVerifier + Sync) {
-        self.verifier.unwrap_or(engine::SOFTWARE)
-    }
-
-    fn wipe(&mut self) {
-        self.client_key.as_mut_slice().zeroize();
-        self.client_key.clear();
-        let _ = self.out.resize_default(OUT);
-        self.out.as_mut_slice().zeroize();
-        self.out.clear();
-        self.key = None;
-        self.dk.new_ref.clear();
-        self.token = None;
-        self.discovery_token = None;
-    }
-
-    /// The certificate metrics (the kubelet's: [`crate::metrics`]), as of the last `poll`: copy
-    /// them out and [`crate::metrics::render`] them where they are served. They start at zero
-    /// with [`Agent::start`] (a new run is a new process to a scraper).
-    pub fn metrics(&self) -> Metrics {
-        self.metrics
+        })
     }
 
     /// Copy `config` and get ready; the first [`Agent::poll`] starts reading. Whatever the
     /// agent held before is forgotten (secrets wiped). Errors ([`Error::InvalidConfig`],
-    /// [`Error::TooLarge`] for a path over [`MAX_PATH`], the SAN checks' errors): the agent is
-    /// then idle.
+    /// [`Error::TooLarge`] for a path over the `path` capacity, [`Error::Capacity`] for a work
+    /// buffer too small for the CA refresh, the SAN checks' errors): the agent is then idle.
     pub fn start(&mut self, config: &Config<'_>) -> Result<()> {
         self.reset();
         let r = self.configure(config);
@@ -625,206 +348,89 @@ impl<
         r
     }
 
-    /// Back to idle, forgetting everything (secrets wiped): every field as [`Agent::idle`] has
-    /// it (the destructuring below makes a new field a compile error until it is reset here), so
-    /// an agent reset in place is the idle agent, whatever it held.
+    fn configure(&mut self, c: &Config<'_>) -> Result<()> {
+        self.events.configure(c.front_end, c.log_format)?;
+        self.settings.configure(c)?;
+        if Trust::on(&self.settings) && self.engine.scratch().len() < CA_REFRESH_RESPONSE {
+            return Err(Error::Capacity(crate::error::Capacity::Response));
+        }
+        self.schedule.configure(&self.settings);
+        self.phase = Phase::Start;
+        Ok(())
+    }
+
+    /// Back to idle, forgetting everything (secrets wiped): every sub-machine as
+    /// [`Agent::new`] made it (each one's `reset` destructures it, so a new field is a compile
+    /// error until it is reset there).
     pub fn reset(&mut self) {
         self.wipe();
         let Agent {
-            front_end,
-            log_format,
-            user_agent,
-            node,
-            node_configured,
-            kubeconfig_path,
-            bootstrap_path,
-            cert_dir,
-            key_cache_path,
-            ca_file_path,
-            bundle_path,
-            discovery_on,
-            discovery_server,
-            discovery_token,
-            discovery_pins,
-            discovery_unpinned,
-            discovery_timeout,
-            serving_on,
-            serving_dns,
-            serving_ips,
-            bootstrap_wait,
-            rotation_wait,
-            expiration_seconds,
-            watch,
-            mode,
-            rotate_now,
-            utc_offset,
-            seed,
-            verifier,
-            ca_refresh_secs,
-            node_kc: _,
-            node_kc_dir: _,
-            cert_path: _,
-            key_path: _,
-            need_node_ca: _,
-            need_cert: _,
-            need_key: _,
-            kc_points_at_current: _,
-            kc_names_ca_file: _,
-            client_chain: _,
-            client_key: _,
-            bundle: _,
-            bundle_loaded: _,
-            client: _,
-            serving: _,
-            client_dir_exists: _,
-            boot: _,
-            boot_dir: _,
-            token_path: _,
-            token: _,
-            kind,
-            metrics,
-            key: _,
-            dk,
-            key_generated,
-            key_tries,
-            dir_created,
-            issued,
-            healthz_until,
-            announced_wait,
-            wait_since,
-            progress_at,
-            progress_gap,
-            retrying,
-            force_bootstrap,
-            swept,
-            just_stored,
-            attempts_failed,
-            rotations,
-            conn,
-            conn_id,
-            sleep_until,
-            jitter,
-            ca_next,
-            ca_sources,
-            ca_rotated_for,
-            ca_seen,
+            settings,
+            events,
+            loader,
+            keys,
             engine,
             discovery,
-            st,
-            pending,
-            handed_out,
-            read_role,
-            step_paths,
-            out: _,
-            events,
-            shown,
+            trust,
+            plan,
+            out,
+            metrics,
+            phase,
+            io,
+            attempt,
+            wait,
+            schedule,
             failure,
             detail,
             outcome,
         } = self;
-        // Configuration.
-        front_end.clear();
-        *log_format = LogFormat::Text;
-        user_agent.clear();
-        node.clear();
-        *node_configured = false;
-        kubeconfig_path.clear();
-        bootstrap_path.clear();
-        cert_dir.clear();
-        key_cache_path.clear();
-        ca_file_path.clear();
-        bundle_path.clear();
-        *discovery_on = false;
-        discovery_server.clear();
-        *discovery_token = None;
-        discovery_pins.clear();
-        *discovery_unpinned = false;
-        *discovery_timeout = discovery::DEFAULT_TIMEOUT_SECS;
-        *serving_on = false;
-        serving_dns.clear();
-        serving_ips.clear();
-        *bootstrap_wait = engine::BOOTSTRAP_WAIT_SECS;
-        *rotation_wait = engine::ROTATION_WAIT_SECS;
-        *expiration_seconds = None;
-        *watch = true;
-        *mode = Mode::Once;
-        *rotate_now = RotateNow { client: false, serving: false };
-        *utc_offset = 0;
-        *seed = 0;
-        *verifier = None;
-        dk.reset();
-        *ca_refresh_secs = 0;
-        // The attempt.
-        *kind = Kind::Bootstrap;
-        *metrics = Metrics::new();
-        *key_generated = false;
-        *key_tries = 0;
-        *dir_created = false;
-        *issued = false;
-        *healthz_until = 0;
-        *announced_wait = false;
-        *wait_since = 0;
-        *progress_at = 0;
-        *progress_gap = 0;
-        *retrying = false;
-        *force_bootstrap = false;
-        *swept = false;
-        *just_stored = None;
-        *attempts_failed = 0;
-        *rotations = 0;
-        *conn = Conn::Node;
-        *conn_id = 0;
-        *sleep_until = None;
-        *jitter = engine::Jitter(0);
-        *ca_next = None;
-        *ca_sources = 0;
-        *ca_rotated_for = 0;
-        *ca_seen = 0;
-        // Machinery.
+        settings.reset();
+        events.reset();
+        loader.reset();
+        loader.forget_proofs();
+        keys.reset();
         engine.reset();
         discovery.reset();
-        *st = St::Idle;
-        *pending = Pending::None;
-        *handed_out = false;
-        *read_role = FileRole::Kubeconfig;
-        for p in step_paths.iter_mut() {
-            p.clear();
-        }
-        events.clear();
-        shown.clear();
+        trust.reset();
+        plan.reset();
+        out.clear();
+        *metrics = Metrics::new();
+        *phase = Phase::Idle;
+        *io = Io::new();
+        *attempt = Attempt::new();
+        *wait = Wait::new();
+        *schedule = Schedule::new();
         *failure = None;
         detail.clear();
         *outcome = Outcome { client: None, serving: None };
-        // What was read (and `out`, `client_key`, `key`, `token`: wiped above).
-        self.clear_loaded();
     }
 
-    fn clear_loaded(&mut self) {
-        self.node_kc.clear();
-        self.node_kc_dir.clear();
-        self.cert_path.clear();
-        self.key_path.clear();
-        self.need_node_ca = false;
-        self.need_cert = false;
-        self.need_key = false;
-        self.kc_points_at_current = false;
-        self.kc_names_ca_file = false;
-        self.client_chain.clear();
-        self.client_key.as_mut_slice().zeroize();
-        self.client_key.clear();
-        self.dk.client_point = None;
-        self.bundle.clear();
-        self.bundle_loaded = false;
-        self.client = Verdict::Unknown;
-        self.serving = Verdict::Unknown;
-        self.client_dir_exists = false;
-        self.boot.clear();
-        self.boot_dir.clear();
-        self.token_path.clear();
-        self.token = None;
-        if !self.node_configured {
-            self.node.clear();
+    /// Wipe every secret: the file-step output, the client key, this attempt's key, the
+    /// tokens.
+    fn wipe(&mut self) {
+        self.out.wipe();
+        self.loader.client_key.wipe();
+        self.loader.token = None;
+        self.keys.reset();
+        self.settings.discovery = None;
+        let mut detail = core::mem::take(&mut self.detail).into_bytes();
+        detail.as_mut_slice().zeroize();
+    }
+
+    /// After [`Mode::Check`] has ended in [`Action::Done`]: the verdicts and what they were
+    /// made from. `None` in any other mode or state.
+    pub fn status(&self) -> Option<Status<'_>> {
+        if self.settings.mode != Mode::Check || self.phase != Phase::Done {
+            return None;
         }
+        Some(self.loader.status(&self.settings, &self.out))
+    }
+
+    /// The certificate metrics (the kubelet's: [`crate::metrics`]), as of the last `poll`: copy
+    /// them out and [`crate::metrics::render`] them where they are served. They start at zero
+    /// with [`Agent::start`] (a new run is a new process to a scraper).
+    pub fn metrics(&self) -> Metrics {
+        self.metrics
     }
 
     /// End a sleep between attempts now (a daemon's SIGHUP): the next [`Agent::poll`] starts
@@ -833,55 +439,26 @@ impl<
     /// whether the agent was sleeping between attempts; an attempt under way (a wait for
     /// approval, a backoff inside a request) is not disturbed.
     pub fn wake(&mut self) -> bool {
-        if self.st != St::Start || self.sleep_until.is_none() {
+        if self.phase != Phase::Start || self.schedule.sleep_until.is_none() {
             return false;
         }
-        self.sleep_until = None;
+        self.schedule.sleep_until = None;
         // Reloading re-reads the cluster's CA too.
-        self.ca_next = Some(i64::MIN);
-        let line = self.ev("wake").kv("reason", "asked").done();
-        self.event(line);
+        self.trust.now();
+        let line = self.events.ev("wake").kv("reason", "asked").done();
+        self.events.push(line);
         true
     }
 
     /// Update the local time's offset from UTC (seconds east), used to name data files.
     pub fn set_utc_offset(&mut self, utc_offset: i32) {
-        self.utc_offset = utc_offset;
+        self.settings.utc_offset = utc_offset;
     }
 
     /// The node name (configured, or learnt from the current client certificate; empty until
     /// known).
     pub fn node_name(&self) -> &str {
-        &self.node
-    }
-
-    /// The read handed out by the last [`Agent::poll`] and not answered yet, again.
-    pub fn outstanding_read(&self) -> Option<Read<'_>> {
-        if self.pending != Pending::Read || !self.handed_out {
-            return None;
-        }
-        self.read_spec().map(|(role, max_len, path)| Read { path, role, max_len })
-    }
-
-    /// The file step handed out by the last [`Agent::poll`] and not answered yet, again.
-    pub fn outstanding_file_step(&self) -> Option<FileStep<'_>> {
-        if self.pending != Pending::File || !self.handed_out {
-            return None;
-        }
-        Some(self.file_step())
-    }
-
-    /// The key operation handed out by the last [`Agent::poll`] and not answered yet, again.
-    pub fn outstanding_key_op(&self) -> Option<KeyOp<'_>> {
-        if self.pending != Pending::Key || !self.handed_out {
-            return None;
-        }
-        self.key_op()
-    }
-
-    /// Whether an [`Action::Entropy`] was handed out and not answered yet.
-    pub fn entropy_outstanding(&self) -> bool {
-        self.pending == Pending::Entropy && self.handed_out
+        &self.loader.node
     }
 
     /// Whether a CSR of the current attempt exists on the server (created or adopted).
@@ -889,74 +466,319 @@ impl<
         self.engine.created()
     }
 
-    // -----------------------------------------------------------------------------------------
-    // Events and failures
-
-    fn event(&mut self, line: Line) {
-        self.push_event(line, false);
-    }
-
-    fn push_event(&mut self, line: Line, update: bool) {
-        if self.events.is_full() {
-            let _ = self.events.pop_front();
+    /// The action handed out by the last [`Agent::poll`] and not answered yet, again (reads,
+    /// file steps, device operations, requests); `None` when there is none.
+    pub fn outstanding(&self) -> Option<Action<'_>> {
+        if self.io.pending == Pending::None || !self.io.handed_out {
+            return None;
         }
-        let _ = self.events.push_back((line, update));
-    }
-
-    fn ev(&self, step: &str) -> LineBuilder {
-        LineBuilder::new(&self.front_end, step, self.log_format)
-    }
-
-    fn fail(&mut self, e: Error, detail: &str) {
-        self.failure = Some(e);
-        self.detail.clear();
-        for c in detail.chars() {
-            if self.detail.push(c).is_err() {
-                break;
-            }
+        if self.io.pending == Pending::Entropy {
+            return Some(Action::Entropy { len: crate::key::ENTROPY_LEN });
         }
-        self.st = St::Failed;
+        self.io_action(self.io.now)
     }
-
-    // -----------------------------------------------------------------------------------------
-    // Polling
 
     /// What to do now (see [`Action`]).
     pub fn poll(&mut self, now: i64) -> Action<'_> {
-        if self.pending != Pending::None && self.handed_out {
+        if self.io.pending != Pending::None && self.io.handed_out {
             self.abandon(now);
         }
-        self.handed_out = false;
+        self.io.handed_out = false;
+        let mut io = false;
         loop {
-            if let Some((line, update)) = self.events.pop_front() {
-                self.shown = line;
-                let step = step_of(&self.shown);
-                let ready = step == "sleep" || step == "done";
-                return Action::Event(Event { step, line: &self.shown, update, ready });
+            // The lines queued on the way go out before the action that follows them: a line
+            // queued beside a watch would otherwise wait for the watch to end. (`advance` is a
+            // query once it needs I/O: the next poll comes back to the same action.)
+            if self.events.pending() {
+                return self.next_event().map_or(Action::Sleep { until: now }, Action::Event);
             }
-            if self.needs_io(now) {
+            if io {
                 break;
             }
-            self.step(now);
+            if let Some(t) = self.schedule.sleep_until {
+                if now < t {
+                    return Action::Sleep { until: t };
+                }
+                self.schedule.sleep_until = None;
+            }
+            io = self.advance(now);
         }
-        self.handed_out = true;
         self.emit(now)
     }
 
     /// The outstanding action was not answered: it failed.
     fn abandon(&mut self, now: i64) {
-        match self.pending {
+        const WHY: &str = "no answer before the next poll";
+        match self.io.pending {
             Pending::Read => self.on_read(now, Err(StoreErrorKind::Io)),
             Pending::File => self.on_file_done(now, Err(StoreErrorKind::Io)),
-            Pending::Healthz | Pending::Discovery | Pending::Engine | Pending::Trust => {
-                self.on_transport_error(now, "no answer before the next poll")
+            Pending::Healthz
+            | Pending::Discovery
+            | Pending::Engine
+            | Pending::Trust
+            | Pending::Probe => self.on_transport_error(now, WHY),
+            Pending::Key => match self.outstanding() {
+                Some(Action::Key(KeyOp::Public { .. })) => self.on_key_public(now, Err(WHY)),
+                Some(Action::Key(KeyOp::Generate { .. })) => self.on_key_generated(now, Err(WHY)),
+                Some(Action::Key(KeyOp::Sign { .. })) => self.on_signature(now, Err(WHY)),
+                Some(Action::Key(KeyOp::Destroy { .. })) => self.on_key_destroyed(now, Err(WHY)),
+                _ => self.io.pending = Pending::None,
+            },
+            Pending::Entropy | Pending::None => self.io.pending = Pending::None,
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Answers: each goes to the sub-machine that asked.
+
+    /// The outcome of [`Action::Read`]: the whole file, or why not. Ignored when no read is
+    /// outstanding.
+    pub fn on_read(&mut self, now: i64, result: core::result::Result<&[u8], StoreErrorKind>) {
+        if !self.io.answer(Pending::Read) {
+            return;
+        }
+        match self.phase {
+            Phase::Load | Phase::Boot => {
+                let (loader, mut cx) = self.load_cx();
+                loader.on_read(&mut cx, now, result);
             }
-            Pending::Key => self.key_abandoned(now),
-            Pending::Entropy | Pending::None => self.pending = Pending::None,
+            Phase::Key => {
+                let (keys, mut cx) = self.keys_cx();
+                keys.on_read(&mut cx, now, result);
+            }
+            _ => {}
+        }
+    }
+
+    /// The outcome of [`Action::File`]. Ignored when no file step is outstanding.
+    pub fn on_file_done(&mut self, now: i64, result: core::result::Result<(), StoreErrorKind>) {
+        if !self.io.answer(Pending::File) {
+            return;
+        }
+        match self.phase {
+            Phase::Load => {
+                let (loader, mut cx) = self.load_cx();
+                loader.on_recovered(&mut cx, result);
+            }
+            Phase::Key => {
+                let (keys, mut cx) = self.keys_cx();
+                keys.on_file_done(&mut cx, result);
+            }
+            Phase::Store | Phase::Cleanup | Phase::Sweep | Phase::WriteBootstrap => {
+                let pair_is_current = self.plan_file_done(result);
+                if pair_is_current {
+                    // A device's new key is the current one from now on.
+                    self.keys.made_current();
+                }
+            }
+            Phase::Trust => {
+                let (trust, mut cx) = self.trust_cx();
+                trust.on_file_done(&mut cx, now, result);
+            }
+            _ => {}
+        }
+    }
+
+    /// Entropy for a new key ([`Action::Entropy`]). Ignored when none was asked for.
+    pub fn on_entropy(&mut self, bytes: &[u8]) {
+        if !self.io.answer(Pending::Entropy) {
+            return;
+        }
+        let (keys, mut cx) = self.keys_cx();
+        keys.on_entropy(&mut cx, bytes);
+    }
+
+    /// The answer to [`KeyOp::Public`]: the key's public point (65-byte uncompressed SEC1), or
+    /// why the device could not load the key. Ignored when no such operation is outstanding.
+    pub fn on_key_public(&mut self, now: i64, result: core::result::Result<&[u8; 65], &str>) {
+        if !matches!(self.outstanding(), Some(Action::Key(KeyOp::Public { .. })))
+            || !self.io.answer(Pending::Key)
+        {
+            return;
+        }
+        let point = result.and_then(flow::checked_point);
+        if self.phase == Phase::Load {
+            let (loader, mut cx) = self.load_cx();
+            loader.on_key_public(&mut cx, point);
+        } else {
+            let (keys, mut cx) = self.keys_cx();
+            keys.on_key_public(&mut cx, now, point);
+        }
+    }
+
+    /// The answer to [`KeyOp::Generate`]: the new key's reference (a `TSS2 PRIVATE KEY` or
+    /// `PKCS#11 PROVIDER URI` PEM block, at most [`crate::keyref::MAX_KEY_REF`] bytes) and its
+    /// public point, or why the device could not make it. Ignored when no such operation is
+    /// outstanding.
+    pub fn on_key_generated(
+        &mut self,
+        _now: i64,
+        result: core::result::Result<(&[u8], &[u8; 65]), &str>,
+    ) {
+        if !matches!(self.outstanding(), Some(Action::Key(KeyOp::Generate { .. })))
+            || !self.io.answer(Pending::Key)
+        {
+            return;
+        }
+        let checked = result.and_then(|(r, p)| flow::checked_point(p).map(|p| (r, p)));
+        let (keys, mut cx) = self.keys_cx();
+        keys.on_key_generated(&mut cx, checked);
+    }
+
+    /// The answer to [`KeyOp::Sign`]: the signature as `r || s`, or why the device could not
+    /// sign. Ignored when no such operation is outstanding.
+    pub fn on_signature(&mut self, _now: i64, result: core::result::Result<&[u8; 64], &str>) {
+        if !matches!(self.outstanding(), Some(Action::Key(KeyOp::Sign { .. })))
+            || !self.io.answer(Pending::Key)
+        {
+            return;
+        }
+        let (keys, mut cx) = self.keys_cx();
+        keys.on_signature(&mut cx, result);
+    }
+
+    /// The answer to [`KeyOp::Destroy`] (a key already gone is success). A failure is reported
+    /// (`step=warning`) and changes nothing else: the key is left behind. Ignored when no such
+    /// operation is outstanding.
+    pub fn on_key_destroyed(&mut self, _now: i64, result: core::result::Result<(), &str>) {
+        if !matches!(self.outstanding(), Some(Action::Key(KeyOp::Destroy { .. })))
+            || !self.io.answer(Pending::Key)
+        {
+            return;
+        }
+        let Agent { keys, settings, events, out, loader, attempt, .. } = self;
+        let mut cx = keys::KeysCx { s: settings, ev: events, out, kind: attempt.kind };
+        keys.on_key_destroyed(&mut cx, &loader.client_key, result);
+    }
+
+    /// The whole response to [`Action::Http`] (for a watch that could not be streamed, the whole
+    /// stream), with the response headers the agent reads (look them up by name and pass their
+    /// raw values: [`Headers::NONE`] when there are none): a 429 or 5xx with `Retry-After` is
+    /// retried when the server asked, with jitter, and the `step=retry` line says
+    /// `reason=server-asked` ([`crate::pushback`]). Ignored when no request is outstanding.
+    pub fn on_http_response(&mut self, now: i64, status: u16, headers: &Headers<'_>, body: &[u8]) {
+        match self.io.pending {
+            Pending::Healthz => {
+                self.io.pending = Pending::None;
+                if status == 200 {
+                    self.phase = Phase::StartEngine;
+                } else {
+                    self.healthz_failed(now, Some(status));
+                }
+            }
+            Pending::Discovery => {
+                self.io.pending = Pending::None;
+                if status != 200 {
+                    let line = self
+                        .events
+                        .ev("http")
+                        .kv("request", "cluster-info")
+                        .num("status", i64::from(status))
+                        .done();
+                    self.events.push(line);
+                }
+                self.discovery.on_response(now, status, headers, body, self.engine.scratch());
+            }
+            Pending::Engine => self.engine_response(now, status, headers, body),
+            Pending::Trust => {
+                self.io.pending = Pending::None;
+                let (trust, mut cx) = self.trust_cx();
+                trust.on_response(&mut cx, now, status, body);
+            }
+            Pending::Probe => {
+                self.io.pending = Pending::None;
+                let answer = probe::answer(status, body, &self.loader.node);
+                self.probed(now, answer, status);
+            }
+            _ => {}
+        }
+    }
+
+    /// A chunk of a watch response with status 200. Answers whether to keep reading; on
+    /// [`StreamControl::Close`] drop the connection and do not call [`Agent::on_stream_end`].
+    pub fn on_stream_data(&mut self, now: i64, chunk: &[u8]) -> StreamControl {
+        if self.io.pending != Pending::Engine {
+            return StreamControl::Close;
+        }
+        let mut refs = heapless::Vec::new();
+        let expect = flow::expect(&self.settings, &self.loader, self.attempt.kind, &mut refs);
+        let c = self.engine.on_stream_data(now, chunk, &expect);
+        if c == StreamControl::Close {
+            self.io.pending = Pending::None;
+        }
+        c
+    }
+
+    /// The open watch has been quiet until [`HttpRequest::idle_at`] (or later): the agent reports
+    /// progress on the wait (a `step=wait` update, handed out by [`Agent::next_event`]) without
+    /// ending the watch. Answers whether to keep reading ([`StreamControl::Close`] when no watch
+    /// is open); the next wake-up time is the outstanding request's `idle_at` again.
+    pub fn on_stream_idle(&mut self, now: i64) -> StreamControl {
+        if self.io.pending != Pending::Engine || !self.engine.request_outstanding() {
+            return StreamControl::Close;
+        }
+        self.progress(now);
+        StreamControl::Continue
+    }
+
+    /// The next line the agent has to say, now (also during a watch stream, between
+    /// [`Agent::on_stream_data`] / [`Agent::on_stream_idle`] calls); `None` when there is none.
+    /// [`Agent::poll`] hands out the same lines first, so a front-end that never calls this loses
+    /// nothing.
+    pub fn next_event(&mut self) -> Option<Event<'_>> {
+        let update = self.events.next()?;
+        let step = flow::step_of(&self.events.shown);
+        let ready = step == "sleep" || step == "done";
+        Some(Event { step, line: &self.events.shown, update, ready })
+    }
+
+    /// The watch stream ended (server timeout, closed connection, or a broken read).
+    pub fn on_stream_end(&mut self, now: i64) {
+        if self.io.pending == Pending::Engine {
+            self.io.pending = Pending::None;
+            let mut refs = heapless::Vec::new();
+            let expect = flow::expect(&self.settings, &self.loader, self.attempt.kind, &mut refs);
+            self.engine.on_stream_end(now, &expect);
+        }
+    }
+
+    /// [`Action::Http`] could not be sent or no (complete) response arrived; `why` is printed
+    /// (never put a secret in it).
+    pub fn on_transport_error(&mut self, now: i64, why: &str) {
+        let pending = self.io.pending;
+        if !matches!(
+            pending,
+            Pending::Healthz
+                | Pending::Discovery
+                | Pending::Engine
+                | Pending::Trust
+                | Pending::Probe
+        ) {
+            return;
+        }
+        let line = self
+            .events
+            .ev("transport-error")
+            .kv("request", self.request_name())
+            .kv("detail", why)
+            .done();
+        self.events.push(line);
+        self.wait.retrying = true;
+        self.io.pending = Pending::None;
+        match pending {
+            Pending::Healthz => self.healthz_failed(now, None),
+            Pending::Discovery => self.discovery.on_transport_error(now),
+            Pending::Trust => {
+                // (not the engine's retry: nothing to announce at its next sleep)
+                self.wait.retrying = false;
+                let (trust, mut cx) = self.trust_cx();
+                trust.on_transport_error(&mut cx, now, why);
+            }
+            Pending::Probe => {
+                self.wait.retrying = false;
+                self.probed(now, probe::Answer::Unknown, 0);
+            }
+            _ => self.engine.on_transport_error(now),
         }
     }
 }
-
-mod flow;
-mod input;
-mod load;

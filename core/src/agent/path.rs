@@ -3,79 +3,94 @@
 //! against the caller's working directory, and every result is cleaned like Go's
 //! `filepath.Clean` (no symlink resolution, no file system access).
 
-use crate::error::{Error, Result};
-
-/// Longest path the agent keeps (bytes).
-pub const MAX_PATH: usize = 1024;
-
-/// A path owned by the agent (at most `L` bytes, [`MAX_PATH`] by default).
-pub type PathBuf<const L: usize = MAX_PATH> = heapless::String<L>;
+use crate::buf::Text;
+use crate::error::Result;
 
 /// Whether `p` is absolute.
-pub fn is_absolute(p: &str) -> bool {
+pub(crate) fn is_absolute(p: &str) -> bool {
     p.starts_with('/')
+}
+
+/// Go's `filepath.Clean` over a sequence of elements: `dotdot` is where `..` can no longer
+/// backtrack.
+struct Clean {
+    rooted: bool,
+    dotdot: usize,
+}
+
+impl Clean {
+    fn start(out: &mut Text<'_>, rooted: bool) -> Result<Self> {
+        out.clear();
+        if rooted {
+            out.push('/')?;
+        }
+        Ok(Clean { rooted, dotdot: usize::from(rooted) })
+    }
+
+    fn elem(&mut self, out: &mut Text<'_>, elem: &str) -> Result<()> {
+        match elem {
+            "" | "." => {}
+            ".." => {
+                if out.len() > self.dotdot {
+                    // Back to the separator before the last element (or to `dotdot`).
+                    let b = out.as_bytes();
+                    let mut w = out.len() - 1;
+                    while w > self.dotdot && b.get(w) != Some(&b'/') {
+                        w -= 1;
+                    }
+                    out.truncate(w);
+                } else if !self.rooted {
+                    if !out.is_empty() {
+                        out.push('/')?;
+                    }
+                    out.push_str("..")?;
+                    self.dotdot = out.len();
+                }
+            }
+            e => {
+                if (self.rooted && out.len() != 1) || (!self.rooted && !out.is_empty()) {
+                    out.push('/')?;
+                }
+                out.push_str(e)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(out: &mut Text<'_>) -> Result<()> {
+        if out.is_empty() {
+            out.push('.')?;
+        }
+        Ok(())
+    }
 }
 
 /// `p` cleaned lexically into `out` (Go `filepath.Clean`): repeated slashes collapse, `.`
 /// elements go, `..` removes the element before it (and stays at the root of an absolute
 /// path), no trailing slash; an empty result is `.`. [`Error::TooLarge`] past `out`'s capacity.
-pub fn clean_into<const L: usize>(p: &str, out: &mut PathBuf<L>) -> Result<()> {
-    // Go's algorithm: `dotdot` is where `..` can no longer backtrack.
-    out.clear();
-    let rooted = is_absolute(p);
-    let mut dotdot = 0usize;
-    if rooted {
-        out.push('/').map_err(|_| Error::TooLarge)?;
-        dotdot = 1;
+pub(crate) fn clean_into(p: &str, out: &mut Text<'_>) -> Result<()> {
+    let mut c = Clean::start(out, is_absolute(p))?;
+    for e in p.split('/') {
+        c.elem(out, e)?;
     }
-    for elem in p.split('/') {
-        match elem {
-            "" | "." => {}
-            ".." => {
-                if out.len() > dotdot {
-                    // Back to the separator before the last element (or to `dotdot`).
-                    let b = out.as_bytes();
-                    let mut w = out.len() - 1;
-                    while w > dotdot && b.get(w) != Some(&b'/') {
-                        w -= 1;
-                    }
-                    out.truncate(w);
-                } else if !rooted {
-                    if !out.is_empty() {
-                        out.push('/').map_err(|_| Error::TooLarge)?;
-                    }
-                    out.push_str("..").map_err(|_| Error::TooLarge)?;
-                    dotdot = out.len();
-                }
-            }
-            e => {
-                if (rooted && out.len() != 1) || (!rooted && !out.is_empty()) {
-                    out.push('/').map_err(|_| Error::TooLarge)?;
-                }
-                out.push_str(e).map_err(|_| Error::TooLarge)?;
-            }
-        }
-    }
-    if out.is_empty() {
-        out.push('.').map_err(|_| Error::TooLarge)?;
-    }
-    Ok(())
+    Clean::finish(out)
 }
 
-/// `p` made absolute against `base` (an absolute directory) and cleaned, into `out`.
-pub fn resolve_into<const L: usize>(base: &str, p: &str, out: &mut PathBuf<L>) -> Result<()> {
+/// `p` made absolute against `base` (an absolute directory) and cleaned, into `out`: Go's
+/// `filepath.Clean(base + "/" + p)`, element by element.
+pub(crate) fn resolve_into(base: &str, p: &str, out: &mut Text<'_>) -> Result<()> {
     if is_absolute(p) {
         return clean_into(p, out);
     }
-    let mut joined = PathBuf::<L>::new();
-    joined.push_str(base).map_err(|_| Error::TooLarge)?;
-    joined.push('/').map_err(|_| Error::TooLarge)?;
-    joined.push_str(p).map_err(|_| Error::TooLarge)?;
-    clean_into(&joined, out)
+    let mut c = Clean::start(out, is_absolute(base))?;
+    for e in base.split('/').chain(p.split('/')) {
+        c.elem(out, e)?;
+    }
+    Clean::finish(out)
 }
 
 /// The directory of a cleaned absolute path (Go `filepath.Dir`): `/a/b` → `/a`, `/a` → `/`.
-pub fn dir(p: &str) -> &str {
+pub(crate) fn dir(p: &str) -> &str {
     match p.rfind('/') {
         Some(0) => "/",
         Some(i) => p.get(..i).unwrap_or("/"),
@@ -84,14 +99,14 @@ pub fn dir(p: &str) -> &str {
 }
 
 /// `<dir>/<a><b><c>` into `out` (`dir` absolute and clean).
-pub fn child_into<const L: usize>(dir: &str, parts: &[&str], out: &mut PathBuf<L>) -> Result<()> {
+pub(crate) fn child_into(dir: &str, parts: &[&str], out: &mut Text<'_>) -> Result<()> {
     out.clear();
-    out.push_str(dir).map_err(|_| Error::TooLarge)?;
+    out.push_str(dir)?;
     if !dir.ends_with('/') {
-        out.push('/').map_err(|_| Error::TooLarge)?;
+        out.push('/')?;
     }
     for p in parts {
-        out.push_str(p).map_err(|_| Error::TooLarge)?;
+        out.push_str(p)?;
     }
     Ok(())
 }
@@ -99,11 +114,13 @@ pub fn child_into<const L: usize>(dir: &str, parts: &[&str], out: &mut PathBuf<L
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
-    fn clean(p: &str) -> PathBuf {
-        let mut out: PathBuf = PathBuf::new();
+    fn clean(p: &str) -> heapless::String<256> {
+        let mut mem = [0u8; 256];
+        let mut out = Text::new(&mut mem);
         clean_into(p, &mut out).unwrap();
-        out
+        heapless::String::try_from(out.as_str()).unwrap()
     }
 
     #[test]
@@ -151,7 +168,8 @@ mod tests {
 
     #[test]
     fn resolve_and_dir() {
-        let mut out: PathBuf = PathBuf::new();
+        let mut mem = [0u8; 256];
+        let mut out = Text::new(&mut mem);
         resolve_into("/etc/kubernetes", "pki/ca.crt", &mut out).unwrap();
         assert_eq!(out.as_str(), "/etc/kubernetes/pki/ca.crt");
         resolve_into("/etc/kubernetes", "../ca.crt", &mut out).unwrap();
@@ -165,7 +183,12 @@ mod tests {
         assert_eq!(out.as_str(), "/var/lib/kubelet/pki/kubelet-client-current.pem");
         child_into("/", &["x"], &mut out).unwrap();
         assert_eq!(out.as_str(), "/x");
-        let long = "a/".repeat(MAX_PATH);
+        let long = "a/".repeat(256);
         assert_eq!(clean_into(&long, &mut out), Err(Error::TooLarge));
+        // Joined element by element: a relative path that climbs out of the base.
+        resolve_into("/var//lib/./kubelet", "../../etc/x/..", &mut out).unwrap();
+        assert_eq!(out.as_str(), "/var/etc");
+        resolve_into("/", "..", &mut out).unwrap();
+        assert_eq!(out.as_str(), "/");
     }
 }

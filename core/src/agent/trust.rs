@@ -1,15 +1,30 @@
 //! The CA refresh ([module docs](super#the-ca-refresh)): re-read the cluster's CA for the
 //! apiserver from `cluster-info` and the ClusterTrustBundles, have the apiserver prove a new
-//! bundle, write the CA file.
+//! bundle, write the CA file. A sub-machine of its own: its schedule, the sources it has seen,
+//! the bundle it last rotated the client certificate for, and where a refresh is.
 
-use super::flow::*;
-use super::*;
+use super::config::Settings;
+use super::event::{Events, LineBuilder};
+use super::flow::{Detail, detail};
+use super::loader::Loader;
+use super::plan::node_kubeconfig;
+use super::verdict::cert_jitter;
+use super::{ClientCertificate, Connection, FileStep, HttpRequest, Method, RequestKind};
+use crate::buf::Bytes;
+use crate::csr::Profile;
+use crate::discovery;
+use crate::engine::Jitter;
+use crate::error::{Error, Result, StoreErrorKind};
 use crate::json;
+use crate::key::NodeKey;
+use crate::kubeconfig::Kubeconfig;
+use crate::pem;
+use crate::verify::{self, Expected};
 
 /// `cluster-info` was read.
-pub(super) const SOURCE_CLUSTER_INFO: u8 = 1;
+const SOURCE_CLUSTER_INFO: u8 = 1;
 /// The ClusterTrustBundle API answered.
-pub(super) const SOURCE_TRUST_BUNDLES: u8 = 2;
+const SOURCE_TRUST_BUNDLES: u8 = 2;
 
 /// The signer whose ClusterTrustBundles hold the apiserver's serving CAs (published by
 /// kube-controller-manager from its `--root-ca-file`: `cmd/kube-controller-manager/app/
@@ -24,123 +39,230 @@ pub const TRUST_BUNDLES_PATH: &str = "/apis/certificates.k8s.io/v1/clustertrustb
 /// Bytes of scratch for one certificate's DER while bundles are merged and compared.
 const DER_SCRATCH: usize = 4096;
 
-impl<
-    const N: usize,
-    const PEM: usize,
-    const OUT: usize,
-    const PATH: usize,
-    const SANS: usize,
-    const DISC: usize,
-> Agent<N, PEM, OUT, PATH, SANS, DISC>
-{
-    /// Whether [`Mode::Run`] refreshes the CA at all.
-    pub(super) fn ca_refresh_on(&self) -> bool {
-        matches!(self.mode, Mode::Run { .. }) && self.ca_refresh_secs > 0
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum St {
+    Idle,
+    /// GET `kube-public/cluster-info`.
+    Info,
+    /// List the ClusterTrustBundles.
+    Bundles,
+    /// Compare the union with the CA file.
+    Compare,
+    /// A request over TLS that trusts only the new bundle.
+    Probe,
+    /// Write the CA file.
+    Write,
+    /// Rewrite the node kubeconfig to name the CA file.
+    Kubeconfig,
+    /// The refresh is over.
+    Done,
+    /// The client certificate must be rotated first (it does not chain to the new bundle).
+    Deferred,
+}
+
+/// What the refresh needs next, or where it got to.
+pub(super) enum Next<'a> {
+    Http,
+    File(FileStep<'a>),
+    /// An internal step ([`Trust::step`]).
+    Step,
+    Done,
+    /// Rotate the client certificate first, then refresh again at once.
+    Deferred,
+}
+
+/// What the refresh works with besides its own state.
+pub(super) struct TrustCx<'a, 'm> {
+    pub(super) s: &'a Settings<'m>,
+    pub(super) ev: &'a mut Events,
+    /// The candidate bundle, then what the file steps write.
+    pub(super) out: &'a mut Bytes<'m>,
+    /// The work buffer, idle during a refresh: scratch to merge and compare bundles.
+    pub(super) work: &'a mut [u8],
+    /// The node's files: the CA file's bundle is the node kubeconfig's CA.
+    pub(super) loader: &'a mut Loader<'m>,
+    pub(super) jitter: &'a mut Jitter,
+}
+
+/// The CA refresh (see the module docs).
+pub(super) struct Trust {
+    st: St,
+    /// When the next refresh is due (`None`: not scheduled yet).
+    next_at: Option<i64>,
+    /// Which sources the refresh under way found.
+    sources: u8,
+    /// The candidate bundle (a hash) a client rotation was forced for, so that it is forced once.
+    rotated_for: u64,
+    /// The sources that have answered with their CAs before.
+    seen: u8,
+}
+
+impl Trust {
+    pub(super) const fn new() -> Self {
+        Trust { st: St::Idle, next_at: None, sources: 0, rotated_for: 0, seen: 0 }
     }
 
-    /// Whether a CA refresh is due now: the node kubeconfig is the agent's (it names
-    /// `-current.pem`), trusts a CA (not `insecure-skip-tls-verify`) and the time has come.
-    pub(super) fn ca_refresh_due(&mut self, now: i64) -> bool {
-        if !self.ca_refresh_on() {
+    /// Every field as [`Trust::new`] has it.
+    pub(super) fn reset(&mut self) {
+        let Trust { st, next_at, sources, rotated_for, seen } = self;
+        *st = St::Idle;
+        *next_at = None;
+        *sources = 0;
+        *rotated_for = 0;
+        *seen = 0;
+    }
+
+    /// Whether the agent refreshes the CA at all ([`super::Mode::Run`] with an interval).
+    pub(super) fn on(s: &Settings<'_>) -> bool {
+        s.runs() && s.ca_refresh_secs > 0
+    }
+
+    /// When the next refresh is due, when it is scheduled.
+    pub(super) fn next_at(&self, s: &Settings<'_>) -> Option<i64> {
+        self.next_at.filter(|_| Self::on(s))
+    }
+
+    /// Refresh at the next decision (a daemon's SIGHUP: reloading re-reads the CA too).
+    pub(super) fn now(&mut self) {
+        self.next_at = Some(i64::MIN);
+    }
+
+    /// Whether a refresh is due now: the node kubeconfig is the agent's (it names
+    /// `-current.pem`), trusts a CA (not `insecure-skip-tls-verify`) and the time has come. The
+    /// first decision schedules the first refresh an interval after start.
+    pub(super) fn due(
+        &mut self,
+        s: &Settings<'_>,
+        loader: &Loader<'_>,
+        jitter: &mut Jitter,
+        now: i64,
+    ) -> bool {
+        if !Self::on(s) {
             return false;
         }
-        let Some(at) = self.ca_next else {
-            // The first one an interval after start.
-            self.schedule_ca_refresh(now);
+        let Some(at) = self.next_at else {
+            self.schedule(s, jitter, now);
             return false;
         };
+        let kc = &loader.node_kc;
         now >= at
-            && self.kc_points_at_current
-            && !self.node_kc.insecure
-            && !self.node_kc.ca.is_empty()
-            && !self.node_kc.server.is_empty()
+            && loader.kc_points_at_current
+            && !kc.insecure
+            && !kc.ca.is_empty()
+            && !kc.server.is_empty()
     }
 
-    pub(super) fn begin_ca_refresh(&mut self) {
-        self.ca_sources = 0;
-        self.out.clear();
-        // New connection settings: new ids (info: anonymous; bundles: the node's certificate;
-        // the probe: the candidate bundle).
-        self.conn_id = self.conn_id.wrapping_add(4);
-        self.st = St::CaInfo;
+    /// The refresh's turn is over (after [`Next::Deferred`]).
+    pub(super) fn reset_turn(&mut self) {
+        self.st = St::Idle;
     }
 
-    /// The next refresh in [`Config::ca_refresh_secs`], ±10 %.
-    fn schedule_ca_refresh(&mut self, now: i64) {
-        let i = self.ca_refresh_secs;
+    /// Start a refresh.
+    pub(super) fn begin(&mut self, out: &mut Bytes<'_>) {
+        self.sources = 0;
+        out.clear();
+        self.st = St::Info;
+    }
+
+    /// The next refresh in [`super::Config::ca_refresh_secs`], ±10 %.
+    fn schedule(&mut self, s: &Settings<'_>, jitter: &mut Jitter, now: i64) {
+        let i = s.ca_refresh_secs;
         let spread = i / 5;
-        let jitter = if spread > 0 {
-            i64::from(self.jitter.next_u32()) % (spread + 1) - spread / 2
-        } else {
-            0
-        };
-        self.ca_next =
+        let jitter =
+            if spread > 0 { i64::from(jitter.next_u32()) % (spread + 1) - spread / 2 } else { 0 };
+        self.next_at =
             Some(now.saturating_add(i).saturating_add(jitter).max(now.saturating_add(1)));
     }
 
-    /// The refresh is over, whatever its outcome: the next one in [`Config::ca_refresh_secs`].
-    fn ca_done(&mut self, now: i64) {
-        self.out.clear();
-        self.schedule_ca_refresh(now);
-        self.conn_id = self.conn_id.wrapping_add(4);
-        self.st = St::Decide;
+    /// The refresh is over, whatever its outcome: the next one in [`super::Config::ca_refresh_secs`].
+    fn done(&mut self, cx: &mut TrustCx<'_, '_>, now: i64) {
+        cx.out.clear();
+        self.schedule(cx.s, cx.jitter, now);
+        self.st = St::Done;
+    }
+
+    /// What it needs now.
+    pub(super) fn next<'a>(&'a self, s: &'a Settings<'_>, out: &'a [u8]) -> Next<'a> {
+        match self.st {
+            St::Info | St::Bundles | St::Probe => Next::Http,
+            St::Compare => Next::Step,
+            St::Write => Next::File(FileStep::WriteCa { path: &s.ca_file, content: out }),
+            St::Kubeconfig => {
+                Next::File(FileStep::WriteKubeconfig { path: &s.kubeconfig, content: out })
+            }
+            St::Deferred => Next::Deferred,
+            St::Idle | St::Done => Next::Done,
+        }
     }
 
     /// `step=ca state=<state>` with the sources read.
-    fn ca_line(&self, state: &str) -> LineBuilder {
-        let sources = match self.ca_sources {
+    fn line(&self, ev: &Events, state: &str) -> LineBuilder {
+        let sources = match self.sources {
             0 => "none",
             SOURCE_CLUSTER_INFO => "cluster-info",
             SOURCE_TRUST_BUNDLES => "trust-bundles",
             _ => "cluster-info,trust-bundles",
         };
-        self.ev("ca").kv("state", state).kv("sources", sources)
+        ev.ev("ca").kv("state", state).kv("sources", sources)
     }
 
-    fn ca_refused(&mut self, now: i64, e: Error, why: &str) {
+    fn refused(&mut self, cx: &mut TrustCx<'_, '_>, now: i64, e: Error, why: &str) {
         let line = self
-            .ca_line("refused")
+            .line(cx.ev, "refused")
             .kv("reason", e.name())
-            .kv("path", &self.ca_file_path)
-            .kv("detail", &detail(format_args!("{why}")))
+            .kv("path", &cx.s.ca_file)
+            .kv("detail", why)
             .done();
-        self.event(line);
-        self.ca_done(now);
+        cx.ev.push(line);
+        self.done(cx, now);
     }
 
     /// The source the current request reads.
-    fn ca_source(&self) -> u8 {
-        if self.st == St::CaInfo { SOURCE_CLUSTER_INFO } else { SOURCE_TRUST_BUNDLES }
+    fn source(&self) -> u8 {
+        if self.st == St::Info { SOURCE_CLUSTER_INFO } else { SOURCE_TRUST_BUNDLES }
     }
 
-    pub(super) fn ca_request_name(&self) -> &'static str {
+    fn request_kind(&self) -> RequestKind {
         match self.st {
-            St::CaInfo => "cluster-info",
-            St::CaBundles => "trust-bundles",
-            _ => "ca-probe",
+            St::Info => RequestKind::ClusterInfo,
+            St::Bundles => RequestKind::TrustBundles,
+            _ => RequestKind::CaProbe,
         }
     }
 
-    /// The request of the current refresh state.
-    pub(super) fn ca_request(&self, now: i64) -> HttpRequest<'_> {
-        let c = &self.node_kc;
+    /// The request's name in lines (`cluster-info`, `trust-bundles`, `ca-probe`).
+    pub(super) fn request_name(&self) -> &'static str {
+        self.request_kind().as_str()
+    }
+
+    /// The request of the current refresh state: `conn_id` is the agent's connection id for
+    /// this refresh (one more for each of its three connection settings).
+    pub(super) fn request<'a>(
+        &self,
+        s: &'a Settings<'_>,
+        loader: &'a Loader<'_>,
+        out: &'a [u8],
+        conn_id: u32,
+        now: i64,
+    ) -> HttpRequest<'a> {
+        let c = &loader.node_kc;
         let server_name =
             if c.server_name.is_empty() { None } else { Some(c.server_name.as_str()) };
         let (kind, path, ca, id, client): (_, _, &[u8], _, _) = match self.st {
-            St::CaInfo => {
-                (RequestKind::ClusterInfo, discovery::CLUSTER_INFO_PATH, &c.ca, self.conn_id, None)
+            St::Info => {
+                (RequestKind::ClusterInfo, discovery::CLUSTER_INFO_PATH, &c.ca, conn_id, None)
             }
-            St::CaBundles => (
+            St::Bundles => (
                 RequestKind::TrustBundles,
                 TRUST_BUNDLES_PATH,
                 &c.ca,
-                self.conn_id.wrapping_add(1),
+                conn_id.wrapping_add(1),
                 Some(ClientCertificate {
-                    chain_pem: &self.client_chain,
-                    key_pem: &self.client_key,
+                    chain_pem: &loader.client_chain,
+                    key_pem: &loader.client_key,
                 }),
             ),
-            _ => (RequestKind::CaProbe, "/healthz", &self.out, self.conn_id.wrapping_add(2), None),
+            _ => (RequestKind::CaProbe, "/healthz", out, conn_id.wrapping_add(2), None),
         };
         HttpRequest {
             connection: Connection {
@@ -158,33 +280,44 @@ impl<
             content_type: None,
             accept: if kind == RequestKind::CaProbe { "*/*" } else { "application/json" },
             body: &[],
-            user_agent: &self.user_agent,
+            user_agent: &s.user_agent,
             give_up_at: now.saturating_add(10),
+            idle_at: None,
         }
     }
 
     /// The answer to a refresh request.
     #[inline(never)] // its locals stay out of on_http_response's frame (firmware stacks)
-    pub(super) fn on_ca_response(&mut self, now: i64, status: u16, body: &[u8]) {
+    pub(super) fn on_response(
+        &mut self,
+        cx: &mut TrustCx<'_, '_>,
+        now: i64,
+        status: u16,
+        body: &[u8],
+    ) {
         match (self.st, status) {
-            (St::CaProbe, _) => {
+            (St::Probe, _) => {
                 // A complete answer over TLS that trusted only the new bundle: proven.
-                self.ca_check_client(now);
+                self.check_client(cx, now);
             }
-            (St::CaInfo | St::CaBundles, 200) => {
-                let info = self.st == St::CaInfo;
-                let r =
-                    if info { self.add_cluster_info(body) } else { self.add_trust_bundles(body) };
-                match r {
+            (St::Info | St::Bundles, 200) => {
+                let info = self.st == St::Info;
+                let before = cx.out.len();
+                let r = if info {
+                    cluster_info_cas(cx.out, body, cx.work)
+                } else {
+                    trust_bundle_cas(cx.out, body, cx.work)
+                };
+                match r.and_then(|()| bundle_fits(cx.out, before, cx.loader.bundle.capacity())) {
                     Ok(()) => {
-                        let source = if info { SOURCE_CLUSTER_INFO } else { SOURCE_TRUST_BUNDLES };
-                        self.ca_sources |= source;
-                        self.ca_seen |= source;
-                        self.st = if info { St::CaBundles } else { St::CaCompare };
+                        let source = self.source();
+                        self.sources |= source;
+                        self.seen |= source;
+                        self.st = if info { St::Bundles } else { St::Compare };
                     }
                     Err(e) => {
                         let what = if info { "cluster-info" } else { "the ClusterTrustBundles" };
-                        self.ca_refused(now, e, &detail(format_args!("{what}: {e}")));
+                        self.refused(cx, now, e, &detail(format_args!("{what}: {e}")));
                     }
                 }
             }
@@ -192,29 +325,28 @@ impl<
             // was: the other source may still be. (A source that answered before and does not
             // now is skipped below: a bundle made from the other source alone could drop a CA
             // the missing one still publishes.)
-            (St::CaInfo | St::CaBundles, 401 | 403 | 404)
-                if self.ca_seen & self.ca_source() == 0 =>
-            {
-                let line = self
+            (St::Info | St::Bundles, 401 | 403 | 404) if self.seen & self.source() == 0 => {
+                let line = cx
+                    .ev
                     .ev("ca")
                     .kv("state", "source-unavailable")
-                    .kv("source", self.ca_request_name())
+                    .kv("source", self.request_name())
                     .num("status", i64::from(status))
                     .done();
                 // A 404 of the ClusterTrustBundle API is the normal case before v1.37: quiet.
-                if !(self.st == St::CaBundles && status == 404) {
-                    self.event(line);
+                if !(self.st == St::Bundles && status == 404) {
+                    cx.ev.push(line);
                 }
-                self.st = if self.st == St::CaInfo { St::CaBundles } else { St::CaCompare };
+                self.st = if self.st == St::Info { St::Bundles } else { St::Compare };
             }
-            (St::CaInfo | St::CaBundles, _) => {
+            (St::Info | St::Bundles, _) => {
                 let line = self
-                    .ca_line("skipped")
-                    .kv("request", self.ca_request_name())
+                    .line(cx.ev, "skipped")
+                    .kv("request", self.request_name())
                     .num("status", i64::from(status))
                     .done();
-                self.event(line);
-                self.ca_done(now);
+                cx.ev.push(line);
+                self.done(cx, now);
             }
             _ => {}
         }
@@ -222,192 +354,154 @@ impl<
 
     /// A refresh request failed in transport. For the probe that is the refusal: the handshake
     /// that trusted only the new bundle did not complete.
-    pub(super) fn on_ca_transport_error(&mut self, now: i64, why: &str) {
-        // (not the engine's retry: nothing to announce at its next sleep)
-        self.retrying = false;
-        if self.st == St::CaProbe {
+    pub(super) fn on_transport_error(&mut self, cx: &mut TrustCx<'_, '_>, now: i64, why: &str) {
+        if self.st == St::Probe {
             let d = detail(format_args!(
                 "a TLS connection to {} trusting only the new bundle failed: {why}",
-                self.node_kc.server
+                cx.loader.node_kc.server
             ));
-            self.ca_refused(now, Error::CaBundleUnproven, &d);
+            self.refused(cx, now, Error::CaBundleUnproven, &d);
         } else {
             let line = self
-                .ca_line("skipped")
-                .kv("request", self.ca_request_name())
+                .line(cx.ev, "skipped")
+                .kv("request", self.request_name())
                 .kv("detail", why)
                 .done();
-            self.event(line);
-            self.ca_done(now);
+            cx.ev.push(line);
+            self.done(cx, now);
         }
     }
 
     /// Both sources are read: compare the union with the CA file, probe a change.
-    pub(super) fn ca_compare(&mut self, now: i64) {
-        if self.out.is_empty() {
-            let line = self.ca_line("unchanged").kv("detail", "no source published a CA").done();
-            self.event(line);
-            return self.ca_done(now);
+    pub(super) fn step(&mut self, cx: &mut TrustCx<'_, '_>, now: i64) {
+        if self.st != St::Compare {
+            return;
         }
-        let scratch = self.engine.scratch();
-        match same_cas(&self.out, &self.node_kc.ca, scratch) {
+        if cx.out.is_empty() {
+            let line =
+                self.line(cx.ev, "unchanged").kv("detail", "no source published a CA").done();
+            cx.ev.push(line);
+            return self.done(cx, now);
+        }
+        match same_cas(cx.out, &cx.loader.node_kc.ca, cx.work) {
             Ok(true) => {
-                let n = pem::blocks(&self.out).count();
+                let n = pem::blocks(cx.out).count();
                 let line =
-                    self.ca_line("unchanged").num("cas", i64::try_from(n).unwrap_or(0)).done();
-                self.event(line);
-                self.ca_done(now);
+                    self.line(cx.ev, "unchanged").num("cas", i64::try_from(n).unwrap_or(0)).done();
+                cx.ev.push(line);
+                self.done(cx, now);
             }
-            Ok(false) => self.st = St::CaProbe,
-            Err(e) => self.ca_refused(now, e, "comparing the bundles"),
+            Ok(false) => self.st = St::Probe,
+            Err(e) => self.refused(cx, now, e, "comparing the bundles"),
         }
     }
 
     /// The apiserver proved the new bundle. Where the CA file also checks the client certificate
     /// (no CA bundle configured), the client certificate must chain to it too before it
     /// replaces the file: rotate it first (once per bundle), else refuse.
-    fn ca_check_client(&mut self, now: i64) {
-        if !self.bundle.is_empty() {
-            self.st = St::CaWrite;
+    fn check_client(&mut self, cx: &mut TrustCx<'_, '_>, now: i64) {
+        if !cx.loader.bundle.is_empty() {
+            self.st = St::Write;
             return;
         }
-        let node = self.node.clone();
-        let (chain, key) = (&self.client_chain, &self.client_key);
-        let spki = match NodeKey::from_pem(key) {
+        let l = &*cx.loader;
+        let spki = match NodeKey::from_pem(&l.client_key) {
             Ok(k) => k.public_key_spki(),
-            Err(e) => return self.ca_refused(now, e, "the client key"),
+            Err(e) => return self.refused(cx, now, e, "the client key"),
         };
-        let expected = Expected { node_name: &node, public_key: &spki, profile: Profile::Client };
-        let verifier = self.verifier();
-        let scratch = self.engine.scratch();
-        let verdict =
-            verify::verify_issued_with(verifier, chain, &self.out, &expected, now, scratch);
+        let expected = Expected { node_name: &l.node, public_key: &spki, profile: Profile::Client };
+        let verdict = verify::verify_issued_with(
+            cx.s.verifier(),
+            &l.client_chain,
+            cx.out,
+            &expected,
+            now,
+            cx.work,
+        );
         let Err(e) = verdict else {
-            self.st = St::CaWrite;
+            self.st = St::Write;
             return;
         };
-        let candidate = cert_jitter(0, &self.out);
-        if self.ca_rotated_for == u64::from(candidate) {
+        let candidate = cert_jitter(0, cx.out);
+        if self.rotated_for == u64::from(candidate) {
             let d = "the client certificate, rotated for this bundle, still does not chain to it";
-            return self.ca_refused(now, e, d);
+            return self.refused(cx, now, e, d);
         }
-        self.ca_rotated_for = u64::from(candidate);
+        self.rotated_for = u64::from(candidate);
         let line = self
-            .ca_line("deferred")
+            .line(cx.ev, "deferred")
             .kv("reason", e.name())
             .kv(
                 "detail",
                 "the client certificate does not chain to the new bundle: rotating it first",
             )
             .done();
-        self.event(line);
-        self.rotate_now.client = true;
-        self.out.clear();
+        cx.ev.push(line);
+        cx.out.clear();
         // Right after the rotation, again.
-        self.ca_next = Some(now);
-        self.conn_id = self.conn_id.wrapping_add(4);
-        self.st = St::Decide;
+        self.next_at = Some(now);
+        self.st = St::Deferred;
     }
 
     /// The outcome of the refresh's file steps.
-    pub(super) fn on_ca_file_done(
+    pub(super) fn on_file_done(
         &mut self,
+        cx: &mut TrustCx<'_, '_>,
         now: i64,
         r: core::result::Result<(), StoreErrorKind>,
     ) {
         match (self.st, r) {
-            (St::CaWrite, Ok(())) => {
-                let scratch = self.engine.scratch();
-                let (added, removed) = diff_counts(&self.out, &self.node_kc.ca, scratch);
-                let n = pem::blocks(&self.out).count();
+            (St::Write, Ok(())) => {
+                let (added, removed) = diff_counts(cx.out, &cx.loader.node_kc.ca, cx.work);
+                let n = pem::blocks(cx.out).count();
                 let line = self
-                    .ca_line("updated")
-                    .kv("path", &self.ca_file_path)
+                    .line(cx.ev, "updated")
+                    .kv("path", &cx.s.ca_file)
                     .num("cas", i64::try_from(n).unwrap_or(0))
                     .num("added", i64::try_from(added).unwrap_or(0))
                     .num("removed", i64::try_from(removed).unwrap_or(0))
                     .done();
-                self.event(line);
+                cx.ev.push(line);
                 // The connections from now on trust the new bundle.
-                let _ = put_bytes(&mut self.node_kc.ca, &self.out);
-                if self.kc_names_ca_file {
-                    return self.ca_done(now);
+                let _ = cx.loader.node_kc.ca.set(cx.out);
+                if cx.loader.kc_names_ca_file {
+                    return self.done(cx, now);
                 }
                 // The kubeconfig had inline data or another file: name ours from now on.
-                self.kind = Kind::Rotate;
-                match self.write_node_kubeconfig() {
-                    Ok(()) => self.st = St::CaKubeconfig,
-                    Err(e) => self.ca_refused(now, e, "writing the node kubeconfig"),
+                match node_kubeconfig(&cx.loader.node_kc, cx.s, cx.out) {
+                    Ok(()) => self.st = St::Kubeconfig,
+                    Err(e) => self.refused(cx, now, e, "writing the node kubeconfig"),
                 }
             }
-            (St::CaKubeconfig, Ok(())) => {
-                self.kc_names_ca_file = true;
-                let line = self.ev("kubeconfig").kv("path", &self.kubeconfig_path).done();
-                self.event(line);
-                self.ca_done(now);
+            (St::Kubeconfig, Ok(())) => {
+                cx.loader.kc_names_ca_file = true;
+                let line = cx.ev.ev("kubeconfig").kv("path", &cx.s.kubeconfig).done();
+                cx.ev.push(line);
+                self.done(cx, now);
             }
-            (_, Err(e)) => {
-                let what = if self.st == St::CaWrite { "writing" } else { "naming" };
-                self.ca_refused(
-                    now,
-                    file_error(e),
-                    &detail(format_args!("{what} the CA file: {}", e.message())),
-                )
+            (St::Write | St::Kubeconfig, Err(e)) => {
+                let what = if self.st == St::Write { "writing" } else { "naming" };
+                let d: Detail = detail(format_args!("{what} the CA file: {}", e.message()));
+                self.refused(cx, now, Error::Store(e), &d)
             }
             _ => {}
         }
     }
+}
 
-    /// After a bootstrap (or the rotation of a kubeconfig that was not the agent's): write the
-    /// CA the node trusts the apiserver with to the CA file, then the kubeconfig naming it.
-    pub(super) fn store_ca(&mut self, now: i64) {
-        let ca = if self.kind == Kind::Bootstrap { &self.boot.ca } else { &self.node_kc.ca };
-        if ca.is_empty() {
-            // insecure-skip-tls-verify: no CA to keep.
-            return match self.write_node_kubeconfig() {
-                Ok(()) => self.st = St::StoreKubeconfig,
-                Err(e) => self.attempt_failed(now, e, "writing the node kubeconfig"),
-            };
-        }
-        self.out.clear();
-        match self.out.extend_from_slice(ca) {
-            Ok(()) => self.st = St::StoreCa,
-            Err(_) => self.attempt_failed(now, Error::TooLarge, "the CA file"),
-        }
+/// A candidate bundle over the agent's `pem` capacity (it could not be read back as the CA
+/// file) is [`Error::TooLarge`], and `out` is left as it was.
+fn bundle_fits(out: &mut Bytes<'_>, before: usize, pem: usize) -> Result<()> {
+    if out.len() > pem {
+        out.truncate(before);
+        return Err(Error::TooLarge);
     }
-
-    /// Add the CAs of the `cluster-info` ConfigMap's kubeconfig to the candidate bundle.
-    fn add_cluster_info(&mut self, body: &[u8]) -> Result<()> {
-        let before = self.out.len();
-        let r = cluster_info_cas(&mut self.out, body, self.engine.scratch());
-        self.bundle_fits(before, r)
-    }
-
-    /// Add the CAs of the ClusterTrustBundles in a list answer to the candidate bundle.
-    fn add_trust_bundles(&mut self, body: &[u8]) -> Result<()> {
-        let before = self.out.len();
-        let r = trust_bundle_cas(&mut self.out, body, self.engine.scratch());
-        self.bundle_fits(before, r)
-    }
-
-    /// A candidate bundle over the agent's `PEM` capacity (it could not be read back as the CA
-    /// file) is [`Error::TooLarge`], and `out` is left as it was.
-    fn bundle_fits(&mut self, before: usize, r: Result<()>) -> Result<()> {
-        if r.is_ok() && self.out.len() > PEM {
-            self.out.truncate(before);
-            return Err(Error::TooLarge);
-        }
-        r
-    }
+    Ok(())
 }
 
 /// Add to `out` the CAs of a `cluster-info` ConfigMap (the `certificate-authority-data` of its
 /// kubeconfig's cluster, chosen as kubeadm does).
-fn cluster_info_cas<const M: usize>(
-    out: &mut heapless::Vec<u8, M>,
-    body: &[u8],
-    scratch: &mut [u8],
-) -> Result<()> {
+fn cluster_info_cas(out: &mut Bytes<'_>, body: &[u8], scratch: &mut [u8]) -> Result<()> {
     let data = discovery::configmap_data(body)?.ok_or(Error::MalformedResponse)?;
     let kc =
         discovery::data_str(&data, discovery::KUBECONFIG_KEY)?.ok_or(Error::MalformedResponse)?;
@@ -425,11 +519,7 @@ fn cluster_info_cas<const M: usize>(
 
 /// Add to `out` the CAs of every ClusterTrustBundle of [`APISERVER_SERVING_SIGNER`] in a list
 /// answer (`ClusterTrustBundleList`).
-fn trust_bundle_cas<const M: usize>(
-    out: &mut heapless::Vec<u8, M>,
-    body: &[u8],
-    scratch: &mut [u8],
-) -> Result<()> {
+fn trust_bundle_cas(out: &mut Bytes<'_>, body: &[u8], scratch: &mut [u8]) -> Result<()> {
     let bad = |_| Error::MalformedResponse;
     let doc = json::parse(body).map_err(bad)?;
     let items = doc.as_object().ok_or(Error::MalformedResponse)?.get("items").map_err(bad)?;
@@ -505,13 +595,9 @@ fn contains(pem: &[u8], der: &[u8], buf: &mut [u8]) -> Result<bool> {
 }
 
 /// Append each CA certificate of `pem` that `out` does not hold yet. A certificate that does not
-/// parse or is not a CA (basicConstraints) is [`Error::Malformed`]; `out` overflowing
-/// [`MAX_CA_PEM`] is [`Error::TooLarge`]; either way `out` is left as it was.
-fn add_cas<const M: usize>(
-    out: &mut heapless::Vec<u8, M>,
-    pem: &[u8],
-    ders: &mut [u8],
-) -> Result<()> {
+/// parse or is not a CA (basicConstraints) is [`Error::Malformed`]; `out` overflowing is
+/// [`Error::TooLarge`]; either way `out` is left as it was.
+fn add_cas(out: &mut Bytes<'_>, pem: &[u8], ders: &mut [u8]) -> Result<()> {
     let before = out.len();
     let (a, b) = ders.split_at_mut(ders.len() / 2);
     let r = each_der(pem, a, |der, text| {
@@ -520,12 +606,9 @@ fn add_cas<const M: usize>(
             return Err(Error::Malformed);
         }
         if !contains(out, der, b)? {
-            out.extend_from_slice(text).map_err(|_| Error::TooLarge)?;
+            out.extend(text)?;
             if !text.ends_with(b"\n") {
-                out.push(b'\n').map_err(|_| Error::TooLarge)?;
-            }
-            if out.len() > MAX_CA_PEM {
-                return Err(Error::TooLarge);
+                out.push(b'\n')?;
             }
         }
         Ok(true)
@@ -586,7 +669,8 @@ mod tests {
     #[test]
     fn union_dedupes_and_refuses_non_cas() {
         let mut scratch = [0u8; 4 * DER_SCRATCH];
-        let mut out = heapless::Vec::<u8, 16384>::new();
+        let mut mem = [0u8; 16384];
+        let mut out = Bytes::new(&mut mem);
         add_cas(&mut out, CA1, &mut scratch).unwrap();
         add_cas(&mut out, CA1, &mut scratch).unwrap();
         assert_eq!(pem::blocks(&out).count(), 1);
@@ -597,16 +681,17 @@ mod tests {
         assert!(!same_cas(&out, CA1, &mut scratch).unwrap());
         assert_eq!(diff(CA2, CA1, &mut scratch).unwrap(), (1, 1));
         // A leaf among CAs: refused, and `out` unchanged.
-        let before = out.clone();
+        let before: heapless::Vec<u8, 16384> = heapless::Vec::from_slice(&out).unwrap();
         let leafy = cat::<8192>(&[CA2, LEAF]);
         assert_eq!(add_cas(&mut out, &leafy, &mut scratch), Err(Error::Malformed));
-        assert_eq!(out, before);
+        assert_eq!(&*out, &*before);
         // Garbage inside a block.
         let bad = b"-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n";
         assert_eq!(add_cas(&mut out, bad, &mut scratch), Err(Error::Malformed));
-        assert_eq!(out, before);
+        assert_eq!(&*out, &*before);
         // Past the CA bundle's capacity: too large, and unchanged.
-        let mut small = heapless::Vec::<u8, 16>::new();
+        let mut small_mem = [0u8; 16];
+        let mut small = Bytes::new(&mut small_mem);
         assert_eq!(add_cas(&mut small, CA1, &mut scratch), Err(Error::TooLarge));
         assert!(small.is_empty());
     }
@@ -629,7 +714,8 @@ mod tests {
             ),
         ];
         for (body, ca, info) in cases {
-            let mut out = heapless::Vec::<u8, 16384>::new();
+            let mut mem = [0u8; 16384];
+            let mut out = Bytes::new(&mut mem);
             if info {
                 cluster_info_cas(&mut out, body, &mut scratch).unwrap();
             } else {
@@ -637,7 +723,8 @@ mod tests {
             }
             assert!(same_cas(&out, ca, &mut scratch).unwrap());
             // Another signer's bundles, a list without items: nothing added.
-            let mut none = heapless::Vec::<u8, 16384>::new();
+            let mut none_mem = [0u8; 16384];
+            let mut none = Bytes::new(&mut none_mem);
             let other = b"{\"items\":[{\"spec\":{\"signerName\":\"example.com/x\",\"trustBundle\":\"junk\"}}]}";
             trust_bundle_cas(&mut none, other, &mut scratch).unwrap();
             trust_bundle_cas(&mut none, b"{\"items\":null}", &mut scratch).unwrap();

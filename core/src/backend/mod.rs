@@ -93,6 +93,10 @@ pub(crate) fn p256_point(point: &[u8]) -> Option<p256::ecdsa::VerifyingKey> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Software;
 
+/// The portable verifier as a `'static` trait object (the default of the agent's
+/// `Config::verifier`).
+pub const SOFTWARE: &(dyn SignatureVerifier + Sync) = &Software;
+
 impl SignatureVerifier for Software {
     #[cfg(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))]
     fn p256_sha256(&self, point: &[u8], message: &[u8], rs: &[u8; 64]) -> Verdict {

@@ -88,10 +88,11 @@ pub struct Issued<'e> {
     pub cert_pem: &'e [u8],
     /// Validation result: validity window and the CA that issued it.
     pub verified: &'e Verified,
-    /// When to rotate (70–90 % of the lifetime, jitter from the engine's seed).
-    pub rotation_deadline: i64,
     /// The CSR object's name.
     pub csr_name: &'e str,
+    /// It chains to a CA of [`Expect::ca_pem`]; false only with [`Expect::prove`]: every other
+    /// check passed, and its issuer ([`Verified::ca_subject`]) is for the caller to establish.
+    pub anchored: bool,
 }
 
 /// What to do next.
@@ -102,11 +103,8 @@ pub enum Action<'e> {
     /// `on_transport_error`.
     Send(Request<'e>),
     /// A request is outstanding: feed its outcome first (a transport that gives up reports
-    /// [`Engine::on_transport_error`]). `until` is the request's [`Request::give_up_at`].
-    AwaitResponse {
-        /// Give up on the request at this time.
-        until: i64,
-    },
+    /// [`Engine::on_transport_error`]).
+    AwaitResponse,
     /// Nothing to send before `until` (backoff or poll interval): call `poll` again then.
     Wait {
         /// Unix seconds.
@@ -133,7 +131,7 @@ pub enum StreamControl {
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
-    /// Not started ([`Engine::idle`], or after [`Engine::reset`]).
+    /// Not started ([`Engine::new`], or after [`Engine::reset`]).
     Idle,
     /// About to create the CSR.
     Create,

@@ -124,9 +124,3 @@ pub(super) fn decode_base64_str(s: json::Str<'_>, out: &mut [u8]) -> Result<usiz
         _ => Error::MalformedResponse,
     })
 }
-
-/// Does this PEM carry at least one certificate? (Used by callers deciding whether stored
-/// credentials exist.)
-pub fn has_certificate(pem_bundle: &[u8]) -> bool {
-    pem::blocks(pem_bundle).any(|b| b.is_ok_and(|b| b.label == "CERTIFICATE"))
-}

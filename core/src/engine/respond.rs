@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
+impl Engine<'_> {
     /// The request could not be sent or no (complete) response arrived (connection refused, TLS
     /// failure, timeout, a broken stream). Retried with backoff until the deadline. Ignored when
     /// no request is outstanding.
@@ -30,29 +30,31 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
         self.backoff(now, Phase::Watch);
     }
 
-    /// The whole response to the outstanding request. For a watch this may be the complete stream
-    /// (a transport that cannot stream delivers it this way). Ignored when no request is
-    /// outstanding; failures come out of the next [`Engine::poll`]. The same as
-    /// [`Engine::on_response_with`] without headers.
-    pub fn on_response(&mut self, now: i64, status: u16, body: &[u8]) {
-        self.on_response_with(now, status, &Headers::NONE, body);
-    }
-
-    /// [`Engine::on_response`] with the response headers the engine reads: a 429 or 5xx with
-    /// `Retry-After` is retried when the server asked ([`crate::pushback`]).
-    pub fn on_response_with(&mut self, now: i64, status: u16, headers: &Headers<'_>, body: &[u8]) {
+    /// The whole response to the outstanding request, with the response headers the engine
+    /// reads (a 429 or 5xx with `Retry-After` is retried when the server asked:
+    /// [`crate::pushback`]). For a watch this may be the complete stream (a transport that cannot
+    /// stream delivers it this way). An issued certificate is checked against `expect`. Ignored
+    /// when no request is outstanding; failures come out of the next [`Engine::poll`].
+    pub fn on_response(
+        &mut self,
+        now: i64,
+        status: u16,
+        headers: &Headers<'_>,
+        body: &[u8],
+        expect: &Expect<'_>,
+    ) {
         let phase = self.phase;
         match phase {
             Phase::Creating | Phase::Fetching | Phase::Watching => {}
             _ => return,
         }
         if phase == Phase::Watching && status == 200 {
-            if self.on_stream_data(now, body) == StreamControl::Continue {
-                self.on_stream_end(now);
+            if self.on_stream_data(now, body, expect) == StreamControl::Continue {
+                self.on_stream_end(now, expect);
             }
             return;
         }
-        let _ = self.response(now, status, body, phase, pushback::asked(status, headers));
+        let _ = self.response(now, status, body, phase, pushback::asked(status, headers), expect);
     }
 
     pub(super) fn response(
@@ -62,19 +64,20 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
         body: &[u8],
         phase: Phase,
         asked: Option<u32>,
+        expect: &Expect<'_>,
     ) -> Result<()> {
         match status {
             200 | 201 => {
                 self.unauthorized = 0;
                 let len = body.len();
-                if len > N {
+                if len > self.buf.len() {
                     self.fail(Error::TooLarge, Some(status), "", "response larger than the buffer");
                     return Err(Error::TooLarge);
                 }
                 if let Some(dst) = self.buf.get_mut(..len) {
                     dst.copy_from_slice(body);
                 }
-                self.on_object(now, status, len, phase)
+                self.on_object(now, status, len, phase, expect)
             }
             409 if phase == Phase::Creating => {
                 if self.name.is_empty() {
@@ -154,7 +157,12 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
     /// A chunk of a watch response with status 200. Events are newline-delimited JSON objects;
     /// chunk boundaries may fall anywhere. Answers whether to keep reading; when no watch is
     /// outstanding the chunk is ignored and the answer is [`StreamControl::Close`].
-    pub fn on_stream_data(&mut self, now: i64, mut chunk: &[u8]) -> StreamControl {
+    pub fn on_stream_data(
+        &mut self,
+        now: i64,
+        mut chunk: &[u8],
+        expect: &Expect<'_>,
+    ) -> StreamControl {
         if self.phase != Phase::Watching {
             return StreamControl::Close;
         }
@@ -166,7 +174,7 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
                 None => (chunk, &[][..], false),
             };
             let end = self.pending + part.len();
-            if end > N {
+            if end > self.buf.len() {
                 self.fail(Error::TooLarge, None, "", "watch event larger than the buffer");
                 return StreamControl::Close;
             }
@@ -177,7 +185,7 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
             chunk = rest;
             if complete {
                 let len = core::mem::take(&mut self.pending);
-                if self.on_event(now, len).is_err() {
+                if self.on_event(now, len, expect).is_err() {
                     return StreamControl::Close;
                 }
             }
@@ -187,7 +195,7 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
 
     /// The watch stream ended (server timeout or closed connection). Call it after the last
     /// [`Engine::on_stream_data`]; ignored when no watch is open.
-    pub fn on_stream_end(&mut self, now: i64) {
+    pub fn on_stream_end(&mut self, now: i64, expect: &Expect<'_>) {
         if self.phase != Phase::Watching {
             return;
         }
@@ -196,14 +204,14 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
             && self.buf.get(..len).is_some_and(|b| b.iter().any(|c| !c.is_ascii_whitespace()))
         {
             // A final event without a trailing newline.
-            if self.on_event(now, len).is_err() || self.phase != Phase::Watching {
+            if self.on_event(now, len, expect).is_err() || self.phase != Phase::Watching {
                 return;
             }
         }
         self.watch_broke(now);
     }
 
-    pub(super) fn on_event(&mut self, now: i64, len: usize) -> Result<()> {
+    pub(super) fn on_event(&mut self, now: i64, len: usize, expect: &Expect<'_>) -> Result<()> {
         let mut kind = EventKind::Other;
         let mut object: Option<usize> = None;
         {
@@ -264,7 +272,7 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
                 match obj_len {
                     Ok(Some(n)) => {
                         self.buf.copy_within(start..start + n, 0);
-                        self.on_object(now, 200, n, Phase::Watching)
+                        self.on_object(now, 200, n, Phase::Watching, expect)
                     }
                     _ => {
                         self.fail(Error::MalformedResponse, None, "", "malformed watch event");
@@ -283,10 +291,11 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
         status: u16,
         len: usize,
         phase: Phase,
+        expect: &Expect<'_>,
     ) -> Result<()> {
         // Two steps so that the parser's frame is gone before the verifier's is pushed (on a
         // microcontroller's stack the two together are what counts).
-        if self.take_object(now, status, len, phase)? { self.validate(now) } else { Ok(()) }
+        if self.take_object(now, status, len, phase)? { self.validate(now, expect) } else { Ok(()) }
     }
 
     /// Take the CSR object in `buf[..len]`: `Ok(true)` when it carries the issued certificate
@@ -301,7 +310,6 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
     ) -> Result<bool> {
         let mut outcome = ObjectOutcome::Pending;
         let mut detail = FailureDetail::default();
-        let mut cert_len = 0usize;
         {
             let body = self.buf.get(..len).unwrap_or(&[]);
             let parsed = match json::parse(body) {
@@ -382,13 +390,11 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
                     }
                     Condition::Approved => {
                         if let Some(cert) = csr.certificate {
-                            let _ = self.cert.resize_default(PEM);
-                            match decode_base64_str(cert, &mut self.cert) {
-                                Ok(n) if n > 0 => {
-                                    cert_len = n;
+                            match self.cert.fill(|b| decode_base64_str(cert, b)) {
+                                Ok(()) if !self.cert.is_empty() => {
                                     outcome = ObjectOutcome::Issued;
                                 }
-                                Ok(_) => {}
+                                Ok(()) => {}
                                 Err(e) => outcome = ObjectOutcome::Fail(e),
                             }
                         }
@@ -424,10 +430,7 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
                 self.detail = detail;
                 Err(e)
             }
-            ObjectOutcome::Issued => {
-                self.cert.truncate(cert_len);
-                Ok(true)
-            }
+            ObjectOutcome::Issued => Ok(true),
         }
     }
 
@@ -466,28 +469,29 @@ impl<const N: usize, const PEM: usize, const SANS: usize> Engine<N, PEM, SANS> {
         Ok(())
     }
 
-    pub(super) fn validate(&mut self, now: i64) -> Result<()> {
-        // (In a block: the borrowed SAN names end before the failure is recorded.)
-        let result = {
-            let mut refs = heapless::Vec::new();
-            let expected = Expected {
-                node_name: &self.cfg.node_name,
-                public_key: &self.spki,
-                profile: self.cfg.profile(&mut refs),
-            };
-            verify::verify_issued_with(
-                self.cfg.verifier.unwrap_or(SOFTWARE),
-                &self.cert,
-                &self.cfg.ca,
-                &expected,
-                now,
-                &mut self.buf,
-            )
+    pub(super) fn validate(&mut self, now: i64, expect: &Expect<'_>) -> Result<()> {
+        let expected = Expected {
+            node_name: &self.cfg.node_name,
+            public_key: &self.spki,
+            profile: expect.profile,
         };
+        let mut result = verify::verify_issued_with(
+            self.cfg.verifier.unwrap_or(SOFTWARE),
+            &self.cert,
+            expect.ca_pem,
+            &expected,
+            now,
+            self.buf,
+        );
+        self.unanchored = false;
+        if expect.prove
+            && matches!(result, Err(Error::Verify(ref v)) if v.reason == crate::error::Reason::Untrusted)
+        {
+            result = verify::verify_issued_unanchored(&self.cert, &expected, now, self.buf);
+            self.unanchored = result.is_ok();
+        }
         match result {
             Ok(v) => {
-                self.rotation_deadline =
-                    rotation::rotation_deadline(v.not_before, v.not_after, self.jitter.next_u32());
                 self.verified = Some(v);
                 self.phase = Phase::Done;
                 Ok(())

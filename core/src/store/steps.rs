@@ -49,38 +49,46 @@ impl<F: Fs> FileSteps<F> {
     /// outstanding; else the outcome, whose error (with its path and OS error) is for printing —
     /// the agent already got its kind. A read of a missing file is `Ok` here: the agent was told
     /// [`StoreErrorKind::NotFound`], which is an answer, not a fault.
-    pub fn perform<
-        const N: usize,
-        const PEM: usize,
-        const OUT: usize,
-        const PATH: usize,
-        const SANS: usize,
-        const DISC: usize,
-    >(
+    pub fn perform(
         &self,
-        agent: &mut crate::agent::Agent<N, PEM, OUT, PATH, SANS, DISC>,
+        agent: &mut crate::agent::Agent<'_>,
         now: i64,
     ) -> Option<StoreResult<()>> {
-        if let Some(r) = agent.outstanding_read() {
-            let result = self.read(Path::new(r.path), r.max_len);
-            match &result {
-                Ok(bytes) => agent.on_read(now, Ok(bytes)),
-                Err(e) => agent.on_read(now, Err(e.reported_kind())),
-            }
-            // A file that is not there is an answer, not an error worth printing.
-            return Some(match result {
-                Err(e) if e.reported_kind() != StoreErrorKind::NotFound => Err(e),
-                _ => Ok(()),
-            });
+        use crate::agent::Action;
+        enum Done {
+            Read(StoreResult<Zeroizing<Vec<u8>>>),
+            File(StoreResult<()>, bool),
         }
-        let step = agent.outstanding_file_step()?;
-        let recover = matches!(step, FileStep::Recover { .. });
-        let result = self.execute(&step);
-        agent.on_file_done(now, result.as_ref().map(|_| ()).map_err(StoreError::reported_kind));
-        // Recovering a store whose directory does not exist yet is an answer too.
-        Some(match result {
-            Err(e) if recover && e.reported_kind() == StoreErrorKind::NotFound => Ok(()),
-            r => r,
+        let done = match agent.outstanding()? {
+            Action::Read(r) => Done::Read(self.read(Path::new(r.path), r.max_len)),
+            Action::File(step) => {
+                Done::File(self.execute(&step), matches!(step, FileStep::Recover { .. }))
+            }
+            _ => return None,
+        };
+        Some(match done {
+            Done::Read(result) => {
+                match &result {
+                    Ok(bytes) => agent.on_read(now, Ok(bytes)),
+                    Err(e) => agent.on_read(now, Err(e.reported_kind())),
+                }
+                // A file that is not there is an answer, not an error worth printing.
+                match result {
+                    Err(e) if e.reported_kind() != StoreErrorKind::NotFound => Err(e),
+                    _ => Ok(()),
+                }
+            }
+            Done::File(result, recover) => {
+                agent.on_file_done(
+                    now,
+                    result.as_ref().map(|_| ()).map_err(StoreError::reported_kind),
+                );
+                // Recovering a store whose directory does not exist yet is an answer too.
+                match result {
+                    Err(e) if recover && e.reported_kind() == StoreErrorKind::NotFound => Ok(()),
+                    r => r,
+                }
+            }
         })
     }
 

@@ -14,6 +14,8 @@ pub(super) struct Extensions<'a> {
     pub(super) eku: Option<&'a [u8]>,
     /// Contents of the GeneralNames SEQUENCE.
     pub(super) san: Option<&'a [u8]>,
+    /// Contents of the NameConstraints SEQUENCE (see [`super::constraints`]).
+    pub(super) name_constraints: Option<&'a [u8]>,
     pub(super) unknown_critical: bool,
 }
 
@@ -136,7 +138,9 @@ impl<'a> Cert<'a> {
             expect_tag(&version, tag::INTEGER)?;
             item = next(&mut t)?.0;
         }
-        expect_tag(&item, tag::INTEGER)?; // serialNumber
+        // serialNumber: a positive (or zero) INTEGER in its shortest form, as Go's
+        // x509.ParseCertificate requires since Go 1.23 ("x509: negative serial number").
+        uint(&item).ok_or_else(malformed)?;
         let (_, inner_alg) = next(&mut t)?;
         if inner_alg != alg_tlv {
             return Err(malformed());
@@ -190,8 +194,9 @@ impl<'a> Cert<'a> {
         }
     }
 
-    /// Why this certificate cannot issue a certificate `depth` intermediates above the leaf.
-    pub(super) fn issuer_constraint(&self, depth: usize) -> Option<&'static str> {
+    /// Why this certificate cannot issue a certificate `depth` intermediates above the leaf
+    /// (then [`Cert::chain_constraint`]).
+    pub(super) fn issuer_constraint(&self, depth: usize, leaf: &Leaf<'_>) -> Option<&'static str> {
         if !self.ext.is_ca {
             Some("issuer.basicConstraints")
         } else if self.ext.key_usage.is_some_and(|ku| ku & KU_KEY_CERT_SIGN == 0) {
@@ -200,6 +205,24 @@ impl<'a> Cert<'a> {
             Some("issuer.pathLenConstraint")
         } else if self.ext.unknown_critical {
             Some("issuer.criticalExtension")
+        } else {
+            self.chain_constraint(leaf)
+        }
+    }
+
+    /// Why the leaf cannot chain through this intermediate or CA, by what Go's `x509.Verify`
+    /// checks on every certificate of a chain, the CA included: the leaf's purpose must be among
+    /// its extendedKeyUsage (or anyExtendedKeyUsage) when it has the extension, and the leaf's
+    /// DNS and IP SANs within its nameConstraints.
+    pub(super) fn chain_constraint(&self, leaf: &Leaf<'_>) -> Option<&'static str> {
+        let allows = |list| {
+            oid_list_contains(list, leaf.purpose).unwrap_or(false)
+                || oid_list_contains(list, &oid::ANY_EXT_KEY_USAGE).unwrap_or(false)
+        };
+        if self.ext.eku.is_some_and(|list| !allows(list)) {
+            Some("issuer.extendedKeyUsage")
+        } else if self.ext.name_constraints.is_some_and(|nc| !names_permitted(nc, leaf.san)) {
+            Some("issuer.nameConstraints")
         } else {
             None
         }
@@ -281,15 +304,16 @@ pub(super) fn for_each_attribute<'a>(
     Ok(())
 }
 
-/// The extensions [`parse_extensions`] reads, by the last arc of their OID: all six are under
+/// The extensions [`parse_extensions`] reads, by the last arc of their OID: all seven are under
 /// id-ce (2.5.29, DER `55 1d`), so one byte tells them apart (checked at compile time).
-pub(super) static KNOWN_EXTENSIONS: [u8; 6] = [
+pub(super) static KNOWN_EXTENSIONS: [u8; 7] = [
     id_ce_arc(&oid::BASIC_CONSTRAINTS),
     id_ce_arc(&oid::KEY_USAGE),
     id_ce_arc(&oid::EXT_KEY_USAGE),
     id_ce_arc(&oid::SUBJECT_ALT_NAME),
     id_ce_arc(&oid::SUBJECT_KEY_ID),
     id_ce_arc(&oid::AUTHORITY_KEY_ID),
+    id_ce_arc(&oid::NAME_CONSTRAINTS),
 ];
 
 /// The DER encoding of id-ce (2.5.29).
@@ -321,7 +345,7 @@ pub(super) fn parse_extensions(explicit: &[u8]) -> Result<Extensions<'_>, Verify
     expect_tag(&seq, tag::SEQUENCE)?;
     let mut list = reader(seq.value())?;
     let mut ext = Extensions::default();
-    let mut seen = [false; 6];
+    let mut seen = [false; KNOWN_EXTENSIONS.len()];
     let mut count = 0usize;
     while !list.is_finished() {
         count += 1;
@@ -358,7 +382,17 @@ pub(super) fn parse_extensions(explicit: &[u8]) -> Result<Extensions<'_>, Verify
             1 => ext.key_usage = Some(parse_key_usage(value)?),
             2 => ext.eku = Some(parse_eku(value)?),
             3 => ext.san = Some(parse_san(value)?),
-            _ => {} // SKI / AKI: not needed (names are matched by bytes)
+            // SKI / AKI: not needed (names are matched by bytes); RFC 5280 says they MUST NOT be
+            // critical, and Go's x509.ParseCertificate refuses a certificate where one is.
+            4 | 5 if critical => return Err(malformed()),
+            6 => {
+                let (nc, unhandled) = parse_name_constraints(value)?;
+                ext.name_constraints = Some(nc);
+                // A form of name kubeboot does not check (Go's `unhandled`): honoured only if
+                // the extension is not critical.
+                ext.unknown_critical |= critical && unhandled;
+            }
+            _ => {}
         }
     }
     Ok(ext)

@@ -17,13 +17,19 @@
 //! The first failing step decides the [`Reason`]:
 //!
 //! 1. **Parse** the leaf, every intermediate and every CA (sizes and counts are capped by
-//!    [`MAX_CERT_LEN`], [`MAX_INTERMEDIATES`], [`MAX_CAS`]) → [`Reason::Malformed`].
+//!    [`MAX_CERT_LEN`], [`MAX_INTERMEDIATES`], [`MAX_CAS`]) → [`Reason::Malformed`]. What Go's
+//!    `x509.ParseCertificate` refuses is malformed here too: a negative or non-minimal serial
+//!    number, a critical subjectKeyIdentifier or authorityKeyIdentifier, a nameConstraints
+//!    extension that is empty or has an unparsable DNS or IP constraint.
 //! 2. **Path and signatures**: a depth-first search from the leaf through the intermediates to a
 //!    CA of the bundle, matching issuer to subject by exact DER name bytes (at most
 //!    [`MAX_DEPTH`] intermediates, at most [`MAX_SIGNATURE_CHECKS`] signature verifications).
 //!    Intermediates must have basicConstraints `CA:TRUE`, keyCertSign when keyUsage is present,
 //!    a respected pathLenConstraint and no unknown critical extension; a CA of the bundle is a
-//!    trust anchor and only its pathLenConstraint is enforced (as Go's `x509.Verify` does).
+//!    trust anchor and only its pathLenConstraint is enforced (as Go's `x509.Verify` does). On
+//!    every certificate above the leaf, the CA included (as Go checks a chain): its
+//!    extendedKeyUsage, when present, lists the leaf's purpose or anyExtendedKeyUsage, and the
+//!    leaf's DNS and IP SANs are within its nameConstraints (Go's rules, `verify/constraints.rs`).
 //!    A signature-valid path whose intermediates or CA are outside their validity at `now` is
 //!    skipped in favour of another path; if no path is fully valid the result is, in this order
 //!    of preference: that time error ([`Reason::Expired`]/[`Reason::NotYetValid`]),
@@ -47,6 +53,10 @@
 //! A TLS client that brings its own TLS stack checks the *server's* certificate with the same
 //! parser, path search and signature dispatch: [`verify_server_der`] (chain, time, the dialed
 //! name, serverAuth) and [`ServerKey::verify_signature`] (the handshake's signature).
+//!
+//! The path validation is kubeboot's own, not rustls-webpki's: docs/x509-validation.md has the
+//! measurements (flash, stack, instructions) and the chains on which the two, Go's `crypto/x509`
+//! and OpenSSL differ (`tests/verify_peers.rs` checks that table).
 
 use core::fmt::{self, Write as _};
 use core::net::IpAddr;
@@ -59,6 +69,7 @@ use crate::error::{Detail, Error, Reason, VerifyError};
 use crate::oid;
 
 mod cert;
+mod constraints;
 mod names;
 mod path;
 mod render;
@@ -71,6 +82,7 @@ mod tests;
 pub(crate) use cert::cert_key_and_validity;
 pub(crate) use cert::cert_spki;
 use cert::*;
+use constraints::*;
 use names::*;
 pub use names::{Described, SERIAL_HEX_CAP, San, describe, for_each_san, subject_node_name};
 use path::*;
@@ -213,8 +225,13 @@ fn verify_leaf(
     let leaf = Cert::parse_leaf(leaf, expected.node_name, &mut subject)?;
 
     // 1. (the other certificates) and 2. Path and signatures (time of the issuers included).
+    let purpose = match expected.profile {
+        Profile::Client => &oid::CLIENT_AUTH,
+        Profile::Serving { .. } => &oid::SERVER_AUTH,
+    };
     let (ca_index, depth, ca_subject_der) =
-        find_path(verifier, &leaf, intermediates, cas, now).map_err(|e| no_path(leaf.issuer, e))?;
+        find_path(verifier, &leaf, purpose, intermediates, cas, now)
+            .map_err(|e| no_path(leaf.issuer, e))?;
 
     // 3.–7. The leaf itself.
     check_leaf(&leaf, subject, expected, now)?;
@@ -361,7 +378,8 @@ enum CaSet<'s> {
 #[inline(never)]
 fn find_path<'s>(
     verifier: &'s dyn SignatureVerifier,
-    leaf: &Cert<'_>,
+    leaf: &Cert<'s>,
+    purpose: &'s ObjectIdentifier,
     intermediates: &'s [&'s [u8]],
     cas: CaSet<'s>,
     now: i64,
@@ -379,6 +397,7 @@ fn find_path<'s>(
     }
     let mut search = Search {
         verifier,
+        leaf: Leaf { purpose, san: leaf.ext.san },
         intermediates,
         cas,
         first_ca,
@@ -501,6 +520,42 @@ pub fn verify_issued_with(
         return Err(malformed().into());
     }
     Ok(verify_issued_der_with(verifier, leaf, inter, cas, expected, now)?)
+}
+
+/// Every check of [`verify_issued_with`] except the path to a CA: the leaf alone (well-formed,
+/// its time, its key, subject and SANs, usages, not a CA). For a certificate whose issuer its
+/// caller establishes another way — the agent's proof: a request the apiserver authenticates
+/// with the new pair — and never enough on its own. [`Verified::ca_subject`] is the leaf's
+/// issuer; `ca_index` and `intermediates_used` are 0. `scratch` as for [`verify_issued_with`]
+/// with an empty CA bundle.
+pub fn verify_issued_unanchored(
+    cert_pem: &[u8],
+    expected: &Expected<'_>,
+    now: i64,
+    scratch: &mut [u8],
+) -> Result<Verified, Error> {
+    let needed = scratch_len(cert_pem, b"");
+    if scratch.len() < needed {
+        return Err(Error::BufferTooSmall { needed });
+    }
+    let mut chain: [&[u8]; MAX_INTERMEDIATES + 1] = [&[]; MAX_INTERMEDIATES + 1];
+    let (chain, _) = decode_all(cert_pem, scratch, &mut chain)?;
+    let leaf = chain.first().ok_or_else(malformed)?;
+    let mut subject = None;
+    let leaf = Cert::parse_leaf(leaf, expected.node_name, &mut subject)?;
+    // The path search is where the issuer Name is otherwise checked.
+    let issuer = single(leaf.issuer, tag::SEQUENCE).map_err(VerifyError::from)?;
+    check_name(&issuer)?;
+    check_leaf(&leaf, subject, expected, now)?;
+    let mut verified = Verified {
+        not_before: leaf.not_before,
+        not_after: leaf.not_after,
+        ca_subject: heapless::String::new(),
+        ca_index: 0,
+        intermediates_used: 0,
+    };
+    render_name(leaf.issuer, &mut verified.ca_subject);
+    Ok(verified)
 }
 
 /// [`verify_issued_with`] against CAs parsed beforehand ([`TrustedCas::from_pem`]): `cert_pem`

@@ -2,8 +2,18 @@
 
 use super::*;
 
+/// What the certificates above the leaf are checked against (see [`Cert::chain_constraint`]).
+#[derive(Clone, Copy)]
+pub(super) struct Leaf<'a> {
+    /// The extendedKeyUsage purpose the leaf is validated for.
+    pub(super) purpose: &'a ObjectIdentifier,
+    /// The leaf's subjectAltName contents.
+    pub(super) san: Option<&'a [u8]>,
+}
+
 pub(super) struct Search<'s> {
     pub(super) verifier: &'s dyn SignatureVerifier,
+    pub(super) leaf: Leaf<'s>,
     pub(super) intermediates: &'s [&'s [u8]],
     pub(super) cas: CaSet<'s>,
     /// With [`CaSet::Der`]: the first CA, parsed.
@@ -42,7 +52,7 @@ impl Search<'_> {
             if inter.subject != child.issuer {
                 continue;
             }
-            if let Some(why) = inter.issuer_constraint(depth) {
+            if let Some(why) = inter.issuer_constraint(depth, &self.leaf) {
                 self.constraint.get_or_insert(why);
                 continue;
             }
@@ -96,6 +106,10 @@ impl Search<'_> {
             }
             if ca.ext.path_len.is_some_and(|max| depth > max as usize) {
                 self.constraint.get_or_insert("issuer.pathLenConstraint");
+                continue;
+            }
+            if let Some(why) = ca.chain_constraint(&self.leaf) {
+                self.constraint.get_or_insert(why);
                 continue;
             }
             if !self.check(ca, child) {

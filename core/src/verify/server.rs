@@ -164,7 +164,7 @@ pub fn verify_server_der(
     let mut ignored = None;
     let leaf = Cert::parse_leaf(leaf, "", &mut ignored)?;
     // 2. Path and signatures.
-    find_path(verifier, &leaf, intermediates, CaSet::Parsed(cas), now)
+    find_path(verifier, &leaf, &oid::SERVER_AUTH, intermediates, CaSet::Parsed(cas), now)
         .map_err(|e| no_path(leaf.issuer, e))?;
     check_server_leaf(&leaf, name, now)
 }

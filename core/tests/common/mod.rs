@@ -89,3 +89,46 @@ pub fn python(dir: &Path, script: &str, args: &[&str]) -> Out {
 pub fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
+
+/// Run `cmd`, require success, return its stdout.
+pub fn output(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// Certificates generated for a test by a script of `tests/support/` (`script DIR NOW`), in a
+/// directory of the build's scratch space that is replaced on every run: the node's key
+/// `leaf.key` and another one `other.key` (P-256, made by OpenSSL) are there first.
+pub struct Generated {
+    pub dir: PathBuf,
+    /// The time the certificates were made for (now, unix seconds).
+    pub now: i64,
+    /// `leaf.key`'s SubjectPublicKeyInfo DER.
+    pub spki: Vec<u8>,
+}
+
+pub fn generate(name: &str, script: &str) -> Generated {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+        as i64;
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for key in ["leaf.key", "other.key"] {
+        output(
+            Command::new("openssl")
+                .args(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"])
+                .arg("-out")
+                .arg(dir.join(key)),
+        );
+    }
+    let spki = output(
+        Command::new("openssl")
+            .args(["pkey", "-pubout", "-outform", "der", "-in"])
+            .arg(dir.join("leaf.key")),
+    );
+    assert_eq!(spki.len(), 91);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support").join(script);
+    output(Command::new("/usr/bin/python3").arg(script).arg(&dir).arg(now.to_string()));
+    Generated { dir, now, spki }
+}

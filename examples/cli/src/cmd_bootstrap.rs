@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 use kubeboot::agent::{
-    Action, Agent, Config, DiscoveryConfig, LogFormat, Mode, RotateNow, Serving,
+    Action, Agent, Capacities, Config, DiscoveryConfig, LogFormat, Mode, RotateNow, Serving,
 };
 use kubeboot::pin::CaPin;
 use kubeboot::store::FileSteps;
@@ -236,7 +236,8 @@ pub fn run(a: &AgentArgs, how: Run) -> CmdResult {
     c.verifier = &kubeboot::backend::ring::Ring;
     c.key_device = device.as_deref();
     let mut out = MetricsOut::start(a.metrics_bind_address.as_deref(), a.metrics_textfile.clone())?;
-    let mut agent: Box<Agent> = Box::default();
+    let mut memory = vec![0u8; Capacities::HOST.memory_len()];
+    let mut agent = Agent::new(&mut memory, &Capacities::HOST)?;
     // (the typed reason first, as the C and Go agents print it)
     agent.start(&c).map_err(|e| Rejected(format!("{}: {e}", e.name())))?;
     let r = drive(&mut agent, &mut out, crate::devkey::devices(a.tcti.as_deref()));
@@ -262,7 +263,11 @@ fn print_line(line: &str, update: bool, rows: &mut usize) {
 }
 
 /// The I/O loop.
-fn drive(agent: &mut Agent, out: &mut MetricsOut, devices: kubeboot_hwkey::Devices) -> CmdResult {
+pub(crate) fn drive(
+    agent: &mut Agent<'_>,
+    out: &mut MetricsOut,
+    devices: kubeboot_hwkey::Devices,
+) -> CmdResult {
     let (files, mut rows) = (FileSteps::new(), 0);
     let mut http = Http::default();
     http.devices = devices.clone();

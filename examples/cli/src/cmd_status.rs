@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use kubeboot::agent::{Action, Agent, CertCheck, Config, Mode, Origin, Serving, Status};
+use kubeboot::agent::{
+    Action, Agent, Capacities, CertCheck, Config, Mode, Origin, Serving, Status,
+};
 use kubeboot::rfc3339::DateTime;
 use kubeboot::store::FileSteps;
 use kubeboot::verify::{self, Described};
@@ -44,7 +46,7 @@ pub struct StatusArgs {
 }
 
 /// Run the agent in check mode: it only reads.
-fn check<'a>(agent: &'a mut Agent, c: &Config<'_>) -> Result<Status<'a>, Rejected> {
+fn check<'a>(agent: &'a mut Agent<'_>, c: &Config<'_>) -> Result<Status<'a>, Rejected> {
     agent.start(c)?;
     let files = FileSteps::new();
     let now = unix_now();
@@ -175,7 +177,8 @@ pub fn run(a: StatusArgs) -> CmdResult {
     c.serving = serving_expected.then_some(Serving { dns: &dns, ips: &ips });
     c.mode = Mode::Check;
     c.verifier = &kubeboot::backend::ring::Ring;
-    let mut agent: Box<Agent> = Box::default();
+    let mut memory = vec![0u8; Capacities::HOST.memory_len()];
+    let mut agent = Agent::new(&mut memory, &Capacities::HOST)?;
     let s = check(&mut agent, &c)?;
     let now = unix_now();
     let rows = [

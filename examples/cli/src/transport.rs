@@ -17,7 +17,7 @@ use ureq::unversioned::transport::{
 };
 
 use kubeboot::agent::{Agent, Connection, HttpRequest, RequestKind};
-use kubeboot::engine::{Method, StreamControl};
+use kubeboot::agent::{Method, StreamControl};
 use kubeboot::pushback::Headers;
 use ureq::tls::{ClientCert, PemItem, PrivateKey, RootCerts, TlsConfig};
 
@@ -267,12 +267,12 @@ impl Http {
 
 impl Exchange {
     /// Give the outcome to the agent.
-    pub fn feed<const N: usize>(self, agent: &mut Agent<N>) {
+    pub fn feed(self, agent: &mut Agent<'_>) {
         match self {
             Exchange::Failed(why) => agent.on_transport_error(unix_now(), &why),
             Exchange::Response((status, ra, body)) => {
                 let headers = Headers::retry_after(ra.as_deref());
-                agent.on_http_response_with(unix_now(), status, &headers, &body)
+                agent.on_http_response(unix_now(), status, &headers, &body)
             }
             Exchange::Stream(mut reader) => {
                 let mut chunk = [0u8; 8192];

@@ -1,13 +1,16 @@
 /* kubeboot through its C ABI (include/kubeboot.h) on a Cortex-M4 (QEMU mps2-an386), linked
- * against libkubeboot.a built without std: no allocator (handles live in static pools), no OS
- * RNG. Parses a token, derives a node key from fixed entropy, builds the client CSR and its
- * object, verifies an issued certificate (core/tests/data/ec-leaf.crt by ec-ca.crt, scratch from
- * the caller), computes the rotation deadline, refuses malformed input, and reports its
- * footprint. */
+ * against libkubeboot.a built without std: no allocator (the agent in a static block the image
+ * sizes, key and token handles in static pools), no OS RNG. Parses a token, derives a node key
+ * from fixed entropy, builds the client CSR and its object, verifies an issued certificate
+ * (core/tests/data/ec-leaf.crt by ec-ca.crt, scratch from the caller), runs the agent on a
+ * microcontroller's capacities through a bootstrap against the recorded apiserver's answers
+ * (core/tests/data/recorded) with its files in RAM (flash.c), refuses malformed input, and
+ * reports its footprint. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flash.h"
 #include "kubeboot.h"
 
 void sh_puts(const char *s);
@@ -45,6 +48,19 @@ static void put_uint(unsigned long v)
         v /= 10;
     } while (v);
     sh_puts(p);
+}
+
+/* (len bytes of text, not NUL-terminated) */
+static void put_text(const char *s, size_t len)
+{
+    char buf[129];
+    while (len) {
+        size_t n = len < sizeof buf - 1 ? len : sizeof buf - 1;
+        for (size_t i = 0; i < n; i++) buf[i] = s[i];
+        buf[n] = 0;
+        sh_puts(buf);
+        s += n, len -= n;
+    }
 }
 
 static void check(bool ok, const char *what)
@@ -140,10 +156,22 @@ static __attribute__((noinline)) struct kubeboot_key *step_key(void)
     return key;
 }
 
+/* The client CSR of node, signed with key. */
+static struct kubeboot_csr_spec client_spec(const char *node, const struct kubeboot_key *key)
+{
+    struct kubeboot_csr_spec s = {0};
+    s.profile = KUBEBOOT_PROFILE_CLIENT;
+    s.node_name = node;
+    s.node_name_len = slen(node);
+    s.format = KUBEBOOT_FORMAT_PEM;
+    s.key = key;
+    return s;
+}
+
 static __attribute__((noinline)) void step_csr(const struct kubeboot_key *key)
 {
-    kubeboot_result r = kubeboot_csr_client(key, NODE, slen(NODE), KUBEBOOT_FORMAT_PEM, csr,
-                                            sizeof csr, &csr_len);
+    struct kubeboot_csr_spec s = client_spec(NODE, key);
+    kubeboot_result r = kubeboot_csr_write(&s, csr, sizeof csr, &csr_len);
     check(r == KUBEBOOT_RESULT_OK && prefix(csr, csr_len, "-----BEGIN CERTIFICATE REQUEST-----\n"),
           "csr");
 }
@@ -223,16 +251,6 @@ static __attribute__((noinline)) void refuse_cert(const struct kubeboot_key *key
     check(refused_cert, "refuse certificate");
 }
 
-static __attribute__((noinline)) void step_rotation(void)
-{
-    int64_t d = kubeboot_rotation_deadline(NOT_BEFORE, NOT_AFTER, 0x80000000u);
-    int64_t life = NOT_AFTER - NOT_BEFORE;
-    bool ok = d >= NOT_BEFORE + life * 7 / 10 && d <= NOT_BEFORE + life * 9 / 10 &&
-              !kubeboot_needs_rotation(d, NOW) && kubeboot_needs_rotation(d, NOT_AFTER) &&
-              kubeboot_rotation_due(false, 0, 0, 0, NOW);
-    check(ok, "rotation");
-}
-
 static __attribute__((noinline)) void refuse_token(void)
 {
     static const char *const bad[] = {"", "abcdef0123456789abcdef", "abcdef.0123456789ABCDEF",
@@ -264,81 +282,198 @@ static __attribute__((noinline)) void refuse_key(const struct kubeboot_key *key)
               k == NULL;
     uint8_t small[64];
     size_t n = 0;
-    ok = ok &&
-         kubeboot_csr_client(key, "Node_1!", 7, KUBEBOOT_FORMAT_PEM, csr, sizeof csr, &n) ==
-             KUBEBOOT_RESULT_INVALID_NODE_NAME &&
-         kubeboot_csr_client(key, NODE, slen(NODE), KUBEBOOT_FORMAT_PEM, small, sizeof small, &n) ==
-             KUBEBOOT_RESULT_INSUFFICIENT_SIZE &&
+    struct kubeboot_csr_spec bad = client_spec("Node_1!", key), good = client_spec(NODE, key),
+                             both = good;
+    both.signer = &(struct kubeboot_signer){0};
+    ok = ok && kubeboot_csr_write(&bad, csr, sizeof csr, &n) == KUBEBOOT_RESULT_INVALID_NODE_NAME &&
+         kubeboot_csr_write(&both, csr, sizeof csr, &n) == KUBEBOOT_RESULT_INVALID_PARAMETER &&
+         kubeboot_csr_write(&good, small, sizeof small, &n) == KUBEBOOT_RESULT_INSUFFICIENT_SIZE &&
          n > sizeof small &&
          kubeboot_csr_object_json(csr, csr_len, NULL, 0, KUBEBOOT_PROFILE_CLIENT, 60, (char *)small,
                                   sizeof small, &n) == KUBEBOOT_RESULT_INVALID_EXPIRATION_SECONDS;
-    /* Handles come from a static pool of 4 per type in no-std builds: the 5th is refused,
-     * and freeing one makes room again. */
+    /* Handles come from a static pool of 4 per type in no-std builds: the 5th is refused as
+     * such (POOL_EXHAUSTED), and freeing one makes room again. */
     struct kubeboot_key *keys[4] = {0};
     int made = 0;
+    kubeboot_result last = KUBEBOOT_RESULT_OK;
     for (int i = 0; i < 4; i++)
-        if (kubeboot_key_from_entropy(ENTROPY, 32, &keys[i]) == KUBEBOOT_RESULT_OK) made++;
+        if ((last = kubeboot_key_from_entropy(ENTROPY, 32, &keys[i])) == KUBEBOOT_RESULT_OK) made++;
     /* One slot is held by `key` already: 3 succeed, the 4th is refused. */
-    ok = ok && made == 3 && keys[3] == NULL;
+    ok = ok && made == 3 && keys[3] == NULL && last == KUBEBOOT_RESULT_POOL_EXHAUSTED;
     for (int i = 0; i < 4; i++) kubeboot_key_free(keys[i]);
     ok = ok && kubeboot_key_from_entropy(ENTROPY, 32, &k) == KUBEBOOT_RESULT_OK;
     kubeboot_key_free(k);
     check(ok, "refuse key/csr");
 }
 
-/* ---- the engine against the recorded apiserver (core/tests/data/recorded) ---- */
+/* ---- the agent against the recorded apiserver (core/tests/data/recorded) ---- */
 INCBIN(rec_key, "recorded/approved.key.pem");
 INCBIN(rec_ca, "recorded/client-ca.pem");
+INCBIN(rec_serving_ca, "recorded/serving-ca.pem");
 INCBIN(rec_created, "recorded/csr-create-201.json");
 INCBIN(rec_watch, "recorded/watch-approved.json");
-extern const uint8_t rec_key[], rec_key_end[], rec_ca[], rec_ca_end[], rec_created[], rec_created_end[],
-    rec_watch[], rec_watch_end[];
+extern const uint8_t rec_key[], rec_key_end[], rec_ca[], rec_ca_end[], rec_serving_ca[], rec_serving_ca_end[],
+    rec_created[], rec_created_end[], rec_watch[], rec_watch_end[];
+#define REC(sym) sym, (size_t)(sym##_end - sym)
 /* 2026-12-02T10:50:40Z, when the recording was made (the issued certificate is valid then). */
 #define REC_NOW 1796208640LL
 
-static __attribute__((noinline)) void step_engine(void)
+/* A microcontroller's capacities: a 4 KiB work buffer (a watch event with its certificate),
+ * 1.5 KiB per CA bundle or chain, a 512-byte key, 3 KiB per file written, 64-byte paths, a
+ * client certificate only. */
+static const struct kubeboot_capacities CAPS = {4096, 1536, 512, 3072, 64, 0};
+/* The agent's memory: at least kubeboot_agent_size(&CAPS) on this target (checked, printed). */
+static uint8_t agent_mem[36 * 1024];
+
+/* The node's bootstrap kubeconfig, as provisioned. */
+static const char BOOTSTRAP[] =
+    "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:6443\n"
+    "    certificate-authority: serving-ca.pem\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
+    "current-context: c\nusers:\n- name: u\n  user:\n    token: hi3rc6.cpoi3m254kzpt12t\n";
+
+#define FILE_AT(path) path, sizeof path - 1
+
+/* The node's files as provisioned in its flash: the bootstrap kubeconfig, the cluster's CA, the
+ * CA bundle issued certificates must chain to, and the key cache with the key the recording's
+ * approval is for (the key a device made on its first boot, before it lost power). */
+static bool provision(void)
 {
-    struct kubeboot_key *key = NULL;
-    struct kubeboot_token *tok = NULL;
-    struct kubeboot_engine *e = NULL;
-    static struct kubeboot_action a;
-    bool ok = kubeboot_key_from_pem(rec_key, (size_t)(rec_key_end - rec_key), &key) == KUBEBOOT_RESULT_OK &&
-              kubeboot_token_parse("hi3rc6.cpoi3m254kzpt12t", 23, &tok) == KUBEBOOT_RESULT_OK;
-    struct kubeboot_engine_config cfg = {0};
-    cfg.expected.node_name = "rec-1";
-    cfg.expected.node_name_len = 5;
-    cfg.expected.profile = KUBEBOOT_PROFILE_CLIENT;
-    cfg.auth = KUBEBOOT_AUTH_TOKEN;
-    cfg.token = tok;
-    cfg.naming = KUBEBOOT_NAMING_NODE_CSR;
-    cfg.ca_pem = rec_ca;
-    cfg.ca_pem_len = (size_t)(rec_ca_end - rec_ca);
-    cfg.watch = true;
-    ok = ok && kubeboot_engine_new(&cfg, key, REC_NOW, 42, &e) == KUBEBOOT_RESULT_OK;
-    /* The engine keeps its own copies: the inputs can go. */
-    kubeboot_key_free(key);
-    kubeboot_token_free(tok);
-    ok = ok && kubeboot_engine_poll(e, REC_NOW, &a) == KUBEBOOT_RESULT_OK && a.kind == KUBEBOOT_ACTION_SEND &&
-         a.request_kind == KUBEBOOT_REQUEST_CREATE &&
-         same(a.path, a.path_len, "/apis/certificates.k8s.io/v1/certificatesigningrequests") &&
-         same(a.authorization, a.authorization_len, "Bearer hi3rc6.cpoi3m254kzpt12t") && a.body_len > 100;
-    ok = ok && kubeboot_engine_on_response(e, REC_NOW, 201, rec_created, (size_t)(rec_created_end - rec_created)) ==
-                   KUBEBOOT_RESULT_OK;
-    ok = ok && kubeboot_engine_poll(e, REC_NOW, &a) == KUBEBOOT_RESULT_OK && a.kind == KUBEBOOT_ACTION_SEND &&
-         a.request_kind == KUBEBOOT_REQUEST_WATCH;
-    /* The watch stream in 64-byte pieces, as a UART or a TLS record boundary would cut it. */
+    return flash_mkdir(FILE_AT("/node/pki")) == 0 &&
+           flash_write(FILE_AT("/node/bootstrap.conf"), (const uint8_t *)BOOTSTRAP, sizeof BOOTSTRAP - 1) == 0 &&
+           flash_write(FILE_AT("/node/serving-ca.pem"), REC(rec_serving_ca)) == 0 &&
+           flash_write(FILE_AT("/node/client-ca.pem"), REC(rec_ca)) == 0 &&
+           flash_write(FILE_AT("/node/pki/kubelet-client.key.tmp"), REC(rec_key)) == 0;
+}
+
+/* The clock: the recording's time, moved on by the agent's sleeps (the board has no set RTC; a
+ * device reads its RTC or SNTP). Entropy: none (QEMU's board has no TRNG); the key is the
+ * cached one, so an ENTROPY action here is a failure. */
+static int64_t clock_now = REC_NOW;
+
+static void answer(struct kubeboot_agent *a, uint16_t status, const uint8_t *body, size_t len)
+{
+    struct kubeboot_http_response r = {status, NULL, 0, body, len};
+    kubeboot_agent_on_http_response(a, clock_now, &r);
+}
+
+/* The apiserver, as recorded: /healthz, the create, the watch in 64-byte pieces (as a UART or a
+ * TLS record boundary would cut it). */
+static void serve(struct kubeboot_agent *a, const struct kubeboot_http_request *h)
+{
     bool keep = true;
     size_t wn = (size_t)(rec_watch_end - rec_watch);
-    for (size_t off = 0; ok && keep && off < wn; off += 64)
-        ok = kubeboot_engine_on_stream_data(e, REC_NOW + 1, rec_watch + off, wn - off < 64 ? wn - off : 64, &keep) ==
-             KUBEBOOT_RESULT_OK;
-    ok = ok && !keep && kubeboot_engine_poll(e, REC_NOW + 1, &a) == KUBEBOOT_RESULT_OK &&
-         a.kind == KUBEBOOT_ACTION_DONE && same(a.csr_name, a.csr_name_len, "kubeboot-rec-approved-105026") &&
-         prefix(a.cert_pem, a.cert_pem_len, "-----BEGIN CERTIFICATE-----") && a.not_after > a.not_before &&
-         a.rotation_deadline >= a.not_before + (a.not_after - a.not_before) * 7 / 10 &&
-         a.rotation_deadline <= a.not_before + (a.not_after - a.not_before) * 9 / 10;
-    kubeboot_engine_free(e);
-    check(ok, "engine");
+    switch (h->kind) {
+    case KUBEBOOT_REQUEST_KIND_HEALTHZ:
+        answer(a, 200, (const uint8_t *)"ok", 2);
+        break;
+    case KUBEBOOT_REQUEST_KIND_CREATE:
+        answer(a, 201, REC(rec_created));
+        break;
+    case KUBEBOOT_REQUEST_KIND_WATCH:
+        for (size_t off = 0; keep && off < wn; off += 64)
+            kubeboot_agent_on_stream_data(a, clock_now, rec_watch + off, wn - off < 64 ? wn - off : 64, &keep);
+        if (keep) kubeboot_agent_on_stream_end(a, clock_now);
+        break;
+    default:
+        kubeboot_agent_on_transport_error(a, clock_now, "not recorded", 12);
+    }
+}
+
+static struct kubeboot_agent_config node_config(void)
+{
+    struct kubeboot_agent_config c;
+    kubeboot_agent_config_default(&c);
+    c.front_end = "c-firmware", c.front_end_len = 10;
+    c.working_dir = "/node", c.working_dir_len = 5;
+    c.node_name = "rec-1", c.node_name_len = 5;
+    c.kubeconfig = "kubelet.conf", c.kubeconfig_len = 12;
+    c.bootstrap_kubeconfig = "bootstrap.conf", c.bootstrap_kubeconfig_len = 14;
+    c.cert_dir = "pki", c.cert_dir_len = 3;
+    c.ca_bundle = "client-ca.pem", c.ca_bundle_len = 13;
+    c.seed = 42;
+    return c;
+}
+
+/* Drive the agent to its end, printing its lines: DONE (true, in *done) or not. */
+static bool drive(struct kubeboot_agent *agent, int *requests, struct kubeboot_done *done)
+{
+    static struct kubeboot_action act; /* (off the stack) */
+    for (int i = 0; i < 200; i++) {
+        kubeboot_agent_poll(agent, clock_now, &act);
+        switch (act.kind) {
+        case KUBEBOOT_ACTION_KIND_READ: flash_read(agent, clock_now, &act.of.read); break;
+        case KUBEBOOT_ACTION_KIND_FILE: flash_step(agent, clock_now, &act.of.file); break;
+        case KUBEBOOT_ACTION_KIND_HTTP: (*requests)++, serve(agent, &act.of.http); break;
+        case KUBEBOOT_ACTION_KIND_SLEEP: clock_now = act.of.sleep.until; break;
+        case KUBEBOOT_ACTION_KIND_EVENT:
+            put_text(act.of.event.line.data, act.of.event.line.len);
+            sh_puts("\n");
+            break;
+        case KUBEBOOT_ACTION_KIND_DONE: *done = act.of.done; return true;
+        case KUBEBOOT_ACTION_KIND_FAILED:
+            put_text(act.of.failed.line.data, act.of.failed.line.len);
+            sh_puts("\n");
+            return false;
+        default: return false; /* ENTROPY, KEY: not on this board */
+        }
+    }
+    return false;
+}
+
+static __attribute__((noinline)) void step_agent(void)
+{
+    size_t need = 0;
+    struct kubeboot_agent *agent = NULL;
+    struct kubeboot_done done = {0};
+    int requests = 0;
+    bool ok = kubeboot_agent_size(&CAPS, &need) == KUBEBOOT_RESULT_OK && need <= sizeof agent_mem;
+    sh_puts("agent: memory=");
+    put_uint(need);
+    sh_puts(" block=");
+    put_uint(sizeof agent_mem);
+    sh_puts("\n");
+    struct kubeboot_agent_config cfg = node_config();
+    ok = ok && provision() && kubeboot_agent_init_in(agent_mem, sizeof agent_mem, &CAPS, &agent) == KUBEBOOT_RESULT_OK &&
+         kubeboot_agent_start(agent, &cfg) == KUBEBOOT_RESULT_OK && drive(agent, &requests, &done);
+    int64_t life = done.client.not_after - done.client.not_before;
+    /* healthz, create, watch; the certificate valid then; the deadline at 70-90 % of its life */
+    ok = ok && requests == 3 && done.client.present && !done.serving.present && done.client.not_before <= REC_NOW &&
+         done.client.not_after > REC_NOW && done.client.rotation_deadline >= done.client.not_before + life * 7 / 10 &&
+         done.client.rotation_deadline <= done.client.not_before + life * 9 / 10;
+    /* Again, from what the flash holds now: the credentials are valid, nothing is sent. */
+    requests = 0;
+    ok = ok && kubeboot_agent_start(agent, &cfg) == KUBEBOOT_RESULT_OK && drive(agent, &requests, &done) &&
+         requests == 0;
+    kubeboot_agent_free(agent);
+    sh_puts("flash: peak=");
+    put_uint(flash_peak());
+    sh_puts("\n");
+    check(ok, "agent");
+}
+
+/* Capacities too small for what they must hold are named; a block too short is refused with
+ * nothing written; a work buffer too small for the CA refresh is refused at start. */
+static __attribute__((noinline)) void refuse_agent(void)
+{
+    struct kubeboot_capacities small = CAPS;
+    kubeboot_capacity which = KUBEBOOT_CAPACITY_NONE;
+    struct kubeboot_agent *agent = NULL;
+    size_t need = 0;
+    small.file = small.pem;
+    bool ok = kubeboot_capacities_check(&small, &which) == KUBEBOOT_RESULT_TOO_LARGE &&
+              which == KUBEBOOT_CAPACITY_FILE && kubeboot_agent_size(&CAPS, &need) == KUBEBOOT_RESULT_OK;
+    for (size_t i = 0; i < sizeof agent_mem; i++) agent_mem[i] = 0xa5;
+    ok = ok && kubeboot_agent_init_in(agent_mem, need / 2, &CAPS, &agent) == KUBEBOOT_RESULT_TOO_LARGE &&
+         kubeboot_agent_init_in(agent_mem, sizeof agent_mem, &small, &agent) == KUBEBOOT_RESULT_TOO_LARGE &&
+         kubeboot_agent_init_in(NULL, sizeof agent_mem, &CAPS, &agent) == KUBEBOOT_RESULT_NULL_PARAMETER &&
+         agent == NULL;
+    for (size_t i = 0; i < sizeof agent_mem; i++) ok = ok && agent_mem[i] == 0xa5;
+    struct kubeboot_agent_config cfg = node_config();
+    cfg.mode = KUBEBOOT_MODE_RUN;
+    ok = ok && kubeboot_agent_init_in(agent_mem, sizeof agent_mem, &CAPS, &agent) == KUBEBOOT_RESULT_OK &&
+         kubeboot_agent_start(agent, &cfg) == KUBEBOOT_RESULT_TOO_LARGE;
+    kubeboot_agent_free(agent);
+    check(ok, "refuse agent");
 }
 
 #define STEP(name, call)                                                                     \
@@ -362,11 +497,11 @@ int main(void)
     STEP("csr", step_csr(key));
     STEP("object", step_object(key));
     STEP("verify", step_verify(key));
-    STEP("rotation", step_rotation());
-    STEP("engine", step_engine());
+    STEP("agent", step_agent());
     STEP("refuse-token", refuse_token());
     STEP("refuse-cert", refuse_cert(key));
     STEP("refuse-key", refuse_key(key));
+    STEP("refuse-agent", refuse_agent());
     kubeboot_key_free(key);
     sh_puts("footprint: flash=");
     put_uint((uintptr_t)&__sidata + ((uintptr_t)&__edata - (uintptr_t)&__sdata));

@@ -209,7 +209,7 @@ func TestClientCSRsParseInGo(t *testing.T) {
 			t.Fatal(err)
 		}
 		node := randomNode(r)
-		p, err := kubeboot.BuildClientCSR(k, node)
+		p, err := kubeboot.BuildCSR(kubeboot.CSRSpec{Profile: kubeboot.ProfileClient, NodeName: node, Key: k})
 		if err != nil {
 			t.Fatalf("%q: %v", node, err)
 		}
@@ -230,7 +230,7 @@ func TestClientCSRsParseInGo(t *testing.T) {
 		if !bytes.Equal(csr.RawSubjectPublicKeyInfo, spki) {
 			t.Fatal("CSR key is not ours")
 		}
-		der, err := kubeboot.BuildClientCSRDER(k, node)
+		der, err := kubeboot.BuildCSR(kubeboot.CSRSpec{Profile: kubeboot.ProfileClient, NodeName: node, Format: kubeboot.FormatDER, Key: k})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +252,7 @@ func TestServingCSRsParseInGo(t *testing.T) {
 		node := randomNode(r)
 		dns := []string{node, "n" + randomNode(r)}
 		ips := []string{"10.0.0." + string(rune('1'+r.Intn(9))), "fd00::1"}
-		p, err := kubeboot.BuildServingCSR(k, node, dns, ips)
+		p, err := kubeboot.BuildCSR(kubeboot.CSRSpec{Profile: kubeboot.ProfileServing, NodeName: node, DNSNames: dns, IPAddresses: ips, Key: k})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,10 +269,10 @@ func TestServingCSRsParseInGo(t *testing.T) {
 		}
 	}
 	k, _ := kubeboot.GenerateKey()
-	if _, err := kubeboot.BuildServingCSR(k, "n", nil, nil); err == nil {
+	if _, err := kubeboot.BuildCSR(kubeboot.CSRSpec{Profile: kubeboot.ProfileServing, NodeName: "n", DNSNames: nil, IPAddresses: nil, Key: k}); err == nil {
 		t.Fatal("serving CSR without SANs accepted")
 	}
-	if _, err := kubeboot.BuildClientCSR(k, "Bad_Name"); !errors.Is(err, kubeboot.ErrInvalidNodeName) {
+	if _, err := kubeboot.BuildCSR(kubeboot.CSRSpec{Profile: kubeboot.ProfileClient, NodeName: "Bad_Name", Key: k}); !errors.Is(err, kubeboot.ErrInvalidNodeName) {
 		t.Fatalf("bad node: %v", err)
 	}
 }
@@ -302,7 +302,7 @@ func TestNodeCSRNameMatchesGoDigest(t *testing.T) {
 
 func TestCSRObjectJSON(t *testing.T) {
 	k, _ := kubeboot.GenerateKey()
-	p, _ := kubeboot.BuildClientCSR(k, "n1")
+	p, _ := kubeboot.BuildCSR(kubeboot.CSRSpec{Profile: kubeboot.ProfileClient, NodeName: "n1", Key: k})
 	name, _ := kubeboot.NodeCSRName(k, "n1")
 	obj, err := kubeboot.CSRObject(p, name, kubeboot.ProfileClient, 3600)
 	if err != nil {
@@ -396,26 +396,6 @@ func TestCAPinsMatchGo(t *testing.T) {
 	}
 }
 
-func TestRotationDeadlineRange(t *testing.T) {
-	nb := time.Unix(1_800_000_000, 0)
-	na := nb.Add(10 * time.Hour)
-	for _, j := range []uint32{0, 1 << 31, ^uint32(0)} {
-		d := kubeboot.RotationDeadline(nb, na, j)
-		if d.Before(nb.Add(7*time.Hour)) || d.After(nb.Add(9*time.Hour)) {
-			t.Fatalf("jitter %d: %v", j, d.Sub(nb))
-		}
-	}
-	if !kubeboot.RotationDue(false, nb, na, 0, nb) || kubeboot.RotationDue(true, nb, na, 0, nb.Add(time.Hour)) {
-		t.Fatal("RotationDue")
-	}
-	if d := kubeboot.BackoffDelay(0, 0); d < 2*time.Second || d > 2200*time.Millisecond {
-		t.Fatal(d)
-	}
-	if d := kubeboot.BackoffDelay(10, 0); d != 32*time.Second {
-		t.Fatal(d)
-	}
-}
-
 func TestKubeconfigRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	ca, _ := newCA(t, "kc-ca")
@@ -445,71 +425,6 @@ func TestKubeconfigRoundTrip(t *testing.T) {
 	}
 	if _, err := kubeboot.ParseKubeconfig([]byte("apiVersion: v1\nkind: Config\n")); !errors.Is(err, kubeboot.ErrMalformed) {
 		t.Fatal(err)
-	}
-}
-
-func TestStore(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "pki")
-	s, err := kubeboot.OpenStore("kubelet-client", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Current(); !errors.Is(err, kubeboot.ErrNoCertKeyFiles) {
-		t.Fatalf("empty store: %v", err)
-	}
-	k, err := s.BootstrapKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := os.Stat(filepath.Join(dir, "kubelet-client.key.tmp"))
-	if err != nil || st.Mode().Perm() != 0o600 {
-		t.Fatalf("key cache: %v %v", st, err)
-	}
-	k2, _ := s.BootstrapKey()
-	a, _ := k.PublicKeySPKI()
-	b, _ := k2.PublicKeySPKI()
-	if !bytes.Equal(a, b) {
-		t.Fatal("key cache not reused")
-	}
-	ca, caKey := newCA(t, "store-ca")
-	now := time.Now()
-	leaf := issue(t, ca, caKey, leafOpts{node: "s1", pub: mustPub(t, k), nb: now.Add(-time.Minute), na: now.Add(time.Hour)})
-	keyPEM, _ := k.PEM()
-	if err := s.Update(now, leaf, keyPEM); err != nil {
-		t.Fatal(err)
-	}
-	cur, err := s.Current()
-	if err != nil || !bytes.Contains(cur, leaf) || !bytes.Contains(cur, keyPEM) {
-		t.Fatalf("current: %v", err)
-	}
-	path, _ := s.CurrentPath()
-	if path != filepath.Join(dir, "kubelet-client-current.pem") {
-		t.Fatal(path)
-	}
-	target, _ := os.Readlink(path)
-	if want := filepath.Join(dir, "kubelet-client-"+now.Format("2006-01-02-15-04-05")+".pem"); target != want {
-		t.Fatalf("symlink %s want %s", target, want)
-	}
-	if err := s.RemoveKeyCache(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "kubelet-client.key.tmp")); !os.IsNotExist(err) {
-		t.Fatal("key cache still there")
-	}
-	// The key of the current pair is now the bootstrap key.
-	k3, _ := s.BootstrapKey()
-	c, _ := k3.PublicKeySPKI()
-	if !bytes.Equal(a, c) {
-		t.Fatal("bootstrap key is not the current pair's")
-	}
-	// A mismatching key is refused, with the store's detail.
-	other, _ := kubeboot.GenerateKey()
-	otherPEM, _ := other.PEM()
-	err = s.Update(now, leaf, otherPEM)
-	var ke *kubeboot.Error
-	if !errors.As(err, &ke) || ke.Code != kubeboot.CodeStoreKeyMismatch {
-		t.Fatalf("mismatch: %v", err)
 	}
 }
 

@@ -26,49 +26,57 @@ const (
 	SignerServing = "kubernetes.io/kubelet-serving"
 )
 
+// Format is a CSR's encoding.
+type Format uint32
+
 const (
-	formatPEM = C.KUBEBOOT_FORMAT_PEM
-	formatDER = C.KUBEBOOT_FORMAT_DER
+	// FormatPEM: a `CERTIFICATE REQUEST` PEM block (LF line endings).
+	FormatPEM Format = C.KUBEBOOT_FORMAT_PEM
+	// FormatDER: DER.
+	FormatDER Format = C.KUBEBOOT_FORMAT_DER
 )
 
-func buildClientCSR(key *Key, node string, format C.uint32_t) ([]byte, error) {
-	np, nn, free := cStr(node)
-	defer free()
-	var b []byte
-	err := key.with(func(h *C.kubeboot_key) (err error) {
-		b, err = outBytes(int(C.KUBEBOOT_CSR_MAX_LEN), func(p unsafe.Pointer, n C.size_t, o *C.size_t) C.kubeboot_result {
-			return C.kubeboot_csr_client(h, np, nn, format, (*C.uint8_t)(p), n, o)
-		})
-		return
-	})
-	return b, err
+// CSRSpec is what BuildCSR builds: the profile, the node, the SANs (serving), the format and
+// the key that signs it.
+type CSRSpec struct {
+	Profile Profile
+	// NodeName: the subject is O=system:nodes, CN=system:node:<NodeName>.
+	NodeName string
+	// DNSNames, IPAddresses (as text): a serving CSR's subjectAltName, at least one SAN and at
+	// most 16; a client CSR has none.
+	DNSNames, IPAddresses []string
+	Format                Format
+	// Key signs the CSR.
+	Key *Key
 }
 
-// BuildClientCSR is the kubelet client CSR (`O=system:nodes`, `CN=system:node:<node>`, no
-// extensions) signed by key, as PEM (`CERTIFICATE REQUEST`).
-func BuildClientCSR(key *Key, node string) ([]byte, error) {
-	return buildClientCSR(key, node, formatPEM)
-}
-
-// BuildClientCSRDER is BuildClientCSR as DER.
-func BuildClientCSRDER(key *Key, node string) ([]byte, error) {
-	return buildClientCSR(key, node, formatDER)
-}
-
-// BuildServingCSR is the kubelet serving CSR: the client subject plus a subjectAltName with the
-// DNS names and IP addresses (as text); at least one SAN, at most 16. PEM.
-func BuildServingCSR(key *Key, node string, dnsNames, ipAddresses []string) ([]byte, error) {
-	np, nn, f1 := cStr(node)
+// BuildCSR writes the kubelet CSR spec describes (kubeboot_csr_write): a client CSR (the
+// subject, no extensions) or a serving one (the subject and a subjectAltName with the DNS names,
+// then the IP addresses).
+func BuildCSR(spec CSRSpec) ([]byte, error) {
+	if spec.Key == nil {
+		return nil, ErrInvalidParameter
+	}
+	np, nn, f1 := cStr(spec.NodeName)
 	defer f1()
-	dp, dn, f2 := cStrs(dnsNames)
+	dp, dn, f2 := cStrs(spec.DNSNames)
 	defer f2()
-	ip, in, f3 := cStrs(ipAddresses)
+	ip, in, f3 := cStrs(spec.IPAddresses)
 	defer f3()
+	cs := (*C.kubeboot_csr_spec)(C.calloc(1, C.size_t(unsafe.Sizeof(C.kubeboot_csr_spec{}))))
+	defer C.free(unsafe.Pointer(cs))
+	cs.profile = C.uint32_t(spec.Profile)
+	cs.node_name, cs.node_name_len = np, nn
+	cs.dns_names, cs.dns_count = dp, dn
+	cs.ip_addresses, cs.ip_count = ip, in
+	cs.format = C.uint32_t(spec.Format)
 	var b []byte
-	err := key.with(func(h *C.kubeboot_key) (err error) {
+	err := spec.Key.with(func(h *C.kubeboot_key) (err error) {
+		cs.key = h
 		b, err = outBytes(int(C.KUBEBOOT_CSR_MAX_LEN), func(p unsafe.Pointer, n C.size_t, o *C.size_t) C.kubeboot_result {
-			return C.kubeboot_csr_serving(h, np, nn, dp, dn, ip, in, formatPEM, (*C.uint8_t)(p), n, o)
+			return C.kubeboot_csr_write(cs, (*C.uint8_t)(p), n, o)
 		})
+		cs.key = nil
 		return
 	})
 	return b, err

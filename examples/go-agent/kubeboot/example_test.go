@@ -3,7 +3,6 @@ package kubeboot_test
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"kubeboot.dev/go/kubeboot"
 )
@@ -45,17 +44,6 @@ func ExampleNodeCSRName() {
 }
 
 // When to rotate a certificate valid for 100 days: between 70 % and 90 % of its lifetime.
-func ExampleRotationDeadline() {
-	nb := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	na := nb.Add(100 * 24 * time.Hour)
-	fmt.Println(kubeboot.RotationDeadline(nb, na, 0).Format(time.DateOnly))
-	fmt.Println(kubeboot.RotationDeadline(nb, na, 1<<31).Format(time.DateOnly))
-	// Output:
-	// 2026-03-12
-	// 2026-03-22
-}
-
-// A kubeadm CA pin, checked for its form.
 func ExampleParseCAPin() {
 	_, err := kubeboot.ParseCAPin("sha256:" + "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")
 	fmt.Println(err)

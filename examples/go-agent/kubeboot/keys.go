@@ -21,20 +21,20 @@ import (
 	"unsafe"
 )
 
-// KeyOp is a device operation the agent asks for (AgentKey).
+// KeyOp is a device operation the agent asks for (ActionKey).
 type KeyOp uint32
 
 const (
 	// KeyOpPublic: load KeyRequest.Ref's key and tell its public key (OnKeyPublic).
-	KeyOpPublic KeyOp = C.KUBEBOOT_KEY_OP_PUBLIC
+	KeyOpPublic KeyOp = C.KUBEBOOT_KEY_OP_KIND_PUBLIC
 	// KeyOpGenerate: make a P-256 signing key that never leaves KeyRequest.Device, named
 	// KeyRequest.Label (OnKeyGenerated with its reference).
-	KeyOpGenerate KeyOp = C.KUBEBOOT_KEY_OP_GENERATE
+	KeyOpGenerate KeyOp = C.KUBEBOOT_KEY_OP_KIND_GENERATE
 	// KeyOpSign: sign KeyRequest.Message with ECDSA P-256 over its SHA-256 digest
 	// (OnKeySignature).
-	KeyOpSign KeyOp = C.KUBEBOOT_KEY_OP_SIGN
+	KeyOpSign KeyOp = C.KUBEBOOT_KEY_OP_KIND_SIGN
 	// KeyOpDestroy: destroy KeyRequest.Ref's key (OnKeyDestroyed; gone already is success).
-	KeyOpDestroy KeyOp = C.KUBEBOOT_KEY_OP_DESTROY
+	KeyOpDestroy KeyOp = C.KUBEBOOT_KEY_OP_KIND_DESTROY
 )
 
 // KeyHolder says who holds a node key.
@@ -49,7 +49,7 @@ const (
 	HolderPKCS11 KeyHolder = C.KUBEBOOT_KEY_HOLDER_PKCS11
 )
 
-// KeyRequest is an AgentKey action: a device operation on a node key.
+// KeyRequest is an ActionKey action: a device operation on a node key.
 type KeyRequest struct {
 	Op     KeyOp
 	Holder KeyHolder
@@ -61,11 +61,9 @@ type KeyRequest struct {
 	Message []byte
 }
 
-func keyRequest(x *C.kubeboot_agent_action) *KeyRequest {
-	return &KeyRequest{Op: KeyOp(x.key_op), Holder: KeyHolder(x.key_holder),
-		Ref:    cGoBytes(unsafe.Pointer(x.key_ref), x.key_ref_len),
-		Device: cGoString(x.key_device, x.key_device_len), Label: cGoString(x.key_label, x.key_label_len),
-		Message: cGoBytes(unsafe.Pointer(x.data), x.data_len)}
+func keyRequest(x *C.kubeboot_key_action) *KeyRequest {
+	return &KeyRequest{Op: KeyOp(x.op), Holder: KeyHolder(x.holder), Ref: goBytes(x.key_ref),
+		Device: cStrOf(x.device), Label: cStrOf(x.label), Message: goBytes(x.message)}
 }
 
 // KeyStore is the device I/O of node keys held by a device: any crypto.Signer the user brings
@@ -114,7 +112,7 @@ func SignRS(s crypto.Signer, message []byte) ([]byte, error) {
 	return rs, nil
 }
 
-// PerformKeyAction does the AgentKey action k with ks and answers the agent. A device error is
+// PerformKeyAction does the ActionKey action k with ks and answers the agent. A device error is
 // answered with OnKeyError (the agent decides what it means) and returned for printing.
 func (a *Agent) PerformKeyAction(now time.Time, k *KeyRequest, ks KeyStore) error {
 	err := func() error {

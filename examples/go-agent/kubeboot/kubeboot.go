@@ -1,7 +1,9 @@
-// Package kubeboot is a Go binding of libkubeboot, the C ABI of the kubeboot Rust library:
-// kubelet-style TLS bootstrapping (bootstrap tokens, P-256 node keys, kubelet CSRs, the
-// CertificateSigningRequest protocol as a sans-IO engine, issued-certificate verification, CA
-// pins, kubeconfig reading/writing and the kubelet's certificate store).
+// Package kubeboot is a Go binding of libkubeboot, the C ABI of the kubeboot Rust library
+// (ABI 0.4): the node agent — every decision of kubelet-style TLS bootstrapping and rotation as a
+// sans-IO state machine over memory whose capacities the caller chooses (Agent, Capacities) —
+// and the protocol's pieces beside it (bootstrap tokens, P-256 node keys, kubelet CSRs,
+// issued-certificate verification, CA pins, kubeconfigs, the kubelet's certificate metrics).
+// Nothing else decides: package kubeboot.dev/go/agentrun runs the agent in a Go program.
 //
 // Import it as kubeboot.dev/go/kubeboot. The package links libkubeboot statically, found with
 // pkg-config (`kubeboot-static`): install it with `make -C ffi install PREFIX=/usr/local` (or
@@ -14,9 +16,10 @@
 //	replace kubeboot.dev/go => /path/to/kubeboot/examples/go-agent
 //
 // No C type appears in the exported API: every byte string the library returns is copied into
-// Go memory before the call returns.
+// Go memory before the call returns (but secret file data, which stays in C memory: see
+// FileStep.Data).
 //
-// Handles (Key, Token, Store, Engine) own C memory: Close them when done (a finalizer frees them
+// Handles (Agent, Key, Token) own C memory: Close them when done (a finalizer frees them
 // otherwise). They are safe for concurrent use (each serialises its C calls with a mutex).
 package kubeboot
 
@@ -115,6 +118,8 @@ var (
 	ErrNoCertKeyFiles   = sentinel(CodeStoreNoCertKeyFiles)
 	ErrStoreKeyMismatch = sentinel(CodeStoreKeyMismatch)
 	ErrInvalidParameter = sentinel(CodeInvalidParameter)
+	ErrInvalidConfig    = sentinel(CodeInvalidConfig)
+	ErrPoolExhausted    = sentinel(CodePoolExhausted)
 )
 
 // newError builds the *Error of a non-zero result.
@@ -144,7 +149,7 @@ func ResultMessage(code uint32) string {
 	return string(b)
 }
 
-// Version is the library version ("0.3.0").
+// Version is the library version ("0.4.0").
 func Version() string { return C.GoString(C.kubeboot_version()) }
 
 // outBytes runs a `(buf, len, *out_len)` function, growing the buffer once if the library asks
@@ -230,6 +235,22 @@ func cStrs(ss []string) (*C.kubeboot_str, C.size_t, func()) {
 		}
 		C.free(unsafe.Pointer(&arr[0]))
 	}
+}
+
+// cGoBytes is a Go copy of n bytes at p (nil for none).
+func cGoBytes(p unsafe.Pointer, n C.size_t) []byte {
+	if p == nil || n == 0 {
+		return nil
+	}
+	return C.GoBytes(p, C.int(n))
+}
+
+// cGoString is a Go copy of n bytes of text at p.
+func cGoString(p *C.char, n C.size_t) string {
+	if p == nil || n == 0 {
+		return ""
+	}
+	return C.GoStringN(p, C.int(n))
 }
 
 func unix(t time.Time) C.int64_t { return C.int64_t(t.Unix()) }

@@ -1,6 +1,7 @@
 package kubeboot
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -11,12 +12,16 @@ import (
 // read from another goroutine while it runs.
 func TestAgentMetricsText(t *testing.T) {
 	dir := t.TempDir()
-	a, err := NewAgent(AgentConfig{FrontEnd: "go-test", WorkingDir: dir, Kubeconfig: "kubelet.conf",
-		CertDir: "pki", NodeName: "node-1", Mode: ModeOnce})
+	a, err := NewAgent(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
+	cfg := DefaultAgentConfig()
+	cfg.FrontEnd, cfg.WorkingDir, cfg.Kubeconfig, cfg.CertDir, cfg.NodeName = "go-test", dir, "kubelet.conf", "pki", "node-1"
+	if err := a.Start(cfg); err != nil {
+		t.Fatal(err)
+	}
 	now := time.Unix(1_800_000_000, 0)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -35,13 +40,13 @@ func TestAgentMetricsText(t *testing.T) {
 			}
 		}
 	}()
-	var last AgentAction
+	var last Action
 	for i := 0; i < 100; i++ {
 		last = a.Poll(now)
-		if last.Kind == AgentFailed || last.Kind == AgentDone {
+		if last.Kind == ActionFailed || last.Kind == ActionDone {
 			break
 		}
-		if last.Kind == AgentRead || last.Kind == AgentFile {
+		if last.Kind == ActionRead || last.Kind == ActionFile {
 			if _, err := a.PerformFileAction(now); err != nil {
 				t.Fatal(err)
 			}
@@ -49,8 +54,8 @@ func TestAgentMetricsText(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	if last.Kind != AgentFailed {
-		t.Fatalf("want AgentFailed, got %v", last.Kind)
+	if last.Kind != ActionFailed || last.Failed == nil || !strings.Contains(last.Failed.Line, "step=failed") {
+		t.Fatalf("want ActionFailed with its line, got %+v", last)
 	}
 	b, err := a.MetricsText(now)
 	if err != nil {
@@ -68,6 +73,9 @@ func TestAgentMetricsText(t *testing.T) {
 			t.Errorf("missing %q in\n%s", want, text)
 		}
 	}
+	if m, err := a.Metrics(); err != nil || m.HasClient || m.ClientRenewErrors != 1 {
+		t.Errorf("Metrics: %+v %v", m, err)
+	}
 	if err := CheckMetricsTextfile("/var/lib/node_exporter/kubeboot.prom"); err != nil {
 		t.Error(err)
 	}
@@ -77,5 +85,53 @@ func TestAgentMetricsText(t *testing.T) {
 	a.Close()
 	if _, err := a.MetricsText(now); err != ErrInvalidState {
 		t.Errorf("after Close: %v", err)
+	}
+	if err := a.Start(cfg); !errors.Is(err, ErrInvalidState) {
+		t.Errorf("Start after Close: %v", err)
+	}
+}
+
+// The capacities: the hosts' pass their own check and size an agent; one too small is a typed
+// too-large naming it, at NewAgent, before anything runs.
+func TestCapacities(t *testing.T) {
+	host := HostCapacities()
+	if err := host.Check(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := host.AgentSize()
+	if err != nil || n < host.Response+host.PEM {
+		t.Fatalf("size %d: %v", n, err)
+	}
+	small := host
+	small.Response = 16
+	err = small.Check()
+	var ce *CapacityError
+	if !errors.As(err, &ce) || ce.Which != CapacityResponse || !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("%v", err)
+	}
+	if _, err := NewAgent(&small); !errors.As(err, &ce) || ce.Which != CapacityResponse {
+		t.Fatalf("NewAgent: %v", err)
+	}
+	smallN, err := Capacities{Response: host.Response, PEM: host.PEM, Key: host.Key, File: host.File,
+		Path: host.Path, ServingDNS: 0}.AgentSize()
+	if err != nil || smallN >= n {
+		t.Fatalf("fewer DNS names, no less memory: %d vs %d (%v)", smallN, n, err)
+	}
+	a, err := NewAgent(&host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	// A bad configuration is refused at Start, typed.
+	cfg := DefaultAgentConfig()
+	cfg.FrontEnd, cfg.WorkingDir, cfg.Kubeconfig, cfg.CertDir = "go-test", t.TempDir(), "k", "pki"
+	cfg.Mode = Mode(9)
+	if err := a.Start(cfg); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("mode 9: %v", err)
+	}
+	cfg = DefaultAgentConfig()
+	if cfg.BootstrapWait != time.Hour || cfg.RotationWait != 15*time.Minute || cfg.CARefresh != 10*time.Minute ||
+		cfg.Mode != ModeOnce || DefaultDiscoveryTimeout() != 5*time.Minute {
+		t.Fatalf("defaults: %+v", cfg)
 	}
 }

@@ -18,6 +18,7 @@ const (
 	CodeInvalidUTF8                 uint32 = C.KUBEBOOT_RESULT_INVALID_UTF8                   // 4
 	CodeInvalidParameter            uint32 = C.KUBEBOOT_RESULT_INVALID_PARAMETER              // 5
 	CodeUnknownError                uint32 = C.KUBEBOOT_RESULT_UNKNOWN_ERROR                  // 6
+	CodePoolExhausted               uint32 = C.KUBEBOOT_RESULT_POOL_EXHAUSTED                 // 7
 	CodeStoreIO                     uint32 = C.KUBEBOOT_RESULT_STORE_IO                       // 10
 	CodeStoreNoCertKeyFiles         uint32 = C.KUBEBOOT_RESULT_STORE_NO_CERT_KEY_FILES        // 11
 	CodeStoreNoCertificates         uint32 = C.KUBEBOOT_RESULT_STORE_NO_CERTIFICATES          // 12
@@ -104,4 +105,7 @@ const (
 	CodeNoCA                        uint32 = C.KUBEBOOT_RESULT_NO_CA                          // 801
 	CodeInvalidConfig               uint32 = C.KUBEBOOT_RESULT_INVALID_CONFIG                 // 802
 	CodeCABundleUnproven            uint32 = C.KUBEBOOT_RESULT_CA_BUNDLE_UNPROVEN             // 803
+	CodeClockUntrusted              uint32 = C.KUBEBOOT_RESULT_CLOCK_UNTRUSTED                // 804
+	CodeInvalidDuration             uint32 = C.KUBEBOOT_RESULT_INVALID_DURATION               // 900
+	CodeInvalidAddress              uint32 = C.KUBEBOOT_RESULT_INVALID_ADDRESS                // 901
 )
