@@ -6,6 +6,8 @@
 //! * a file that reads gives settings whose names are long options' spellings and whose
 //!   arguments are `--NAME` or `--NAME=VALUE`; written back one a line, they read the same;
 //! * a refused file names a line that exists, and the lines before it read;
+//! * the grammar's judgement of a setting's value (`config::judge`) does not panic, and a
+//!   refusal is its one line `--NAME "VALUE": <reason>: ...`;
 //! * the settings go right after the subcommand, the rest of the command line kept in order;
 //!   each argument's option is found back at its line.
 #![no_main]
@@ -56,6 +58,10 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(&spliced[..2], &argv[..2]);
             assert_eq!(&spliced[2 + args.len()..], &argv[2..]);
             for s in &settings {
+                if let Err(line) = config::judge(s) {
+                    assert!(line.starts_with(&format!("--{} \"", s.name)), "{line}");
+                    assert!(!line.contains('\n'), "{line}");
+                }
                 let found = config::line_of(&args, &format!("--{} <X>", s.name)).unwrap();
                 assert!(found >= s.line);
             }

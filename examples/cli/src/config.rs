@@ -3,8 +3,10 @@
 //! unit. A setting is one of `run`'s long options, so every rule is the option parser's: a line
 //! `NAME = VALUE` is the argument `--NAME=VALUE`, a line `NAME` is `--NAME`; blank lines and lines
 //! starting with `#` are skipped. The value is the rest of the line without the blanks around it
-//! (no quoting). This file only turns lines into arguments; what they mean is clap's and the
-//! agent's, so a wrong value gets the same words as on the command line, with the file and line.
+//! (no quoting). This file turns lines into arguments; the values the core's grammar judges
+//! (durations, `key`, `ip`, `metrics-bind-address`: [`kubeboot::grammar`]) are judged here by it,
+//! so a refused one is the grammar's line with the file and line in front; the rest is clap's and
+//! the agent's, with the same words as on the command line and the file and line.
 //!
 //! std only (the fuzz target `cli_config` includes this file).
 
@@ -109,7 +111,31 @@ pub fn read(file: &Path) -> Result<Vec<(usize, OsString)>, ConfigError> {
         refuse(Some(line), "not UTF-8".into())
     })?;
     let settings = parse(text).map_err(|(line, reason)| refuse(Some(line), reason.into()))?;
+    for s in &settings {
+        judge(s).map_err(|reason| refuse(Some(s.line), reason))?;
+    }
     Ok(settings.iter().map(|s| (s.line, s.arg())).collect())
+}
+
+/// A setting's value judged by the core's grammar, when the grammar has a rule for its option
+/// (the table of [`kubeboot::grammar`]): `Err` is the grammar's one line for the refusal,
+/// `--wait "5x": invalid-duration: ...`. Other settings, and a grammar option without a value,
+/// are left to the option parser.
+pub fn judge(s: &Setting<'_>) -> Result<(), String> {
+    use kubeboot::grammar;
+    let Some(value) = s.value else { return Ok(()) };
+    let verdict = match s.name {
+        "wait" | "rotation-wait" | "ca-refresh-interval" => grammar::duration(value).map(drop),
+        "key" => grammar::key_device(value).map(drop),
+        "ip" => grammar::ip(value).map(drop),
+        "metrics-bind-address" => grammar::bind_address(value).map(drop),
+        _ => Ok(()),
+    };
+    verdict.map_err(|e| {
+        let mut line = String::new();
+        let _ = grammar::write_refusal(&mut line, &format!("--{}", s.name), value, e);
+        line
+    })
 }
 
 /// The command line with a configuration file's settings put in place: `argv` is
@@ -171,6 +197,44 @@ mod tests {
         ] {
             assert_eq!(parse(text).map_err(|e| e.0), Err(line), "{text:?}");
         }
+    }
+
+    #[test]
+    fn the_grammar_judges_its_values_with_the_file_and_line() {
+        let dir = std::env::temp_dir().join(format!("kubeboot-judge-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("kubeboot.conf");
+        for (text, line, refusal) in [
+            ("wait = 1h\nrotation-wait = 5x\n", 2, "--rotation-wait \"5x\": invalid-duration: "),
+            (
+                "\nca-refresh-interval = 1.5h",
+                2,
+                "--ca-refresh-interval \"1.5h\": invalid-duration: ",
+            ),
+            ("key = /var/lib/node.pem", 1, "--key \"/var/lib/node.pem\": invalid-key-reference: "),
+            ("poll\nip = 10.0.0.300", 2, "--ip \"10.0.0.300\": invalid-ip-address: "),
+            (
+                "metrics-bind-address = :9101",
+                1,
+                "--metrics-bind-address \":9101\": invalid-address: ",
+            ),
+        ] {
+            std::fs::write(&file, text).unwrap();
+            let e = read(&file).unwrap_err();
+            assert_eq!(e.line, Some(line), "{text:?}");
+            assert!(e.reason.starts_with(refusal), "{text:?}: {e}");
+            let shown = e.to_string();
+            assert!(shown.starts_with(&format!("{}:{line}: --", file.display())), "{shown}");
+            assert!(!shown.contains('\n'), "{shown}");
+        }
+        std::fs::write(
+            &file,
+            "wait = 0\nrotation-wait = 1h30m\nkey = tpm:\nip = fd00::7\n\
+                               metrics-bind-address = [::1]:9101\nnode-name = n\n",
+        )
+        .unwrap();
+        assert_eq!(read(&file).unwrap().len(), 6);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

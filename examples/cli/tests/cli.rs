@@ -963,11 +963,12 @@ fn systemd_unit_verifies_and_its_command_line_parses() {
 }
 
 /// A missing or wrong configuration file: one line on stderr naming the file (and the line
-/// where one is to blame), exit status 2, nothing run.
+/// where one is to blame), exit status 2, nothing run; a value the core's grammar refuses is
+/// the grammar's line (`kubeboot::grammar::write_refusal`) after the file and line.
 #[test]
 fn run_config_file_errors_are_one_line() {
     let d = Dir::new("config");
-    let cases: [(&str, &str, &str); 6] = [
+    let cases: [(&str, &str, &str); 7] = [
         ("missing.conf", "", "missing.conf: cannot read the configuration file: No such file"),
         ("dashes.conf", "# x\n--kubeconfig = k\n", "dashes.conf:2: a setting is an option's name"),
         (
@@ -984,6 +985,11 @@ fn run_config_file_errors_are_one_line() {
             "switch.conf",
             "kubeconfig = k\npoll = yes\n",
             "switch.conf:2: unexpected value 'yes' for '--poll' found",
+        ),
+        (
+            "duration.conf",
+            "kubeconfig = k\nwait = 1.5h\n",
+            "duration.conf:2: --wait \"1.5h\": invalid-duration: not a duration",
         ),
         (
             "empty.conf",
