@@ -56,7 +56,9 @@ if [[ -f $DIR/.complete ]]; then echo "$DIR"; exit 0; fi
 command -v debootstrap >/dev/null || { echo "debootstrap missing (apt-get install debootstrap)" >&2; exit 1; }
 t0=$(date +%s)
 TMP=$(mktemp -d "$CACHE/vm-build.XXXXXX")
-trap 'umount -R "$TMP/root/proc" "$TMP/root/sys" "$TMP/root/dev" 2>/dev/null; rm -rf "$TMP"' EXIT
+# (Under set -e a failing command in the trap would end it: the umounts of what is not mounted
+# fail, so the list is guarded, or the build directory stays behind and the status is not 0.)
+trap '{ umount -R "$TMP/root/proc" "$TMP/root/sys" "$TMP/root/dev"; rm -rf "$TMP"; } 2>/dev/null || rm -rf "$TMP"' EXIT
 echo "debootstrap $SUITE ($MIRROR) into $TMP/root" >&2
 debootstrap --variant=minbase --include="$INCLUDE" "$SUITE" "$TMP/root" "$MIRROR" >"$TMP/debootstrap.log" 2>&1 ||
   { tail -n 30 "$TMP/debootstrap.log" >&2; exit 1; }
