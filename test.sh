@@ -83,7 +83,8 @@ packaging/build-deb amd64
 .ci/supply-chain.sh "${CARGO_TARGET_DIR:-target}/deb/amd64"
 
 # Everything end to end (e2e/all: the early-answer server, e2e/run's scenario list against a real
-# control plane for every agent, the firmware's join over its UART, the fleet correctness run)
+# control plane for every agent, the firmware's join over its UART, the Debian packages just built
+# in a VM with systemd as PID 1, the fleet correctness run)
 # mostly waits for an apiserver, an approval or a rotation: it runs in the background from here,
 # beside the CPU-bound stages below (fuzzing, the firmware images, Miri), after the control-plane
 # build; its log is printed at the end.
