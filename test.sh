@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, no_std builds, unit and cross-check tests, the C ABI
 # (valgrind, ASan/UBSan), the Go binding, the Debian packages, short fuzz runs, other CPU
-# architectures under qemu-user, Miri, the Cortex-M4 firmware in QEMU, and the end-to-end run
-# against a real control plane (the package in a Debian VM with systemd included).
+# architectures under qemu-user, Miri, the Cortex-M4 and RISC-V firmware in QEMU, and the
+# end-to-end run against a real control plane (the package in a Debian VM with systemd included).
 # Needs what .ci/run installs: cargo (stable + nightly with miri), openssl, /usr/bin/python3 with
-# cryptography, go, kubectl, valgrind, libcurl, qemu-system-arm, gcc-arm-none-eabi.
+# cryptography, go, kubectl, valgrind, libcurl, qemu-system-arm, gcc-arm-none-eabi,
+# qemu-system-riscv32 (qemu-system-misc), llvm.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -95,9 +96,10 @@ e2e_pid=$!
 
 # The fuzzing runs one target at a time (one core) and the firmware stage is mostly one core too
 # (LTO links, QEMU): run them side by side. The firmware's log is printed once both are done.
-step "fuzzing: every target, short runs (fuzz/README.md has the long-run command); beside it, the Cortex-M4 firmware"
+step "fuzzing: every target, short runs (fuzz/README.md has the long-run command); beside it, the Cortex-M4 and RISC-V firmware"
 fw_log="${TMPDIR:-/tmp}/kubeboot-firmware.$$.log"
-FLASH_GATE_MODE=${FLASH_GATE_MODE:-enforce} setsid examples/firmware/run >"$fw_log" 2>&1 &
+# The RISC-V image after the Cortex-M4 ones (both write examples/firmware/FOOTPRINT.md).
+FLASH_GATE_MODE=${FLASH_GATE_MODE:-enforce} setsid sh -c 'examples/firmware/run && examples/firmware-riscv/run' >"$fw_log" 2>&1 &
 fw_pid=$!
 # A fixed seed and a fresh work corpus: CI explores the same inputs on every run (new findings come
 # from the long runs in fuzz/README.md, not from a coin toss in CI).
@@ -107,7 +109,7 @@ fw_rc=0
 wait "$fw_pid" || fw_rc=$?
 fw_pid=""
 
-step "Cortex-M4 firmware in QEMU (Rust and C images, stack/heap/flash gates; ran beside the fuzzing)"
+step "Cortex-M4 and RISC-V firmware in QEMU (Rust and C images, stack/heap/flash gates; ran beside the fuzzing)"
 cat "$fw_log"
 rm -f "$fw_log"
 [ "$fuzz_rc" -eq 0 ] || { echo "error: fuzzing failed (exit $fuzz_rc)" >&2; exit 1; }

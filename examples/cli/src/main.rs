@@ -1,7 +1,7 @@
 //! `kubeboot` — the command-line face of the kubeboot library.
 //!
 //! Exit codes: 0 success / accepted, 1 input rejected (one-line reason on stderr),
-//! 2 usage error (clap's own).
+//! 2 usage error (clap's own, or a flag value the core's grammar refuses: its one line).
 
 mod cmd_bootstrap;
 mod cmd_csr;
@@ -17,9 +17,6 @@ mod config;
 mod devkey;
 mod files;
 mod kubecfg;
-mod metrics_out;
-mod service;
-mod transport;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -95,13 +92,26 @@ enum Command {
     Kubeconfig(cmd_kubeconfig::KubeconfigCommand),
 }
 
-/// A rejected input: printed as one line, exit status 1.
+/// A rejected input: printed as one line, exit status 1; or a flag value the core's grammar
+/// refuses: its one line (the same from every front-end), exit status 2.
 #[derive(Debug)]
-pub struct Rejected(pub String);
+pub struct Rejected {
+    reason: String,
+    usage: bool,
+}
 
 impl<E: std::fmt::Display> From<E> for Rejected {
     fn from(e: E) -> Self {
-        Rejected(e.to_string())
+        Rejected { reason: e.to_string(), usage: false }
+    }
+}
+
+impl Rejected {
+    /// `value` of `flag`, refused by the grammar with `e` (`kubeboot::grammar::write_refusal`).
+    pub fn refusal(flag: &str, value: &str, e: kubeboot::Error) -> Rejected {
+        let mut reason = String::new();
+        let _ = kubeboot::grammar::write_refusal(&mut reason, flag, value, e);
+        Rejected { reason, usage: true }
     }
 }
 
@@ -198,7 +208,11 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Rejected(reason)) => {
+        Err(Rejected { reason, usage: true }) => {
+            eprintln!("{reason}");
+            ExitCode::from(2)
+        }
+        Err(Rejected { reason, .. }) => {
             eprintln!("kubeboot: {reason}");
             ExitCode::from(1)
         }

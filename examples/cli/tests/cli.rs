@@ -817,10 +817,13 @@ p = subprocess.Popen([kb, "run", "--kubeconfig", f"{d}/kubelet.conf", "--cert-di
                       "--metrics-bind-address", f"127.0.0.1:{port}", "--metrics-textfile", prom],
                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 try:
+    # Until both outputs show the serving certificate read (before the agent's first look at
+    # the files they are there, with no certificate yet).
+    loaded = lambda text: "kubelet_certificate_manager_server_ttl_seconds +Inf" not in text
     for _ in range(100):
         try:
-            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
-            if os.path.exists(prom):
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+            if os.path.exists(prom) and loaded(body) and loaded(open(prom).read()):
                 break
         except OSError:
             pass
@@ -878,9 +881,77 @@ fn run_serves_the_kubelets_certificate_metrics() {
     let o = kb(&d.0, &["run", "--kubeconfig", "k", "--metrics-textfile", "m.txt"]);
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     assert!(err(&o).contains("*.prom"), "{}", err(&o));
+    // A value the core's grammar refuses: exit 2, its one line (the C and Go agents print the
+    // same).
     let o = kb(&d.0, &["run", "--kubeconfig", "k", "--metrics-bind-address", "localhost"]);
-    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
-    assert!(err(&o).contains("IP:PORT"), "{}", err(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert_eq!(
+        err(&o).trim_end(),
+        "--metrics-bind-address \"localhost\": invalid-address: not an address to listen on \
+         (like 127.0.0.1:9101 or [::1]:9101)"
+    );
+}
+
+/// Every flag value the core's grammar judges (`kubeboot::grammar`): refused before anything
+/// runs, exit 2, the grammar's one line and nothing else; nothing written.
+#[test]
+fn refused_flag_values_are_the_grammars_lines() {
+    let d = Dir::new("grammar");
+    let base = ["bootstrap", "--kubeconfig", "k.conf", "--cert-dir", "pki", "--node-name", "n"];
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--wait", "5x"],
+            "--wait \"5x\": invalid-duration: not a duration (like 90s, 10m, 1h30m, 0)",
+        ),
+        (
+            &["--rotation-wait", "1.5h"],
+            "--rotation-wait \"1.5h\": invalid-duration: not a duration (like 90s, 10m, 1h30m, 0)",
+        ),
+        (
+            &["--ca-refresh-interval=-1m"],
+            "--ca-refresh-interval \"-1m\": invalid-duration: not a duration (like 90s, 10m, 1h30m, 0)",
+        ),
+        (
+            &["--serving", "--ip", "300.1.1.1"],
+            "--ip \"300.1.1.1\": invalid-ip-address: not an IP address (like 10.0.0.7 or fd00::7)",
+        ),
+        (
+            &["--key", "key.pem"],
+            "--key \"key.pem\": invalid-key-reference: not a device for the agent's keys (pkcs11:<token URI with module-path, no object, no PIN> or tpm:; the agent makes its own keys)",
+        ),
+        (
+            &["--key", "tpm:/var/node.pem"],
+            "--key \"tpm:/var/node.pem\": invalid-key-reference: not a device for the agent's keys (pkcs11:<token URI with module-path, no object, no PIN> or tpm:; the agent makes its own keys)",
+        ),
+    ];
+    for (extra, line) in cases {
+        let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
+        let o = kb(&d.0, &args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", err(&o));
+        assert_eq!(err(&o).trim_end(), *line, "{extra:?}");
+        assert!(o.stdout.is_empty(), "{extra:?}: {}", text(&o));
+    }
+    let o = kb(
+        &d.0,
+        &[
+            "discover",
+            "--server",
+            "https://127.0.0.1:1",
+            "--token",
+            "abcdef.0123456789abcdef",
+            "--unsafe-skip-ca-verification",
+            "--timeout",
+            "5",
+            "--out",
+            "b.conf",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert_eq!(
+        err(&o).trim_end(),
+        "--timeout \"5\": invalid-duration: not a duration (like 90s, 10m, 1h30m, 0)"
+    );
+    assert_eq!(std::fs::read_dir(&d.0).unwrap().count(), 0, "something was written");
 }
 
 /// The systemd unit the package installs: `systemd-analyze verify` (its man page from `kubeboot

@@ -16,8 +16,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -40,9 +42,17 @@ type options struct {
 	endpoint, tok, tcti string
 }
 
+// refused is the grammar's line for the first flag value it refused (printed, exit 2).
+var refused string
+
 // value is a flag whose text one of agentrun's Parse* functions reads into *dst.
 func value[T any](name, usage string, dst *T, parse func(string) (T, error)) {
-	flag.Func(name, usage, func(s string) (err error) { *dst, err = parse(s); return })
+	flag.Func(name, usage, func(s string) (err error) {
+		if *dst, err = parse(s); err != nil && refused == "" {
+			refused = kubeboot.FlagRefusal("--"+name, s, err)
+		}
+		return err
+	})
 }
 
 func flags(o *options) {
@@ -64,10 +74,10 @@ func flags(o *options) {
 	flag.BoolVar(&c.Poll, "poll", false, "poll CSRs instead of watching them")
 	flag.BoolVar(&o.serving, "serving", false, "also request and keep a kubelet serving certificate")
 	flag.Var(&o.dns, "dns", "serving DNS name (repeatable)")
-	flag.Func("ip", "serving IP address (repeatable)", func(s string) error {
+	value("ip", "serving IP address (repeatable)", new(string), func(s string) (string, error) {
 		ip, err := agentrun.ParseIP(s)
 		o.ips = append(o.ips, ip)
-		return err
+		return ip, err
 	})
 	flag.StringVar(&o.endpoint, "discovery-endpoint", "", "kubeadm-style discovery: https://host:port")
 	flag.StringVar(&o.tok, "discovery-token", "", "discovery: the bootstrap token")
@@ -84,7 +94,23 @@ func flags(o *options) {
 func main() {
 	var o options
 	flags(&o)
-	flag.Parse()
+	flag.CommandLine.Init(os.Args[0], flag.ContinueOnError)
+	flag.CommandLine.SetOutput(io.Discard)
+	if err := flag.CommandLine.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			flag.CommandLine.SetOutput(os.Stderr)
+			flag.Usage()
+			os.Exit(0)
+		}
+		if refused != "" { // the same line and status as every front-end's
+			fmt.Fprintln(os.Stderr, refused)
+		} else {
+			flag.CommandLine.SetOutput(os.Stderr)
+			fmt.Fprintln(os.Stderr, err)
+			flag.Usage()
+		}
+		os.Exit(2)
+	}
 	if o.cfg.Agent.Kubeconfig == "" || flag.NArg() != 0 {
 		flag.Usage()
 		os.Exit(2)

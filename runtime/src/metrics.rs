@@ -1,6 +1,7 @@
-//! Where the agent's metrics go (`--metrics-bind-address`, `--metrics-textfile`): I/O only. The
-//! names, values and text are the core's (`kubeboot::metrics`); this serves them over HTTP, as
-//! the kubelet's `/metrics`, and writes them for node_exporter's textfile collector.
+//! Where the agent's metrics go ([`crate::Options::metrics_bind_address`],
+//! [`crate::Options::metrics_textfile`]): I/O only. The names, values and text are the core's
+//! (`kubeboot::metrics`); this serves them over HTTP, as the kubelet's `/metrics`, and writes them
+//! for node_exporter's textfile collector.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -10,7 +11,8 @@ use std::time::Duration;
 
 use kubeboot::metrics::{self, Metrics, RENDER_CAP};
 
-use crate::{Rejected, unix_now};
+use crate::Error;
+use crate::clock::unix_now;
 
 /// The rendered text at `now`.
 fn text(m: &Metrics, now: i64) -> Vec<u8> {
@@ -29,24 +31,21 @@ pub struct MetricsOut {
 
 impl MetricsOut {
     /// Start serving on `bind` (if given) and writing `textfile` (if given).
-    pub fn start(bind: Option<&str>, textfile: Option<PathBuf>) -> Result<Self, Rejected> {
+    pub fn start(bind: Option<SocketAddr>, textfile: Option<PathBuf>) -> Result<Self, Error> {
         let shared = Arc::new(Mutex::new(Metrics::default()));
         if let Some(addr) = bind {
-            let addr: SocketAddr = addr.parse().map_err(|e| {
-                Rejected(format!("--metrics-bind-address {addr}: {e} (want IP:PORT)"))
-            })?;
             let listener = TcpListener::bind(addr)
-                .map_err(|e| Rejected(format!("--metrics-bind-address {addr}: {e}")))?;
+                .map_err(|e| Error::Setup(format!("--metrics-bind-address {addr}: {e}")))?;
             let m = Arc::clone(&shared);
             std::thread::spawn(move || serve(&listener, &m));
         }
-        if let Some(p) = &textfile {
-            if metrics::check_textfile(&p.to_string_lossy()).is_err() {
-                return Err(Rejected(format!(
-                    "--metrics-textfile {}: node_exporter reads only *.prom files",
-                    p.display()
-                )));
-            }
+        if let Some(p) = &textfile
+            && metrics::check_textfile(&p.to_string_lossy()).is_err()
+        {
+            return Err(Error::Setup(format!(
+                "--metrics-textfile {}: node_exporter reads only *.prom files",
+                p.display()
+            )));
         }
         Ok(MetricsOut { shared, textfile, written: None })
     }
