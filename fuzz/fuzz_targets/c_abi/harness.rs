@@ -1,4 +1,4 @@
-//! What every operation of the `ffi_abi` target uses: results checked against the header,
+//! What every operation of the `c_abi` target uses: results checked against the header,
 //! fuzzed byte arguments, output-buffer calls and their contract, the live handles.
 
 use arbitrary::Arbitrary;
@@ -6,7 +6,6 @@ use kubeboot_ffi::csr::kubeboot_str;
 use kubeboot_ffi::error::kubeboot_result;
 use kubeboot_ffi::key::kubeboot_key;
 use kubeboot_ffi::kubeconfig::kubeboot_kubeconfig;
-use kubeboot_ffi::store::kubeboot_store;
 use kubeboot_ffi::token::kubeboot_token;
 use std::collections::BTreeSet;
 use std::ptr::{null, null_mut};
@@ -48,9 +47,9 @@ pub const MALFORMED_KEY: u32 = 200;
 pub const INVALID_STATE: u32 = 711;
 
 pub const FIXTURES: &[&[u8]] = &[
-    include_bytes!("../../seeds/ffi_abi/p256.key"),
-    include_bytes!("../../seeds/ffi_abi/client-ca.pem"),
-    include_bytes!("../../seeds/ffi_abi/kubeconfig.yaml"),
+    include_bytes!("../../seeds/c_abi/p256.key"),
+    include_bytes!("../../seeds/c_abi/client-ca.pem"),
+    include_bytes!("../../seeds/c_abi/kubeconfig.yaml"),
     b"abcdef.0123456789abcdef",
     b"node-1",
     b"sha256:d7ca399eb32057ff78e572eb3cf898fb60cecb7f02749d88347bc3eeb5c360e5",
@@ -223,7 +222,6 @@ pub struct Handles {
     pub tokens: Vec<*mut kubeboot_token>,
     pub keys: Vec<*mut kubeboot_key>,
     pub kcs: Vec<*mut kubeboot_kubeconfig>,
-    pub stores: Vec<*mut kubeboot_store>,
 }
 
 pub fn pick<T>(v: &[*mut T], h: &H) -> *mut T {

@@ -1,9 +1,8 @@
-//! The result texts, the rotation arithmetic and the version.
+//! The result texts and the version.
 
 use crate::harness::*;
 use arbitrary::Arbitrary;
 use kubeboot_ffi::error as ferr;
-use kubeboot_ffi::rotation as frot;
 
 /// `kubeboot_result_name` / `kubeboot_result_message` of any code.
 #[derive(Arbitrary, Debug)]
@@ -11,16 +10,6 @@ pub struct ResultText {
     pub name: bool,
     pub code: u32,
     pub out: Out,
-}
-
-/// The rotation deadline, `kubeboot_needs_rotation`, `kubeboot_rotation_due` and the backoff.
-#[derive(Arbitrary, Debug)]
-pub struct Rotation {
-    pub a: i64,
-    pub b: i64,
-    pub jitter: u32,
-    pub attempt: u32,
-    pub has_cert: bool,
 }
 
 pub fn result_text(op: &ResultText) {
@@ -39,24 +28,6 @@ pub fn result_text(op: &ResultText) {
         ferr::kubeboot_result_is_verify_error(*code),
         ferr::kubeboot_result_is_policy_error(*code),
     );
-}
-
-pub fn rotation(op: &Rotation) {
-    let Rotation { a, b, jitter, attempt, has_cert } = op;
-    let d = frot::kubeboot_rotation_deadline(*a, *b, *jitter);
-    if a < b {
-        assert!(d >= *a && d <= *b, "deadline {d} outside [{a}, {b}]");
-    }
-    assert_eq!(frot::kubeboot_needs_rotation(d, *a), kubeboot::rotation::needs_rotation(d, *a));
-    let _ = frot::kubeboot_rotation_due(*has_cert, *a, *b, *jitter, *b);
-    let ms = frot::kubeboot_backoff_delay_ms(*attempt, *jitter);
-    let base = [2_000u64, 4_000, 8_000, 16_000].get(*attempt as usize).copied();
-    match base {
-        Some(b) => {
-            assert!(ms >= b && ms < b + b / 10 + 1, "{ms} for attempt {attempt}")
-        }
-        None => assert_eq!(ms, frot::KUBEBOOT_POLL_INTERVAL_MS),
-    }
 }
 
 pub fn version() {
