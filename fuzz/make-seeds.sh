@@ -165,3 +165,6 @@ echo "seeds written to $(pwd)/$S"
 
 # Seeds of the targets added later (kubeconfig_read ... c_abi).
 ./make-seeds-more.sh
+
+# Seeds of the serving approver's targets (serving_config, serving_policy).
+./make-seeds-serving.sh

@@ -90,6 +90,9 @@ enum Command {
     /// Kubeconfig files: show, write the node kubeconfig.
     #[command(subcommand)]
     Kubeconfig(cmd_kubeconfig::KubeconfigCommand),
+    /// Approve kubelet-serving CSRs only for the addresses the node really has: the
+    /// kubeboot-approver controller, run until SIGTERM (docs/approver.md).
+    Approver(kubeboot_approver::Args),
 }
 
 /// A rejected input: printed as one line, exit status 1; or a flag value the core's grammar
@@ -205,6 +208,7 @@ fn main() -> ExitCode {
         Command::Status(s) => cmd_status::run(s),
         Command::Completions(c) => cmd_docs::completions(c, Cli::command()),
         Command::Man(m) => cmd_docs::man(m, Cli::command()),
+        Command::Approver(a) => return kubeboot_approver::main(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
