@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, no_std builds, unit and cross-check tests, the C ABI
-# (valgrind, ASan/UBSan), the Go binding, short fuzz runs, Miri, the Cortex-M4 and RISC-V firmware
-# in QEMU, and the end-to-end run against a real control plane.
+# (valgrind, ASan/UBSan), the Go binding, the Debian packages, short fuzz runs, other CPU
+# architectures under qemu-user, Miri, the Cortex-M4 and RISC-V firmware in QEMU, and the
+# end-to-end run against a real control plane (the package in a Debian VM with systemd included).
 # Needs what .ci/run installs: cargo (stable + nightly with miri), openssl, /usr/bin/python3 with
 # cryptography, go, kubectl, valgrind, libcurl, qemu-system-arm, gcc-arm-none-eabi,
 # qemu-system-riscv32 (qemu-system-misc), llvm.
@@ -23,9 +24,18 @@ if ! e2e/build.sh --print >/dev/null 2>&1; then
   NICE="nice -n 19" setsid e2e/build.sh >"$cp_log" 2>&1 &
   cp_pid=$!
 fi
+# The Debian 12 VM's root file system (e2e/vm/image.sh: debootstrap, a few minutes, mostly
+# downloads) is cached by version too: when missing it is made in the background from now on
+# (e2e/vm/run waits for it).
+vm_pid=""
+if ! e2e/vm/image.sh --print >/dev/null 2>&1; then
+  step "VM image not cached: building it in the background"
+  setsid e2e/vm/image.sh >"${TMPDIR:-/tmp}/kubeboot-vm-image.$$.log" 2>&1 &
+  vm_pid=$!
+fi
 e2e_pid=""
 # Background stages (their process groups) are killed if the run stops early.
-trap '[ -n "$cp_pid" ] && kill -- "-$cp_pid" 2>/dev/null; [ -n "$fw_pid" ] && kill -- "-$fw_pid" 2>/dev/null; [ -n "$e2e_pid" ] && kill -- "-$e2e_pid" 2>/dev/null; true' EXIT
+trap '[ -n "$cp_pid" ] && kill -- "-$cp_pid" 2>/dev/null; [ -n "$vm_pid" ] && kill -- "-$vm_pid" 2>/dev/null; [ -n "$fw_pid" ] && kill -- "-$fw_pid" 2>/dev/null; [ -n "$e2e_pid" ] && kill -- "-$e2e_pid" 2>/dev/null; true' EXIT
 
 step "rustfmt"
 cargo fmt --all -- --check
@@ -69,14 +79,19 @@ make -s -C examples/go-agent test
 step "packaging: make -C ffi install into a temp prefix; C consumers by pkg-config and CMake (shared, static), a Go module by replace + pkg-config"
 ffi/test-install.sh
 
+step "Debian packages (packaging/build-deb amd64: cargo auditable, debhelper, lintian without error); supply chain (.ci/supply-chain.sh: cargo deny licenses/bans/sources, the crates inside the packaged binaries)"
+packaging/build-deb amd64
+.ci/supply-chain.sh "${CARGO_TARGET_DIR:-target}/deb/amd64"
+
 # Everything end to end (e2e/all: the early-answer server, e2e/run's scenario list against a real
-# control plane for every agent, the firmware's join over its UART, the fleet correctness run)
+# control plane for every agent, the firmware's join over its UART, the Debian packages just built
+# in a VM with systemd as PID 1, the fleet correctness run)
 # mostly waits for an apiserver, an approval or a rotation: it runs in the background from here,
 # beside the CPU-bound stages below (fuzzing, the firmware images, Miri), after the control-plane
 # build; its log is printed at the end.
 step "end to end, in the background from now on (e2e/all; its log follows at the end)"
 e2e_log="${TMPDIR:-/tmp}/kubeboot-e2e.$$.log"
-E2E_WAIT_PID="$cp_pid" setsid e2e/all >"$e2e_log" 2>&1 &
+VM_DEBS="$(cd "${CARGO_TARGET_DIR:-target}/deb/amd64" && pwd)" E2E_WAIT_PID="$cp_pid" setsid e2e/all >"$e2e_log" 2>&1 &
 e2e_pid=$!
 
 # The fuzzing runs one target at a time (one core) and the firmware stage is mostly one core too
@@ -99,6 +114,9 @@ cat "$fw_log"
 rm -f "$fw_log"
 [ "$fuzz_rc" -eq 0 ] || { echo "error: fuzzing failed (exit $fuzz_rc)" >&2; exit 1; }
 [ "$fw_rc" -eq 0 ] || { echo "error: the firmware stage failed (exit $fw_rc)" >&2; exit 1; }
+
+step "another CPU architecture (.ci/cross.sh --ci, the short form): the core's unit tests and the C ABI tests on s390x (big-endian) under qemu-user (the integration tests, aarch64, armv7 and the static binaries: .ci/cross.sh by hand)"
+.ci/cross.sh --ci
 
 step "Miri over the core's unit tests"
 # --report-time: each test's time on Miri's clock, for the shard weights in .ci/miri.sh.

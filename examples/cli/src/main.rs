@@ -13,10 +13,13 @@ mod cmd_kubeconfig;
 mod cmd_status;
 mod cmd_token;
 mod cmd_verify;
+mod config;
 mod devkey;
 mod files;
 mod kubecfg;
 
+use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -65,6 +68,11 @@ enum Command {
         /// Stop after this many rotations (default: run forever).
         #[arg(long)]
         rotations: Option<u32>,
+        /// Also take options from FILE, one a line: `NAME = VALUE` for `--NAME=VALUE`, `NAME`
+        /// for `--NAME`, `#` comment lines (kubeboot.service reads /etc/kubeboot/kubeboot.conf).
+        /// An option both there and on the command line is refused, as any option given twice.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// kubeadm-style token discovery: fetch cluster-info, check its JWS with the token and the
     /// CA against `--ca-cert-hash`, write a bootstrap kubeconfig.
@@ -126,8 +134,60 @@ pub fn unix_now() -> i64 {
         .unwrap_or(0)
 }
 
+/// A configuration file's settings, with their lines.
+type Settings = (PathBuf, Vec<(usize, OsString)>);
+
+/// `run --config FILE`: the file's settings put into the command line (config.rs).
+fn with_config(
+    argv: Vec<OsString>,
+) -> Result<(Vec<OsString>, Option<Settings>), config::ConfigError> {
+    let found = Cli::command()
+        .ignore_errors(true)
+        .try_get_matches_from(&argv)
+        .ok()
+        .and_then(|m| m.subcommand_matches("run")?.get_one::<PathBuf>("config").cloned());
+    let Some(file) = found else { return Ok((argv, None)) };
+    let settings = config::read(&file)?;
+    Ok((config::splice(&argv, &settings), Some((file, settings))))
+}
+
+/// The command line, or the exit status of a usage error; one line naming the file and line
+/// when a configuration file was read (a service's journal gets one clear line).
+fn parse_cli() -> Result<Cli, ExitCode> {
+    let usage = |e: &dyn std::fmt::Display| {
+        eprintln!("kubeboot: {e}");
+        ExitCode::from(2)
+    };
+    let (argv, settings) = with_config(std::env::args_os().collect()).map_err(|e| usage(&e))?;
+    match (Cli::try_parse_from(&argv), settings) {
+        (Ok(cli), _) => Ok(cli),
+        (Err(e), Some((file, settings))) if e.use_stderr() => {
+            // clap's message up to its first blank line (its usage and tips left out), on one line.
+            let text = e.render().to_string();
+            let lines = text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim);
+            let what = lines.collect::<Vec<_>>().join(" ").replacen("error: ", "", 1);
+            let option = match e.get(clap::error::ContextKind::InvalidArg) {
+                Some(clap::error::ContextValue::String(s)) => config::line_of(&settings, s),
+                _ => None,
+            };
+            Err(usage(&match option {
+                Some(line) => config::ConfigError { file, line: Some(line), reason: what },
+                None => config::ConfigError {
+                    file,
+                    line: None,
+                    reason: format!("with its settings, {what}"),
+                },
+            }))
+        }
+        (Err(e), _) => e.exit(),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse_cli() {
+        Ok(cli) => cli,
+        Err(status) => return status,
+    };
     let result = match cli.command {
         Command::Token(t) => cmd_token::run(t),
         Command::Key(k) => cmd_key::run(k),
@@ -140,7 +200,7 @@ fn main() -> ExitCode {
             args.force_rotation(force);
             cmd_bootstrap::run(&args, cmd_bootstrap::Run::Once)
         }
-        Command::Run { args, rotations } => {
+        Command::Run { args, rotations, config: _ } => {
             cmd_bootstrap::run(&args, cmd_bootstrap::Run::Daemon(rotations))
         }
         Command::Kubeconfig(k) => cmd_kubeconfig::run(k),
