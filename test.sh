@@ -79,10 +79,6 @@ make -s -C examples/go-agent test
 step "packaging: make -C ffi install into a temp prefix; C consumers by pkg-config and CMake (shared, static), a Go module by replace + pkg-config"
 ffi/test-install.sh
 
-step "Debian packages (packaging/build-deb amd64: cargo auditable, debhelper, lintian without error); supply chain (.ci/supply-chain.sh: cargo deny licenses/bans/sources, the crates inside the packaged binaries)"
-packaging/build-deb amd64
-.ci/supply-chain.sh "${CARGO_TARGET_DIR:-target}/deb/amd64"
-
 # Everything end to end (e2e/all: the early-answer server, e2e/run's scenario list against a real
 # control plane for every agent, the firmware's join over its UART, the Debian packages just built
 # in a VM with systemd as PID 1, the fleet correctness run)
@@ -91,8 +87,22 @@ packaging/build-deb amd64
 # build; its log is printed at the end.
 step "end to end, in the background from now on (e2e/all; its log follows at the end)"
 e2e_log="${TMPDIR:-/tmp}/kubeboot-e2e.$$.log"
-VM_DEBS="$(cd "${CARGO_TARGET_DIR:-target}/deb/amd64" && pwd)" E2E_WAIT_PID="$cp_pid" setsid e2e/all >"$e2e_log" 2>&1 &
+# The VM test (late in e2e/all's second lane) takes the packages built just below: it waits for
+# their status file.
+deb_dir=$(realpath -m "${CARGO_TARGET_DIR:-target}/deb/amd64")
+deb_status="${TMPDIR:-/tmp}/kubeboot-debs.$$.status"
+rm -f "$deb_status"
+VM_DEBS="$deb_dir" VM_DEBS_STATUS="$deb_status" E2E_WAIT_PID="$cp_pid" setsid e2e/all >"$e2e_log" 2>&1 &
 e2e_pid=$!
+
+step "Debian packages (packaging/build-deb amd64: cargo auditable, debhelper, lintian without error); supply chain (.ci/supply-chain.sh: cargo deny licenses/bans/sources, the crates inside the packaged binaries)"
+if packaging/build-deb amd64 && .ci/supply-chain.sh "$deb_dir"; then
+  echo ok >"$deb_status"
+else
+  echo failed >"$deb_status"
+  echo "error: the Debian packages or the supply chain check failed" >&2
+  exit 1
+fi
 
 # The fuzzing runs one target at a time (one core) and the firmware stage is mostly one core too
 # (LTO links, QEMU): run them side by side. The firmware's log is printed once both are done.
@@ -128,7 +138,7 @@ wait "$e2e_pid" || e2e_rc=$?
 e2e_pid=""
 cp_pid=""
 cat "$e2e_log"
-rm -f "$e2e_log"
+rm -f "$e2e_log" "$deb_status"
 [ "$e2e_rc" -eq 0 ] || { echo "error: end to end failed (exit $e2e_rc)" >&2; exit 1; }
 
 step "all passed"
