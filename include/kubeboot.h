@@ -1120,6 +1120,14 @@ extern "C" {
 // The library version, a static NUL-terminated string (e.g. `"0.4.0"`); never NULL.
 const char *kubeboot_version(void);
 
+#if !defined(KUBEBOOT_STD)
+extern uint32_t kubeboot_critical_section_enter(void);
+#endif
+
+#if !defined(KUBEBOOT_STD)
+extern void kubeboot_critical_section_exit(uint32_t state);
+#endif
+
 // Write the hosts' capacities to `out` (what [`kubeboot_agent_new`] takes when given NULL).
 kubeboot_result kubeboot_capacities_host(struct kubeboot_capacities *out);
 
