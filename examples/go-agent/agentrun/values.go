@@ -4,7 +4,11 @@ package agentrun
 // Go agent's, an embedding program's). Each returns a clear error and changes nothing.
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"time"
 
@@ -42,4 +46,49 @@ func ParseLogFormat(s string) (kubeboot.LogFormat, error) {
 		return kubeboot.LogJSON, nil
 	}
 	return 0, fmt.Errorf("%s: text or json", s)
+}
+
+// Flags is a program's flag set whose values the core's grammar reads (the Parse* functions
+// here): a refused value prints the grammar's one line and exits 2, as every kubeboot front-end
+// does; another usage error prints the error and the usage and exits 2; -h the usage, exit 0.
+type Flags struct {
+	*flag.FlagSet
+	refused string
+}
+
+// NewFlags is an empty set for the program name.
+func NewFlags(name string) *Flags {
+	f := &Flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError)}
+	f.SetOutput(io.Discard)
+	return f
+}
+
+// Value is a flag whose text parse (one of the Parse* functions) reads into *dst.
+func Value[T any](f *Flags, name, usage string, dst *T, parse func(string) (T, error)) {
+	f.Func(name, usage, func(s string) (err error) {
+		if *dst, err = parse(s); err != nil && f.refused == "" {
+			f.refused = kubeboot.FlagRefusal("--"+name, s, err)
+		}
+		return err
+	})
+}
+
+// ParseOrExit parses args, or exits as Flags says.
+func (f *Flags) ParseOrExit(args []string) {
+	err := f.Parse(args)
+	if err == nil {
+		return
+	}
+	f.SetOutput(os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		f.Usage()
+		os.Exit(0)
+	case f.refused != "":
+		fmt.Fprintln(os.Stderr, f.refused)
+	default:
+		fmt.Fprintln(os.Stderr, err)
+		f.Usage()
+	}
+	os.Exit(2)
 }
