@@ -138,8 +138,14 @@ async fn bootstrap_serving_and_rotation_followed_in_process() {
 
     // The first client certificate is due at once (it lives SHORT s plus the signer's five
     // minutes of backdating): the agent rotates it, then stops (max_rotations).
-    let second = within(30, "the rotated identity", creds.next_client(1)).await.unwrap();
-    assert_eq!(second.generation(), 2);
+    // (The same pair may be handed out again first, as a new generation: what the client
+    // trusts was read again after the CA refresh wrote the cert dir's ca.crt.)
+    let mut second = within(30, "the rotated identity", creds.next_client(1)).await.unwrap();
+    while second.chain_pem() == first.chain_pem() {
+        let after = second.generation();
+        second = within(30, "the rotated identity", creds.next_client(after)).await.unwrap();
+    }
+    assert!(second.generation() >= 2);
     assert_ne!(second.chain_pem(), first.chain_pem());
     let end = within(30, "the run's end", run).await.unwrap().unwrap();
     assert!(matches!(end, Finished::Done(_)), "{end:?}");
@@ -165,5 +171,9 @@ async fn bootstrap_serving_and_rotation_followed_in_process() {
     // The agent's own traffic: the token for the bootstrap only, the node's certificate after.
     let creates: Vec<Who> =
         log.iter().filter(|e| e.route == kubeboot_sim::Route::CsrCreate).map(|e| e.who).collect();
-    assert_eq!(creates, [Who::Bootstrap, Who::Node, Who::Node], "client, serving, rotation");
+    // (A rotation's certificate may still get the short lifetime when the agent creates its CSR
+    // before this test lengthens it: then it is due at once and rotated again.)
+    assert!(creates.len() >= 3, "client, serving, rotation: {creates:?}");
+    assert_eq!(creates[0], Who::Bootstrap, "{creates:?}");
+    assert!(creates[1..].iter().all(|w| *w == Who::Node), "{creates:?}");
 }
