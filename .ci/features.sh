@@ -2,7 +2,10 @@
 # The core's features compile without a warning alone and in every pair (or, by hand, in every
 # combination): `cargo hack --feature-powerset` over the features of core/Cargo.toml (nothing
 # hand-picked), for the host and for the Cortex-M4
-# (thumbv7em-none-eabihf: every feature but the ones that need the standard library).
+# (thumbv7em-none-eabihf: every feature but the ones that need the standard library). Then the
+# targets without compare-and-swap, Cortex-M0+ (thumbv6m-none-eabi) and RISC-V without the A
+# extension (riscv32imc-unknown-none-elf, ESP32-C3 class): the core without std and
+# libkubeboot.a (the ffi crate without std) check there without a warning.
 #
 # Usage: .ci/features.sh          (needs cargo-hack on PATH; .ci/run installs it)
 #   FEATURES_DEPTH=2 (CI's default): every feature alone and every pair of features, with none
@@ -18,7 +21,10 @@ command -v cargo-hack >/dev/null || { echo "features: cargo-hack not found (carg
 base="${CARGO_TARGET_DIR:-$PWD/target}-features"
 export RUSTFLAGS="-D warnings"
 thumb=thumbv7em-none-eabihf
-rustup target list --installed 2>/dev/null | grep -qx "$thumb" || rustup target add "$thumb"
+small=(thumbv6m-none-eabi riscv32imc-unknown-none-elf)
+for t in "$thumb" "${small[@]}"; do
+  rustup target list --installed 2>/dev/null | grep -qx "$t" || rustup target add "$t"
+done
 
 # Needs std: the platform itself, ring, and p256's tables (they are built lazily behind std's
 # lock). The assembly backend has an effect on Arm only. `default` is only a name for
@@ -44,3 +50,15 @@ rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 [ "$rc" = 0 ] || { echo "features: a combination failed (see above)" >&2; exit 1; }
 echo "features: every combination compiles without a warning"
+for t in "${small[@]}"; do
+  CARGO_TARGET_DIR="$base-small" nice cargo check -q -p kubeboot --no-default-features --target "$t"
+  # The pools' flags take a critical section there (portable-atomic); cdylib is dropped.
+  CARGO_TARGET_DIR="$base-small" nice cargo check -q -p kubeboot-ffi --no-default-features --target "$t" 2>&1 |
+    { grep -v "dropping unsupported crate type .cdylib.\|^$" || true; }
+  [ "${PIPESTATUS[0]}" = 0 ] || { echo "features: $t failed" >&2; exit 1; }
+  # And for a C image, whose critical section is kubeboot_critical_section_enter/_exit.
+  CARGO_TARGET_DIR="$base-small" nice cargo check -q -p kubeboot-ffi --no-default-features \
+    --features critical-section-c --target "$t" 2>&1 | { grep -v "dropping unsupported crate type .cdylib.\|^$" || true; }
+  [ "${PIPESTATUS[0]}" = 0 ] || { echo "features: $t (critical-section-c) failed" >&2; exit 1; }
+  echo "features: $t: the core and libkubeboot.a (no std; and critical-section-c) check without a warning"
+done

@@ -24,6 +24,11 @@
 #                         (default: the heredoc in token_secret_yaml below)
 #   E2E_KEEP=1            `down` keeps the work dir (default: removed if we created it)
 #   E2E_VERBOSITY         --v for the control plane components (default 2)
+#   E2E_AUDIT_CSR_APPROVAL=1  the audit log also has every write of a CSR's approval subresource
+#                         (who approved or denied it, with the response code: e2e/approver)
+#   E2E_APISERVER_EXTRA_ARGS  more kube-apiserver flags, split at white space (e2e/approver:
+#                         --kubelet-certificate-authority, --kubelet-client-certificate/-key with
+#                         pki/apiserver-kubelet-client.{crt,key}, --feature-gates=...)
 #   E2E_PKI_BACKDATE      seconds: the CAs' and the apiserver's certificates start this long before
 #                         now (made by openssl under e2e/clockshift), as a cluster's do that was
 #                         set up before its nodes: a node clock stepped back by less still
@@ -155,6 +160,11 @@ EOF
     printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n' >client.ext
     pki_openssl x509 -req -in admin.csr -CA client-ca.crt -CAkey client-ca.key -CAcreateserial -days 365 -sha256 \
       -extfile client.ext -out admin.crt 2>/dev/null
+    # the apiserver's client certificate towards kubelets (--kubelet-client-certificate, used only
+    # when E2E_APISERVER_EXTRA_ARGS names it)
+    key_and_csr apiserver-kubelet-client.key apiserver-kubelet-client.csr "/O=kubeboot:e2e:apiservers/CN=kube-apiserver-kubelet-client"
+    pki_openssl x509 -req -in apiserver-kubelet-client.csr -CA client-ca.crt -CAkey client-ca.key -CAcreateserial -days 365 -sha256 \
+      -extfile client.ext -out apiserver-kubelet-client.crt 2>/dev/null
     # service-account key pair
     openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key 2>/dev/null
     openssl pkey -in sa.key -pubout -out sa.pub
@@ -343,6 +353,9 @@ rules:
     resources: ["selfsubjectreviews"]
 - level: None
 EOF2
+  if [[ ${E2E_AUDIT_CSR_APPROVAL:-0} == 1 ]]; then
+    sed -i 's|resources: \["certificatesigningrequests"\]|resources: ["certificatesigningrequests", "certificatesigningrequests/approval"]|' "$W/audit-policy.yaml"
+  fi
   APISERVER_CMD=("$BIN/kube-apiserver"
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT"
     --etcd-servers="http://127.0.0.1:$ETCD_PORT"
@@ -359,6 +372,8 @@ EOF2
     --cert-dir="$W/apiserver-certs"
     --audit-policy-file="$W/audit-policy.yaml" --audit-log-path="$W/logs/audit.log" --audit-log-format=json
     --profiling=false --v="$v")
+  # shellcheck disable=SC2206 # split at white space, as documented
+  [[ -z ${E2E_APISERVER_EXTRA_ARGS:-} ]] || APISERVER_CMD+=($E2E_APISERVER_EXTRA_ARGS)
   # Saved so that `restart-apiserver` can bring the same apiserver back.
   printf '%q ' "${APISERVER_CMD[@]}" >"$W/kube-apiserver.cmd"
   start_bg kube-apiserver "${APISERVER_CMD[@]}"

@@ -19,7 +19,11 @@
 # e2e/README.md, "The real kubelet".
 #
 # Env: E2E_BIN (default: e2e/build.sh --print), KUBELET_VERBOSITY (--v, default 2: the
-# certificate manager's "Certificate rotation deadline determined" line is V(2)).
+# certificate manager's "Certificate rotation deadline determined" line is V(2)); for a node the
+# apiserver can reach (e2e/approver): KUBELET_NETNS (a network namespace of `ip netns add`: the
+# kubelet, not the fake CRI, runs in it), KUBELET_ADDRESS (the kubelet API's address, default
+# 127.0.0.1), KUBELET_EXTRA_CONFIG (KubeletConfiguration lines appended to config.yaml) and
+# KUBELET_EXTRA_ARGS (more flags, split at white space).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -66,7 +70,7 @@ apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 rotateCertificates: true
 containerRuntimeEndpoint: unix://$dir/cri.sock
-address: 127.0.0.1
+address: ${KUBELET_ADDRESS:-127.0.0.1}
 port: $port
 healthzPort: 0
 cgroupsPerQOS: false
@@ -74,6 +78,7 @@ enforceNodeAllocatable: []
 failCgroupV1: false
 volumePluginDir: $dir/volume-plugins
 EOF
+  [[ -z ${KUBELET_EXTRA_CONFIG:-} ]] || printf '%s\n' "$KUBELET_EXTRA_CONFIG" >>"$dir/config.yaml"
 
   if ! alive "$dir/fake-cri.pid"; then
     setsid "$BIN/fake-cri" --listen "$dir/cri.sock" >>"$dir/fake-cri.log" 2>&1 </dev/null &
@@ -95,16 +100,21 @@ EOF
   local args=(--config "$dir/config.yaml" --root-dir "$dir/root" --hostname-override "$node"
     --kubeconfig "$kubeconfig" --cert-dir "$certdir" --v "${KUBELET_VERBOSITY:-2}")
   [[ -z $bootstrap ]] || args+=(--bootstrap-kubeconfig "$bootstrap")
+  # shellcheck disable=SC2206 # split at white space, as documented
+  [[ -z ${KUBELET_EXTRA_ARGS:-} ]] || args+=($KUBELET_EXTRA_ARGS)
+  local netns=()
+  # nsenter, not `ip netns exec`: that one also remounts /sys, taking the cgroup mounts away
+  [[ -z ${KUBELET_NETNS:-} ]] || netns=(nsenter "--net=/run/netns/$KUBELET_NETNS")
   if [[ -f $dir/kubelet.log ]]; then
     local n=1
     while [[ -e $dir/kubelet.log.$n ]]; do n=$((n + 1)); done
     mv "$dir/kubelet.log" "$dir/kubelet.log.$n"
   fi
   # A private mount namespace: the kubelet's own mounts (setupDataDirs makes --root-dir a shared
-  # bind mount of itself) and the sysctl files above go away with it. unshare and sh exec, so
-  # the pid is the kubelet's.
+  # bind mount of itself) and the sysctl files above go away with it. nsenter, unshare and
+  # sh exec, so the pid is the kubelet's.
   # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
-  setsid unshare --mount --propagation private \
+  setsid "${netns[@]}" unshare --mount --propagation private \
     sh -c "${mounts}exec \"\$0\" \"\$@\"" "$BIN/kubelet" "${args[@]}" >"$dir/kubelet.log" 2>&1 </dev/null &
   echo $! >"$dir/kubelet.pid"
 }

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Seeds (and embedded fixtures) of the kubeconfig_read, api_response, jws_discovery,
-# verify_issued, engine_sequence and ffi_abi targets. Needs kubectl, openssl and python3.
-# Called by make-seeds.sh; may be run alone (it only rewrites these six directories).
+# verify_issued, engine_sequence, c_abi, grammar and agent_http targets. Needs kubectl, openssl and python3.
+# Called by make-seeds.sh; may be run alone (it only rewrites these eight directories).
 # kubectl / openssl make new random keys each run; the verify_issued fixtures are embedded by the
 # target with include_bytes!, so regenerating them changes what that target mutates.
 set -euo pipefail
 cd "$(dirname "$0")"
 S=seeds
 R=../core/tests/data/recorded
-rm -rf "$S"/{kubeconfig_read,api_response,jws_discovery,verify_issued,engine_sequence,ffi_abi}
-mkdir -p "$S"/{kubeconfig_read,api_response,jws_discovery,verify_issued,engine_sequence,ffi_abi}
+rm -rf "$S"/{kubeconfig_read,api_response,jws_discovery,verify_issued,engine_sequence,c_abi}
+mkdir -p "$S"/{kubeconfig_read,api_response,jws_discovery,verify_issued,engine_sequence,c_abi}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
@@ -110,7 +110,44 @@ PY
 der "$T/rec.pem" "$V/recorded-leaf.der"
 der "$R/client-ca.pem" "$V/recorded-ca.der"
 
-# ---- ffi_abi: a PEM key, a CA bundle, a kubeconfig (as inputs the call script can draw from).
-cp ../core/tests/data/p256.key "$S/ffi_abi/p256.key"
-cp "$R/client-ca.pem" "$S/ffi_abi/client-ca.pem"
-cp "$S/kubeconfig_read/kubectl-embedded.yaml" "$S/ffi_abi/kubeconfig.yaml"
+# ---- c_abi: a PEM key, a CA bundle, a kubeconfig (as inputs the call script can draw from).
+cp ../core/tests/data/p256.key "$S/c_abi/p256.key"
+cp "$R/client-ca.pem" "$S/c_abi/client-ca.pem"
+cp "$S/kubeconfig_read/kubectl-embedded.yaml" "$S/c_abi/kubeconfig.yaml"
+
+# ---- grammar: byte 0 picks the function (0 duration, 1 --key, 2 --ip, 3 listening address),
+# the rest is what a user typed (the values of the grammar's own table, taken and refused).
+rm -rf "$S/grammar"; mkdir -p "$S/grammar"
+i=0
+while IFS= read -r v; do
+  i=$((i + 1))
+  printf "$v" > "$S/grammar/value-$i"
+done <<'VALUES'
+\0000
+\00090s
+\0001h30m
+\00024h
+\0005x
+\0001.5h
+\0009223372036854775807s
+\001tpm:
+\001tpm:/var/lib/kubeboot/key
+\001pkcs11:token=kubeboot;module-path=/usr/lib/softhsm/libsofthsm2.so?pin-source=file:/etc/kubeboot/pin
+\001pkcs11:token=kubeboot;object=node
+\001/etc/kubeboot/key.pem
+\00210.0.0.7
+\002fd00::7
+\002010.0.0.7
+\003127.0.0.1:9101
+\003[::1]:9101
+\003localhost:9101
+VALUES
+
+# ---- agent_http: the calm inputs (every request answered as recorded): byte 0 the
+# configuration (0 hosts' capacities, 1 a microcontroller's, 2 the smallest), byte 1 bit 0 an
+# unanchored node (trust by proof).
+rm -rf "$S/agent_http"; mkdir -p "$S/agent_http"
+for c in 0 1 2; do
+  printf "\\$(printf '%03o' $c)" > "$S/agent_http/recorded-$c"
+  printf "\\$(printf '%03o' $c)\\001" > "$S/agent_http/recorded-$c-unanchored"
+done

@@ -163,5 +163,8 @@ for t in token_secret secret_manifest csr_build csr_object rotation; do
 done
 echo "seeds written to $(pwd)/$S"
 
-# Seeds of the targets added later (kubeconfig_read ... ffi_abi).
+# Seeds of the targets added later (kubeconfig_read ... c_abi).
 ./make-seeds-more.sh
+
+# Seeds of the serving approver's targets (serving_config, serving_policy).
+./make-seeds-serving.sh

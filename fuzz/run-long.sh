@@ -7,7 +7,7 @@
 # Environment: FUZZ_TARGETS (subset), KUBEBOOT_FUZZ_WORK (corpora/logs; default
 # ${TMPDIR:-/tmp}/kubeboot-fuzz-long; corpora are kept between runs, so a second run continues),
 # FUZZ_NICE (default 19), FUZZ_SANITIZER (default address; `none` runs the targets 2-3x faster,
-# for targets with no unsafe code of ours: kubeboot is #![forbid(unsafe_code)], so only ffi_abi
+# for targets with no unsafe code of ours: kubeboot is #![forbid(unsafe_code)], so only c_abi
 # needs ASan for our own code; panics, timeouts and OOMs are caught either way). The summary
 # table (target, execs, exec/s, cov, ft, seconds, result) is written to
 # $KUBEBOOT_FUZZ_WORK/logs/summary.txt and printed at the end. Exit non-zero if any
@@ -38,7 +38,7 @@ for t in $TARGETS; do
   echo "== $t: up to $RUNS execs or ${MAX_SECONDS}s, sanitizer $SANITIZER ($(date -u +%H:%M:%S))"
   t0=$(date +%s)
   mkdir -p "$WORK/tmp/$t"
-  # TMPDIR: ffi_abi's certificate directories go under the work dir, not /tmp.
+  # TMPDIR: whatever a target writes to a temporary directory goes under the work dir, not /tmp.
   TMPDIR="$WORK/tmp/$t" nice -n "$NICE" "$BIN_DIR/$t" -runs="$RUNS" -max_total_time="$MAX_SECONDS" -timeout=10 \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts" \
       "$corpus" "${seeds[@]}" > "$log" 2>&1 || { [ "$result" = ok ] && result=CRASH; }

@@ -67,7 +67,7 @@ for t in $TARGETS; do
   [ -d "seeds/$t" ] && seeds=("seeds/$t")
   echo "== $t: ${SECONDS_PER_TARGET}s"
   mkdir -p "$WORK/tmp/$t"
-  # TMPDIR: ffi_abi's certificate directories go under the work dir, not /tmp.
+  # TMPDIR: whatever a target writes to a temporary directory goes under the work dir, not /tmp.
   if ! TMPDIR="$WORK/tmp/$t" nice -n "$NICE" "$bin" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts" \
       "$corpus" "${seeds[@]}" > "$log" 2>&1; then

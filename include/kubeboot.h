@@ -250,6 +250,10 @@ enum kubeboot_result
   KUBEBOOT_RESULT_MALFORMED = 306,
   // a kubelet serving certificate needs at least one IP address (since v1.31 the kubelet asks for none with DNS names only: AllowDNSOnlyNodeCSR is off) (`serving-needs-ip`).
   KUBEBOOT_RESULT_SERVING_NEEDS_IP = 307,
+  // DNS name pattern is not a DNS name with {node} in it exactly once (after an optional leading *. label) (`invalid-dns-pattern`).
+  KUBEBOOT_RESULT_INVALID_DNS_PATTERN = 308,
+  // key policy is not a list of ecdsa-p256, ecdsa-p384, rsa-<1024..4096>, each at most once (`invalid-key-policy`).
+  KUBEBOOT_RESULT_INVALID_KEY_POLICY = 309,
   // malformed (`malformed`).
   KUBEBOOT_RESULT_VERIFY_MALFORMED = 400,
   // untrusted (`untrusted`).
@@ -304,6 +308,28 @@ enum kubeboot_result
   KUBEBOOT_RESULT_POLICY_SIGNER = 515,
   // may not specify a duration less than 600 seconds (10 minutes) (`policy-expiration-too-short`).
   KUBEBOOT_RESULT_POLICY_EXPIRATION_TOO_SHORT = 516,
+  // the requester is not a node (username system:node:<name> in group system:nodes) (`policy-requester`).
+  KUBEBOOT_RESULT_POLICY_REQUESTER = 517,
+  // subject common name is not the requesting node's system:node:<name> (`policy-node-mismatch`).
+  KUBEBOOT_RESULT_POLICY_NODE_MISMATCH = 518,
+  // spec.request holds more than one CERTIFICATE REQUEST PEM block (`policy-extra-pem-data`).
+  KUBEBOOT_RESULT_POLICY_EXTRA_PEM_DATA = 519,
+  // key type or size not allowed by the approver's key policy (`policy-key-not-allowed`).
+  KUBEBOOT_RESULT_POLICY_KEY_NOT_ALLOWED = 520,
+  // expirationSeconds above the approver's maximum (`policy-expiration-too-long`).
+  KUBEBOOT_RESULT_POLICY_EXPIRATION_TOO_LONG = 521,
+  // subjectAltNames other than DNS and IP are not allowed (`policy-other-san-not-allowed`).
+  KUBEBOOT_RESULT_POLICY_OTHER_SAN_NOT_ALLOWED = 522,
+  // an IP subjectAltName is not one of the Node's InternalIP/ExternalIP addresses (`policy-ip-san-not-node-address`).
+  KUBEBOOT_RESULT_POLICY_IP_SAN_NOT_NODE_ADDRESS = 523,
+  // a DNS subjectAltName is not one of the Node's Hostname/InternalDNS/ExternalDNS addresses nor matched by a pattern (`policy-dns-san-not-node-address`).
+  KUBEBOOT_RESULT_POLICY_DNS_SAN_NOT_NODE_ADDRESS = 524,
+  // the Node has no addresses in status.addresses (`policy-node-no-addresses`).
+  KUBEBOOT_RESULT_POLICY_NODE_NO_ADDRESSES = 525,
+  // no Node object of the requester's name (`policy-node-not-found`).
+  KUBEBOOT_RESULT_POLICY_NODE_NOT_FOUND = 526,
+  // a SubjectAccessReview says the requester may not create certificatesigningrequests (`policy-not-authorized`).
+  KUBEBOOT_RESULT_POLICY_NOT_AUTHORIZED = 527,
   // invalid hash, expected "sha256:<64 hex digits>" (`invalid-pin`).
   KUBEBOOT_RESULT_INVALID_PIN = 600,
   // none of the CA public keys are pinned (`pin-mismatch`).
@@ -1042,9 +1068,8 @@ typedef struct kubeboot_metrics {
 
 // What an issued certificate must be: the node it names and the profile it was requested for
 // (for serving, with exactly these SANs). `kubeboot_verify_issued` and
-// `kubeboot_verify_issued_scratch` check a certificate against it, and `kubeboot_engine_config`
-// requests one for it. Our public key is not part of it: the verify functions take it as a
-// separate `spki` argument, and the engine has the key it signs with. Strings are UTF-8, not
+// `kubeboot_verify_issued_scratch` check a certificate against it. Our public key is not part
+// of it: the verify functions take it as a separate `spki` argument. Strings are UTF-8, not
 // NUL-terminated. Only read during the call it is passed to.
 typedef struct kubeboot_expected {
   // The node name (`CN=system:node:<node_name>`).
@@ -1093,6 +1118,14 @@ extern "C" {
 
 // The library version, a static NUL-terminated string (e.g. `"0.4.0"`); never NULL.
 const char *kubeboot_version(void);
+
+#if !defined(KUBEBOOT_STD)
+extern uint32_t kubeboot_critical_section_enter(void);
+#endif
+
+#if !defined(KUBEBOOT_STD)
+extern void kubeboot_critical_section_exit(uint32_t state);
+#endif
 
 // Write the hosts' capacities to `out` (what [`kubeboot_agent_new`] takes when given NULL).
 kubeboot_result kubeboot_capacities_host(struct kubeboot_capacities *out);

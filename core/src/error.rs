@@ -78,6 +78,13 @@ pub enum Error {
     /// one only with at least one IP address (`AllowDNSOnlyNodeCSR`, deprecated, off by default;
     /// `pkg/kubelet/certificate/kubelet.go` `newGetTemplateFn`), and so does the agent.
     ServingNeedsIp,
+    /// A DNS name pattern of the serving approver is not a DNS name with `{node}` in it exactly
+    /// once, optionally after one leading `*.` label (see [`crate::policy::serving::DnsPattern`]).
+    InvalidDnsPattern,
+    /// A key policy of the serving approver is not a comma-separated list of `ecdsa-p256`,
+    /// `ecdsa-p384` and `rsa-<bits>` (1024 to 4096 bits), each at most once (see
+    /// [`crate::policy::serving::KeyPolicy`]).
+    InvalidKeyPolicy,
 
     /// Issued-certificate validation failed; see [`VerifyError`].
     Verify(VerifyError),
@@ -178,6 +185,8 @@ impl Error {
             Error::InvalidExpirationSeconds => Code::InvalidExpirationSeconds,
             Error::SignerFailed => Code::SignerFailed,
             Error::ServingNeedsIp => Code::ServingNeedsIp,
+            Error::InvalidDnsPattern => Code::InvalidDnsPattern,
+            Error::InvalidKeyPolicy => Code::InvalidKeyPolicy,
             Error::Malformed => Code::Malformed,
             Error::Verify(v) => v.reason.kind(),
             Error::Policy(p) => p.kind(),
@@ -469,12 +478,78 @@ pub enum PolicyViolation {
     Signer,
     /// `expirationSeconds` < 600.
     ExpirationTooShort,
+    /// The serving approver: the requester is not a node (username `system:node:<name>` with a
+    /// valid node name, in group `system:nodes`).
+    Requester,
+    /// The serving approver: the subject's CN is not `system:node:<name>` of the requesting node
+    /// (a CSR for node B sent by node A).
+    NodeMismatch,
+    /// The serving approver: `spec.request` holds more than the one `CERTIFICATE REQUEST` block
+    /// (a second block, or text around it).
+    ExtraPemData,
+    /// The serving approver: the key type or size is not one the approver's key policy allows.
+    KeyNotAllowed,
+    /// The serving approver: `expirationSeconds` above the approver's maximum.
+    ExpirationTooLong,
+    /// The serving approver: a subjectAltName of another form than DNS or IP (otherName,
+    /// directoryName, registeredID, ...).
+    OtherSanNotAllowed,
+    /// The serving approver: an IP subjectAltName is not one of the Node's `InternalIP` or
+    /// `ExternalIP` addresses.
+    IpSanNotNodeAddress,
+    /// The serving approver: a DNS subjectAltName is neither one of the Node's `Hostname`,
+    /// `InternalDNS` or `ExternalDNS` addresses nor matched by a pattern for that node.
+    DnsSanNotNodeAddress,
+    /// The serving approver: the Node has no addresses, so no SAN can be one of them.
+    NodeNoAddresses,
+    /// The serving approver: there is no Node object of the requester's name (yet).
+    NodeNotFound,
+    /// The serving approver: a SubjectAccessReview says the requester may not create
+    /// CertificateSigningRequests.
+    NotAuthorized,
 }
 
 impl PolicyViolation {
+    /// Every violation, in code order.
+    pub const ALL: [PolicyViolation; 28] = [
+        PolicyViolation::NotCertificateRequest,
+        PolicyViolation::BadSignature,
+        PolicyViolation::UnsupportedKey,
+        PolicyViolation::Organization,
+        PolicyViolation::CommonName,
+        PolicyViolation::DnsSanNotAllowed,
+        PolicyViolation::EmailSanNotAllowed,
+        PolicyViolation::IpSanNotAllowed,
+        PolicyViolation::UriSanNotAllowed,
+        PolicyViolation::SanRequired,
+        PolicyViolation::ClientUsages,
+        PolicyViolation::ServingUsages,
+        PolicyViolation::UnknownUsage,
+        PolicyViolation::DuplicateUsage,
+        PolicyViolation::UsagesRequired,
+        PolicyViolation::Signer,
+        PolicyViolation::ExpirationTooShort,
+        PolicyViolation::Requester,
+        PolicyViolation::NodeMismatch,
+        PolicyViolation::ExtraPemData,
+        PolicyViolation::KeyNotAllowed,
+        PolicyViolation::ExpirationTooLong,
+        PolicyViolation::OtherSanNotAllowed,
+        PolicyViolation::IpSanNotNodeAddress,
+        PolicyViolation::DnsSanNotNodeAddress,
+        PolicyViolation::NodeNoAddresses,
+        PolicyViolation::NodeNotFound,
+        PolicyViolation::NotAuthorized,
+    ];
+
     /// The stable numeric code (500–599).
     pub const fn code(self) -> u32 {
         500 + self as u32
+    }
+
+    /// The stable kebab-case name (`policy-ip-san-not-node-address`, ...).
+    pub const fn name(self) -> &'static str {
+        self.kind().name()
     }
 
     /// The catalogue entry.
@@ -497,6 +572,17 @@ impl PolicyViolation {
             PolicyViolation::UsagesRequired => Code::PolicyUsagesRequired,
             PolicyViolation::Signer => Code::PolicySigner,
             PolicyViolation::ExpirationTooShort => Code::PolicyExpirationTooShort,
+            PolicyViolation::Requester => Code::PolicyRequester,
+            PolicyViolation::NodeMismatch => Code::PolicyNodeMismatch,
+            PolicyViolation::ExtraPemData => Code::PolicyExtraPemData,
+            PolicyViolation::KeyNotAllowed => Code::PolicyKeyNotAllowed,
+            PolicyViolation::ExpirationTooLong => Code::PolicyExpirationTooLong,
+            PolicyViolation::OtherSanNotAllowed => Code::PolicyOtherSanNotAllowed,
+            PolicyViolation::IpSanNotNodeAddress => Code::PolicyIpSanNotNodeAddress,
+            PolicyViolation::DnsSanNotNodeAddress => Code::PolicyDnsSanNotNodeAddress,
+            PolicyViolation::NodeNoAddresses => Code::PolicyNodeNoAddresses,
+            PolicyViolation::NodeNotFound => Code::PolicyNodeNotFound,
+            PolicyViolation::NotAuthorized => Code::PolicyNotAuthorized,
         }
     }
 
@@ -702,6 +788,8 @@ catalogue! {
     305 SignerFailed "signer-failed" "signer failed";
     306 Malformed "malformed-input" "malformed input (PEM, DER, kubeconfig or JSON)";
     307 ServingNeedsIp "serving-needs-ip" "a kubelet serving certificate needs at least one IP address (since v1.31 the kubelet asks for none with DNS names only: AllowDNSOnlyNodeCSR is off)";
+    308 InvalidDnsPattern "invalid-dns-pattern" "DNS name pattern is not a DNS name with {node} in it exactly once (after an optional leading *. label)";
+    309 InvalidKeyPolicy "invalid-key-policy" "key policy is not a list of ecdsa-p256, ecdsa-p384, rsa-<1024..4096>, each at most once";
     400 VerifyMalformed "malformed" "malformed";
     401 VerifyUntrusted "untrusted" "untrusted";
     402 VerifyBadSignature "bad-signature" "bad-signature";
@@ -729,6 +817,17 @@ catalogue! {
     514 PolicyUsagesRequired "policy-usages-required" "usages: Required value";
     515 PolicySigner "policy-signer" "signerName is not a kubelet signer";
     516 PolicyExpirationTooShort "policy-expiration-too-short" "may not specify a duration less than 600 seconds (10 minutes)";
+    517 PolicyRequester "policy-requester" "the requester is not a node (username system:node:<name> in group system:nodes)";
+    518 PolicyNodeMismatch "policy-node-mismatch" "subject common name is not the requesting node's system:node:<name>";
+    519 PolicyExtraPemData "policy-extra-pem-data" "spec.request holds more than one CERTIFICATE REQUEST PEM block";
+    520 PolicyKeyNotAllowed "policy-key-not-allowed" "key type or size not allowed by the approver's key policy";
+    521 PolicyExpirationTooLong "policy-expiration-too-long" "expirationSeconds above the approver's maximum";
+    522 PolicyOtherSanNotAllowed "policy-other-san-not-allowed" "subjectAltNames other than DNS and IP are not allowed";
+    523 PolicyIpSanNotNodeAddress "policy-ip-san-not-node-address" "an IP subjectAltName is not one of the Node's InternalIP/ExternalIP addresses";
+    524 PolicyDnsSanNotNodeAddress "policy-dns-san-not-node-address" "a DNS subjectAltName is not one of the Node's Hostname/InternalDNS/ExternalDNS addresses nor matched by a pattern";
+    525 PolicyNodeNoAddresses "policy-node-no-addresses" "the Node has no addresses in status.addresses";
+    526 PolicyNodeNotFound "policy-node-not-found" "no Node object of the requester's name";
+    527 PolicyNotAuthorized "policy-not-authorized" "a SubjectAccessReview says the requester may not create certificatesigningrequests";
     600 InvalidPin "invalid-pin" "invalid hash, expected \"sha256:<64 hex digits>\"";
     601 PinMismatch "pin-mismatch" "none of the CA public keys are pinned";
     700 Unauthorized "unauthorized" "unauthorized: the bootstrap token is invalid, expired or deleted (or the client certificate is not accepted)";
@@ -804,10 +903,13 @@ mod tests {
             Error::InvalidExpirationSeconds,
             Error::SignerFailed,
             Error::ServingNeedsIp,
+            Error::InvalidDnsPattern,
+            Error::InvalidKeyPolicy,
             Error::Malformed,
             Error::Verify(VerifyError::new(Reason::Expired)),
             Error::Policy(PolicyViolation::Organization),
             Error::Policy(PolicyViolation::ExpirationTooShort),
+            Error::Policy(PolicyViolation::NotAuthorized),
             Error::InvalidPin,
             Error::PinMismatch,
             Error::Unauthorized,
@@ -860,10 +962,12 @@ mod tests {
             assert_eq!(r.kind().name(), r.name());
             assert_eq!(Error::Verify(VerifyError::new(r)).message(), r.name());
         }
-        for code in 500..517 {
-            let k = Code::from_u32(code).unwrap();
-            assert!(k.name().starts_with("policy-"));
+        for (i, p) in PolicyViolation::ALL.iter().enumerate() {
+            assert_eq!(p.code(), 500 + i as u32);
+            assert_eq!(p.kind() as u32, p.code());
+            assert!(p.name().starts_with("policy-"));
         }
+        assert_eq!(Code::from_u32(500 + PolicyViolation::ALL.len() as u32), None);
         for k in StoreErrorKind::ALL {
             assert_eq!(StoreErrorKind::from_code(k.code() as u32), Some(k));
             assert_eq!(Error::Store(k).code(), k.code() as u32);

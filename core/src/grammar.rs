@@ -9,10 +9,13 @@
 //!
 //! | value | grammar | refused as |
 //! |---|---|---|
-//! | a duration (`--wait`, `--rotation-wait`, `--ca-refresh-interval`, `--timeout`) | `0`, or one or more `<digits><unit>` with units `h`, `m`, `s` (`90s`, `10m`, `1h30m`), whole seconds | [`Error::InvalidDuration`] |
+//! | a duration (`--wait`, `--rotation-wait`, `--ca-refresh-interval`, `--timeout`; the approver's `--node-wait`, `--leader-elect-lease-duration`, `--leader-elect-renew-grace`) | `0`, or one or more `<digits><unit>` with units `h`, `m`, `s` (`90s`, `10m`, `1h30m`), whole seconds | [`Error::InvalidDuration`] |
+//! | the approver's `--max-expiration` | a duration of at least 600 s (the API's minimum `expirationSeconds`) and at most `u32::MAX` seconds | [`Error::InvalidDuration`], [`Error::InvalidExpirationSeconds`] |
+//! | the approver's `--dns-pattern` | a DNS name with `{node}` exactly once, after an optional leading `*.` label ([`DnsPattern`]) | [`Error::InvalidDnsPattern`] |
+//! | the approver's `--allowed-key-types` | `ecdsa-p256`, `ecdsa-p384`, `rsa-<min bits>` (1024–4096), comma-separated, each at most once ([`KeyPolicy`]) | [`Error::InvalidKeyPolicy`] |
 //! | `--key` of the agent | `pkcs11:<RFC 7512 URI of a token>` (no object, no PIN in it) or `tpm:` | [`Error::InvalidKeyReference`] |
 //! | `--ip` | an IPv4 or IPv6 literal ([`crate::csr::parse_ip`]) | [`Error::InvalidIpAddress`] |
-//! | `--metrics-bind-address` | `IPv4:port` or `[IPv6]:port` | [`Error::InvalidAddress`] |
+//! | `--metrics-bind-address` (the agents' and the approver's) | `IPv4:port` or `[IPv6]:port` | [`Error::InvalidAddress`] |
 //!
 //! Responses are read up to [`MAX_RESPONSE`] bytes by every front-end; a longer one is a
 //! transport error of that name ([`RESPONSE_TOO_LARGE`]), never a truncated body.
@@ -22,6 +25,8 @@ use core::net::{IpAddr, SocketAddr};
 
 use crate::error::{Error, Result};
 use crate::keyref::Device;
+use crate::policy::MIN_EXPIRATION_SECONDS;
+use crate::policy::serving::{DnsPattern, KeyPolicy};
 
 /// The most bytes of one response (or one watch stream) a front-end reads.
 pub const MAX_RESPONSE: usize = 1024 * 1024;
@@ -91,6 +96,28 @@ pub fn bind_address(text: &str) -> Result<SocketAddr> {
     text.parse().map_err(|_| Error::InvalidAddress)
 }
 
+/// The serving approver's `--max-expiration`: a [`duration`] of at least
+/// [`MIN_EXPIRATION_SECONDS`] (below it no CSR could be approved:
+/// [`Error::InvalidExpirationSeconds`]), in seconds as `expirationSeconds` counts them (past
+/// `u32::MAX`: [`Error::InvalidDuration`]).
+pub fn max_expiration(text: &str) -> Result<u32> {
+    let secs = u32::try_from(duration(text)?).map_err(|_| Error::InvalidDuration)?;
+    if secs < MIN_EXPIRATION_SECONDS {
+        return Err(Error::InvalidExpirationSeconds);
+    }
+    Ok(secs)
+}
+
+/// The serving approver's `--dns-pattern` ([`DnsPattern::parse`]).
+pub fn dns_pattern(text: &str) -> Result<DnsPattern<'_>> {
+    DnsPattern::parse(text)
+}
+
+/// The serving approver's `--allowed-key-types` ([`KeyPolicy::parse`]).
+pub fn key_policy(text: &str) -> Result<KeyPolicy> {
+    KeyPolicy::parse(text)
+}
+
 /// What the grammar says of a refused value, after its reason's name: how to write it.
 fn how(e: Error) -> &'static str {
     match e {
@@ -101,6 +128,15 @@ fn how(e: Error) -> &'static str {
         }
         Error::InvalidIpAddress => "not an IP address (like 10.0.0.7 or fd00::7)",
         Error::InvalidAddress => "not an address to listen on (like 127.0.0.1:9101 or [::1]:9101)",
+        Error::InvalidExpirationSeconds => "below the API's minimum expirationSeconds (10m)",
+        Error::InvalidDnsPattern => {
+            "not a DNS name with {node} in it exactly once (like {node}.nodes.example.com or \
+             *.{node}.example.com)"
+        }
+        Error::InvalidKeyPolicy => {
+            "not a list of ecdsa-p256, ecdsa-p384, rsa-<min bits 1024..4096> (like \
+             ecdsa-p256,rsa-2048)"
+        }
         other => other.message(),
     }
 }
@@ -142,6 +178,26 @@ mod tests {
         assert_eq!(bind_address("127.0.0.1:9101").map(|a| a.port()), Ok(9101));
         assert!(bind_address("[::1]:9101").is_ok());
         assert_eq!(bind_address("localhost:9101"), Err(Error::InvalidAddress));
+    }
+
+    #[test]
+    fn the_approvers_values() {
+        assert_eq!(max_expiration("8760h"), Ok(31_536_000));
+        assert_eq!(max_expiration("10m"), Ok(600));
+        assert_eq!(max_expiration("599s"), Err(Error::InvalidExpirationSeconds));
+        assert_eq!(max_expiration("0"), Err(Error::InvalidExpirationSeconds));
+        assert_eq!(max_expiration("1193047h"), Err(Error::InvalidDuration));
+        assert_eq!(max_expiration("600"), Err(Error::InvalidDuration));
+        assert!(dns_pattern("*.{node}.example.com").unwrap().matches("n1", "a.n1.example.com"));
+        assert_eq!(dns_pattern("example.com").err(), Some(Error::InvalidDnsPattern));
+        let keys = KeyPolicy { p256: true, p384: false, rsa_min_bits: Some(3072) };
+        assert_eq!(key_policy("ecdsa-p256,rsa-3072"), Ok(keys));
+        assert_eq!(key_policy("ed25519"), Err(Error::InvalidKeyPolicy));
+        let mut s = heapless::String::<200>::new();
+        write_refusal(&mut s, "--dns-pattern", "example.com", Error::InvalidDnsPattern).unwrap();
+        assert!(
+            s.starts_with("--dns-pattern \"example.com\": invalid-dns-pattern: not a DNS name")
+        );
     }
 
     #[test]

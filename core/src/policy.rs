@@ -23,6 +23,8 @@
 //! `p384` feature and RSA PKCS#1 v1.5 with the `rsa` feature; a CSR that upstream could verify but
 //! this build cannot gives [`PolicyViolation::UnsupportedKey`] ("cannot vouch"), not acceptance.
 
+pub mod serving;
+
 use crate::backend::{SignatureVerifier, Software};
 use crate::error::{Error, PolicyViolation, Result};
 pub use crate::request::CertificateRequest;

@@ -708,6 +708,15 @@ impl<'a> CertificateRequest<'a> {
         SubjectAltNames { rest: self.san }
     }
 
+    /// The modulus size in bits of an RSA key (`None` for other keys, or an RSAPublicKey that
+    /// does not parse).
+    pub fn rsa_modulus_bits(&self) -> Option<usize> {
+        match self.key_algorithm {
+            KeyAlgorithm::Rsa => crate::verify::rsa_modulus_bits(self.public_key),
+            _ => None,
+        }
+    }
+
     /// The signature algorithm.
     pub fn signature_algorithm(&self) -> SignatureAlgorithm {
         self.signature_algorithm

@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(f, "--discovery-token-ca-cert-hash") && c->discovery_pin_count < MAX_LIST)
             pins[c->discovery_pin_count++] = (kubeboot_str){v, strlen(v)};
         else if (rc == KUBEBOOT_RESULT_OK) ok = false;
-        if (rc) return value_refused(f, v, rc), strcmp(f, "--key") ? 2 : 1;
+        if (rc) return value_refused(f, v, rc), 2; /* the grammar refused it: a usage error, as everywhere */
         if (!ok) return usage();
         if (takes) i++;
     }

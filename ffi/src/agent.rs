@@ -285,8 +285,12 @@ pub extern "C" fn kubeboot_agent_size(
         let caps = Capacities::from(try_ref!(caps));
         let out_size = try_mut!(out_size);
         try_kb!(caps.check());
-        *out_size = size_of::<kubeboot_agent>() + align_of::<kubeboot_agent>() - 1
-            + caps.memory_len();
+        // (Capacities the rules accept can still take nearly all of the address space.)
+        let head = size_of::<kubeboot_agent>() + align_of::<kubeboot_agent>() - 1;
+        let Some(size) = head.checked_add(caps.memory_len()) else {
+            return kubeboot_result::TooLarge;
+        };
+        *out_size = size;
         kubeboot_result::Ok
     }}
 }
@@ -379,7 +383,9 @@ pub extern "C" fn kubeboot_agent_new(
             None => Capacities::HOST,
         };
         try_kb!(caps.check());
-        let size = size_of::<kubeboot_agent>() + caps.memory_len();
+        let Some(size) = size_of::<kubeboot_agent>().checked_add(caps.memory_len()) else {
+            return kubeboot_result::TooLarge;
+        };
         let Ok(layout) = core::alloc::Layout::from_size_align(size, align_of::<kubeboot_agent>())
         else {
             return kubeboot_result::TooLarge;

@@ -155,6 +155,18 @@ fn capacities_are_checked_and_named() {
     assert_eq!(kubeboot_agent_size(&small(), &mut size), kubeboot_result::Ok);
     let caps = kb::agent::Capacities::from(&small());
     assert!(size >= caps.memory_len() + core::mem::size_of::<kubeboot_agent>());
+    // Capacities the rules accept whose memory leaves no room for the handle in the address
+    // space: too large, not an overflow (found by fuzz/c_abi).
+    let mut huge = small();
+    huge.response = 0;
+    huge.response = usize::MAX - 1 - kb::agent::Capacities::from(&huge).memory_len();
+    assert_eq!(kubeboot_capacities_check(&huge, &mut which), kubeboot_result::Ok);
+    let mut size = 0;
+    assert_eq!(kubeboot_agent_size(&huge, &mut size), kubeboot_result::TooLarge);
+    assert_eq!(size, 0, "nothing written on failure");
+    let mut a = null_mut();
+    assert_eq!(kubeboot_agent_new(&huge, &mut a), kubeboot_result::TooLarge);
+    assert!(a.is_null());
 }
 
 #[test]

@@ -12,9 +12,8 @@ use crate::macros::slice_from;
 
 /// What an issued certificate must be: the node it names and the profile it was requested for
 /// (for serving, with exactly these SANs). `kubeboot_verify_issued` and
-/// `kubeboot_verify_issued_scratch` check a certificate against it, and `kubeboot_engine_config`
-/// requests one for it. Our public key is not part of it: the verify functions take it as a
-/// separate `spki` argument, and the engine has the key it signs with. Strings are UTF-8, not
+/// `kubeboot_verify_issued_scratch` check a certificate against it. Our public key is not part
+/// of it: the verify functions take it as a separate `spki` argument. Strings are UTF-8, not
 /// NUL-terminated. Only read during the call it is passed to.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]

@@ -39,6 +39,9 @@ extern crate alloc;
 #[macro_use]
 mod macros;
 
+#[cfg(all(feature = "critical-section-c", not(feature = "std")))]
+mod critical;
+
 pub mod action;
 pub mod agent;
 pub mod csr;

@@ -262,7 +262,14 @@ pub(crate) unsafe fn free_box<T: Handle>(ptr: *mut T) {
 pub(crate) mod pool {
     use core::cell::UnsafeCell;
     use core::mem::MaybeUninit;
-    use core::sync::atomic::{AtomicBool, Ordering};
+    // portable-atomic's `AtomicBool` is core's where the target has compare-and-swap (the
+    // Cortex-M3/M4/M7, the hosts: the same instructions); on targets without it (Cortex-M0+
+    // `thumbv6m`, RISC-V without the A extension such as the ESP32-C3's `riscv32imc`) its
+    // compare-exchange runs in a `critical-section` critical section, whose implementation the
+    // final image chooses (see ffi/README.md: cortex-m's `critical-section-single-core`, riscv's
+    // `critical-section-single-hart`, an RTOS's, or a C image's hooks through the feature
+    // `critical-section-c`: src/critical.rs).
+    use portable_atomic::{AtomicBool, Ordering};
 
     /// Live handles per type, by default.
     pub(crate) const SLOTS: usize = 4;
@@ -274,7 +281,8 @@ pub(crate) mod pool {
     }
 
     // SAFETY: a slot is only written, read through the handed-out pointer, and dropped by the
-    // owner of its `used` flag, which is taken with an atomic compare-exchange and released
+    // owner of its `used` flag, which is taken with an atomic compare-exchange (or one in a
+    // critical section, on targets without compare-and-swap) and released
     // after the value is dropped; `T: Send` lets the value be used from any thread.
     unsafe impl<T: Send, const S: usize> Sync for Pool<T, S> {}
 
@@ -282,8 +290,6 @@ pub(crate) mod pool {
     pub(crate) trait Slots<T>: Sync {
         /// See [`Pool::put`].
         fn put(&self, value: T) -> Option<*mut T>;
-        /// See [`Pool::claim`].
-        fn claim(&self) -> Option<*mut T>;
         /// See [`Pool::free`].
         ///
         /// # Safety
@@ -294,9 +300,6 @@ pub(crate) mod pool {
     impl<T: Send, const S: usize> Slots<T> for Pool<T, S> {
         fn put(&self, value: T) -> Option<*mut T> {
             Pool::put(self, value)
-        }
-        fn claim(&self) -> Option<*mut T> {
-            Pool::claim(self)
         }
         unsafe fn free(&self, ptr: *mut T) {
             // SAFETY: the caller upholds `Pool::free`'s contract.

@@ -109,6 +109,10 @@ pub enum kubeboot_result {
     Malformed = 306,
     /// a kubelet serving certificate needs at least one IP address (since v1.31 the kubelet asks for none with DNS names only: AllowDNSOnlyNodeCSR is off) (`serving-needs-ip`).
     ServingNeedsIp = 307,
+    /// DNS name pattern is not a DNS name with {node} in it exactly once (after an optional leading *. label) (`invalid-dns-pattern`).
+    InvalidDnsPattern = 308,
+    /// key policy is not a list of ecdsa-p256, ecdsa-p384, rsa-<1024..4096>, each at most once (`invalid-key-policy`).
+    InvalidKeyPolicy = 309,
     /// malformed (`malformed`).
     VerifyMalformed = 400,
     /// untrusted (`untrusted`).
@@ -163,6 +167,28 @@ pub enum kubeboot_result {
     PolicySigner = 515,
     /// may not specify a duration less than 600 seconds (10 minutes) (`policy-expiration-too-short`).
     PolicyExpirationTooShort = 516,
+    /// the requester is not a node (username system:node:<name> in group system:nodes) (`policy-requester`).
+    PolicyRequester = 517,
+    /// subject common name is not the requesting node's system:node:<name> (`policy-node-mismatch`).
+    PolicyNodeMismatch = 518,
+    /// spec.request holds more than one CERTIFICATE REQUEST PEM block (`policy-extra-pem-data`).
+    PolicyExtraPemData = 519,
+    /// key type or size not allowed by the approver's key policy (`policy-key-not-allowed`).
+    PolicyKeyNotAllowed = 520,
+    /// expirationSeconds above the approver's maximum (`policy-expiration-too-long`).
+    PolicyExpirationTooLong = 521,
+    /// subjectAltNames other than DNS and IP are not allowed (`policy-other-san-not-allowed`).
+    PolicyOtherSanNotAllowed = 522,
+    /// an IP subjectAltName is not one of the Node's InternalIP/ExternalIP addresses (`policy-ip-san-not-node-address`).
+    PolicyIpSanNotNodeAddress = 523,
+    /// a DNS subjectAltName is not one of the Node's Hostname/InternalDNS/ExternalDNS addresses nor matched by a pattern (`policy-dns-san-not-node-address`).
+    PolicyDnsSanNotNodeAddress = 524,
+    /// the Node has no addresses in status.addresses (`policy-node-no-addresses`).
+    PolicyNodeNoAddresses = 525,
+    /// no Node object of the requester's name (`policy-node-not-found`).
+    PolicyNodeNotFound = 526,
+    /// a SubjectAccessReview says the requester may not create certificatesigningrequests (`policy-not-authorized`).
+    PolicyNotAuthorized = 527,
     /// invalid hash, expected "sha256:<64 hex digits>" (`invalid-pin`).
     InvalidPin = 600,
     /// none of the CA public keys are pinned (`pin-mismatch`).
@@ -259,6 +285,8 @@ pub(crate) const ALL: &[kubeboot_result] = &[
     kubeboot_result::SignerFailed,
     kubeboot_result::Malformed,
     kubeboot_result::ServingNeedsIp,
+    kubeboot_result::InvalidDnsPattern,
+    kubeboot_result::InvalidKeyPolicy,
     kubeboot_result::VerifyMalformed,
     kubeboot_result::VerifyUntrusted,
     kubeboot_result::VerifyBadSignature,
@@ -286,6 +314,17 @@ pub(crate) const ALL: &[kubeboot_result] = &[
     kubeboot_result::PolicyUsagesRequired,
     kubeboot_result::PolicySigner,
     kubeboot_result::PolicyExpirationTooShort,
+    kubeboot_result::PolicyRequester,
+    kubeboot_result::PolicyNodeMismatch,
+    kubeboot_result::PolicyExtraPemData,
+    kubeboot_result::PolicyKeyNotAllowed,
+    kubeboot_result::PolicyExpirationTooLong,
+    kubeboot_result::PolicyOtherSanNotAllowed,
+    kubeboot_result::PolicyIpSanNotNodeAddress,
+    kubeboot_result::PolicyDnsSanNotNodeAddress,
+    kubeboot_result::PolicyNodeNoAddresses,
+    kubeboot_result::PolicyNodeNotFound,
+    kubeboot_result::PolicyNotAuthorized,
     kubeboot_result::InvalidPin,
     kubeboot_result::PinMismatch,
     kubeboot_result::Unauthorized,

@@ -1,9 +1,13 @@
-//! The sans-IO bootstrap engine (`engine::Engine`) fed arbitrary sequences of events: responses
-//! with any status and a body that is a recorded real apiserver body (`core/tests/data/recorded`,
-//! embedded), an edited one, a recorded object wrapped as a watch event, or raw bytes; watch
-//! stream data split at arbitrary points; stream ends; transport errors; polls and time advancing.
-//! The engine uses the key the recorded CSRs were made with, so the recorded approval really
-//! validates and `Done` is reachable.
+//! The agent's CSR sub-machine (`engine::Engine`, internal: `#[doc(hidden)]`, driven here as the
+//! agent drives it, over a lent work buffer and issued-chain region, with the CA bundle and
+//! profile lent as an `Expect` with every answer) fed arbitrary sequences of events: responses
+//! with any status, any `Retry-After` and a body that is a recorded real apiserver body
+//! (`core/tests/data/recorded`, embedded), an edited one, a recorded object wrapped as a watch
+//! event, or raw bytes; watch stream data split at arbitrary points; stream ends; transport
+//! errors; polls and time advancing. The work buffer is the hosts' (32 KiB), a
+//! microcontroller's (4 KiB) or the smallest the agent accepts (2 KiB), so bodies and events too
+//! large for it are common. The engine uses the key the recorded CSRs were made with, so the
+//! recorded approval really validates and `Done` is reachable.
 //!
 //! Properties:
 //! * no panic; input outside a request phase (`on_response`, `on_stream_data`) is ignored and
@@ -12,52 +16,34 @@
 //!   `Failed` with the same error; `on_stream_data` answers `Close` exactly when the watch is over;
 //! * after `Done` / `Failed`, every further event is ignored, and `poll` keeps answering the same;
 //! * bounded: driving the engine with transport errors from any state ends (`Failed`/`Done`)
-//!   within 2000 polls, every `Wait` is in the future, `AwaitResponse` is at most the deadline;
+//!   within 2000 polls, every `Wait` is in the future and before the deadline;
 //! * `Done` only with a certificate that was delivered in a body (its base64 appears in one) and
 //!   validates (`verify_issued` again, at the time it was delivered) for our key and node name,
-//!   with a rotation deadline at 70–90 % of its lifetime.
+//!   and fits the issued-chain region; unanchored (`Issued::anchored` false) only when the run
+//!   lets such a certificate through (`Expect::prove`), and then it chains to no CA of the
+//!   bundle but passes every other check (`verify_issued_unanchored`); the CA bundle is the
+//!   recorded one or one that did not sign the recorded certificate.
 #![no_main]
+
+#[path = "common/agent_rig.rs"]
+mod rig;
 
 use arbitrary::Arbitrary;
 use base64ct::{Base64, Encoding};
 use kubeboot::csr::Profile;
-use kubeboot::engine::{Action, Config, Engine, Naming, Phase, StreamControl};
+use kubeboot::engine::{Action, Config, Engine, Expect, Naming, Phase, StreamControl};
 use kubeboot::key::NodeKey;
+use kubeboot::pushback::Headers;
 use kubeboot::token::BootstrapToken;
 use kubeboot::verify::{self, Expected};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-macro_rules! rec {
-    ($f:literal) => {
-        include_bytes!(concat!("../../core/tests/data/recorded/", $f)) as &[u8]
-    };
-}
+use rig::{BODIES, T0, TOKEN, rec};
 
-const BODIES: &[&[u8]] = &[
-    rec!("csr-create-201.json"),
-    rec!("csr-create-201-pending.json"),
-    rec!("csr-create-201-to-fail.json"),
-    rec!("csr-create-401-wrong-secret.json"),
-    rec!("csr-create-403-no-binding.json"),
-    rec!("csr-create-409-already-exists.json"),
-    rec!("csr-create-422-invalid.json"),
-    rec!("csr-get-401-wrong-secret.json"),
-    rec!("csr-get-404.json"),
-    rec!("csr-get-approved-issued.json"),
-    rec!("csr-get-denied.json"),
-    rec!("csr-get-failed.json"),
-    rec!("csr-get-pending.json"),
-    rec!("csr-list-fieldselector.json"),
-    rec!("watch-approved.json"),
-    rec!("watch-denied.json"),
-    rec!("watch-failed.json"),
-    rec!("secrets-get-403-anonymous.json"),
-];
 const STATUSES: &[u16] =
     &[200, 201, 401, 403, 404, 405, 406, 408, 409, 410, 422, 429, 500, 501, 503];
-const TOKEN: &str = "hi3rc6.cpoi3m254kzpt12t";
-const T0: i64 = 1_796_208_640; // 2026-12-02T10:50:40Z, the recording
 
 #[derive(Arbitrary, Debug)]
 enum Body {
@@ -86,13 +72,22 @@ enum Ev {
     Poll,
     Advance(u16),
     Respond(Status, Body),
-    Stream { body: Body, cuts: Vec<u16> },
+    /// A response with a `Retry-After` value.
+    Pushback(Status, Vec<u8>, Body),
+    Stream {
+        body: Body,
+        cuts: Vec<u16>,
+    },
     StreamEnd,
     TransportError,
 }
 
 #[derive(Arbitrary, Debug)]
 struct Input {
+    /// The work buffer: the hosts', a microcontroller's, the smallest.
+    work: u8,
+    /// Bit 0: `Expect::prove`; bit 1: the CA is one that did not sign the recorded certificate.
+    prove: u8,
     seed: u64,
     watch: bool,
     generate: bool,
@@ -126,9 +121,22 @@ fn terminal(p: Phase) -> bool {
     matches!(p, Phase::Done | Phase::Failed)
 }
 
+/// The wait's deadline: the engine starts at `T0` with the bootstrap wait.
+const DEADLINE: i64 = T0 + kubeboot::engine::BOOTSTRAP_WAIT_SECS;
+/// The issued-chain region (the agent's `pem` capacity, a microcontroller's).
+const CERT: usize = 1536;
+
+/// Whether the run lets a certificate that chains to no CA through (`Expect::prove`: the agent
+/// then proves it with a review), set once per input.
+static PROVE: AtomicBool = AtomicBool::new(false);
+
+fn expect(ca: &[u8]) -> Expect<'_> {
+    Expect { ca_pem: ca, profile: Profile::Client, prove: PROVE.load(Ordering::Relaxed) }
+}
+
 /// Checks on `Done`; returns whether the engine is terminal.
 fn check_poll(e: &mut Engine, now: i64, delivered: &[(Vec<u8>, i64)], ca: &[u8]) -> bool {
-    let deadline = e.deadline();
+    let deadline = DEADLINE;
     let name = e.csr_name().to_owned();
     match e.poll(now) {
         Action::Done(issued) => {
@@ -139,16 +147,26 @@ fn check_poll(e: &mut Engine, now: i64, delivered: &[(Vec<u8>, i64)], ca: &[u8])
             let mut times =
                 delivered.iter().filter(|(b, _)| b.windows(b64.len()).any(|w| w == b64.as_bytes()));
             assert!(times.clone().next().is_some(), "Done with a certificate never delivered");
-            // It validates at a time it was delivered.
+            // It validates at a time it was delivered (unanchored: all but the path, and only
+            // when asked to let such a certificate through).
+            assert!(issued.anchored || PROVE.load(Ordering::Relaxed), "unanchored, not asked");
             let v = times
                 .find_map(|(_, t)| {
-                    verify::verify_issued(issued.cert_pem, ca, &exp, *t, &mut scratch).ok()
+                    if issued.anchored {
+                        verify::verify_issued(issued.cert_pem, ca, &exp, *t, &mut scratch).ok()
+                    } else {
+                        assert!(
+                            verify::verify_issued(issued.cert_pem, ca, &exp, *t, &mut scratch)
+                                .is_err(),
+                            "a certificate that chains to the CA handed over as unanchored"
+                        );
+                        verify::verify_issued_unanchored(issued.cert_pem, &exp, *t, &mut scratch)
+                            .ok()
+                    }
                 })
                 .expect("Done with a certificate that does not validate");
             assert_eq!(&v, issued.verified);
-            let life = v.not_after - v.not_before;
-            assert!(issued.rotation_deadline >= v.not_before + life * 7 / 10);
-            assert!(issued.rotation_deadline <= v.not_before + life * 9 / 10 + 1);
+            assert!(issued.cert_pem.len() <= CERT);
             assert_eq!(issued.csr_name, name);
             if std::env::var_os("KUBEBOOT_FUZZ_TRACE").is_some() {
                 eprintln!("trace: Done");
@@ -164,10 +182,7 @@ fn check_poll(e: &mut Engine, now: i64, delivered: &[(Vec<u8>, i64)], ca: &[u8])
             assert!(until > now && until <= deadline, "Wait until {until} at {now}");
             false
         }
-        Action::AwaitResponse { until } => {
-            assert!(until <= deadline, "AwaitResponse until {until} after the deadline {deadline}");
-            false
-        }
+        Action::AwaitResponse => false,
         Action::Send(r) => {
             assert!(r.path.starts_with("/apis/certificates.k8s.io/v1/certificatesigningrequests"));
             assert_eq!(r.authorization, Some(concat!("Bearer ", "hi3rc6.cpoi3m254kzpt12t")));
@@ -178,24 +193,28 @@ fn check_poll(e: &mut Engine, now: i64, delivered: &[(Vec<u8>, i64)], ca: &[u8])
     }
 }
 
-fn refused_after_terminal(e: &mut Engine, now: i64) {
+fn refused_after_terminal(e: &mut Engine, now: i64, ca: &[u8]) {
     let before = format!("{e:?}");
-    e.on_response(now, 200, b"{}");
-    assert_eq!(e.on_stream_data(now, b"{}\n"), StreamControl::Close);
-    e.on_stream_end(now);
+    e.on_response(now, 200, &Headers::NONE, b"{}", &expect(ca));
+    assert_eq!(e.on_stream_data(now, b"{}\n", &expect(ca)), StreamControl::Close);
+    e.on_stream_end(now, &expect(ca));
     e.on_transport_error(now);
     assert_eq!(format!("{e:?}"), before);
 }
 
 fuzz_target!(|input: Input| {
     let token = BootstrapToken::parse(TOKEN).unwrap();
-    let ca = rec!("client-ca.pem");
+    PROVE.store(input.prove & 1 != 0, Ordering::Relaxed);
+    let ca = if input.prove & 2 != 0 { rig::other_ca_pem() } else { rec!("client-ca.pem") };
     let mut cfg = Config::bootstrap("rec-1", &token, ca);
     cfg.watch = input.watch;
     if input.generate {
         cfg.naming = Naming::Generate;
     }
-    let mut e: Box<Engine> = Box::default();
+    let mut work =
+        vec![0u8; [32 * 1024, 4096, kubeboot::agent::MIN_RESPONSE][input.work as usize % 3]];
+    let mut cert = vec![0u8; CERT];
+    let mut e = Box::new(Engine::new(&mut work, &mut cert));
     e.start(&cfg, key(), T0, input.seed).unwrap();
     let mut now = T0;
     let mut delivered: Vec<(Vec<u8>, i64)> = Vec::new();
@@ -205,14 +224,18 @@ fuzz_target!(|input: Input| {
         match ev {
             Ev::Poll => {}
             Ev::Advance(s) => now += i64::from(*s),
-            Ev::Respond(st, b) => {
+            Ev::Respond(st, b) | Ev::Pushback(st, _, b) => {
                 let status = match st {
                     Status::Known(i) => STATUSES[*i as usize % STATUSES.len()],
                     Status::Any(s) => *s,
                 };
+                let headers = match ev {
+                    Ev::Pushback(_, ra, _) => Headers::retry_after(Some(ra)),
+                    _ => Headers::NONE,
+                };
                 let b = body(b);
                 let was = format!("{e:?}");
-                e.on_response(now, status, &b);
+                e.on_response(now, status, &headers, &b, &expect(ca));
                 delivered.push((b, now));
                 if !in_request {
                     assert_eq!(format!("{e:?}"), was, "a response out of turn changed the engine");
@@ -229,7 +252,7 @@ fuzz_target!(|input: Input| {
                 for c in cuts {
                     let was = format!("{e:?}");
                     let watching = e.phase() == Phase::Watching;
-                    let r = e.on_stream_data(now, &b[last..c]);
+                    let r = e.on_stream_data(now, &b[last..c], &expect(ca));
                     if !watching {
                         assert_eq!(r, StreamControl::Close);
                         assert_eq!(format!("{e:?}"), was);
@@ -243,21 +266,21 @@ fuzz_target!(|input: Input| {
                 }
                 delivered.push((b, now));
             }
-            Ev::StreamEnd => e.on_stream_end(now),
+            Ev::StreamEnd => e.on_stream_end(now, &expect(ca)),
             Ev::TransportError => e.on_transport_error(now),
         }
         if terminal(before) {
             assert_eq!(e.phase(), before, "left a terminal state");
         }
         if check_poll(&mut e, now, &delivered, ca) {
-            refused_after_terminal(&mut e, now);
+            refused_after_terminal(&mut e, now, ca);
         }
     }
     // Drive to the end with transport errors: must end in bounded polls.
     for i in 0.. {
         assert!(i < 2000, "engine did not end: {:?}", e.phase());
         if check_poll(&mut e, now, &delivered, ca) {
-            refused_after_terminal(&mut e, now);
+            refused_after_terminal(&mut e, now, ca);
             break;
         }
         match e.phase() {

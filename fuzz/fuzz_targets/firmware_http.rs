@@ -5,6 +5,8 @@
 //! Properties:
 //! * nothing panics; a head that reads has a three-digit status; a body that reads fits the
 //!   buffer and has the announced length;
+//! * a head keeps the `Retry-After` value it carried, spaces and tabs trimmed, up to `RETRY_AFTER_MAX`
+//!   bytes (longer: absent), and the agent reads it as it reads the raw value;
 //! * a payload chunked with arbitrary chunk sizes and extensions decodes to itself, however the
 //!   bytes are cut, and the decoder says when the last chunk and trailer went by;
 //! * a request written by `write_request` announces its body's length.
@@ -87,6 +89,9 @@ fuzz_target!(|input: Input| {
     let mut r = Pieces::new(&input.raw, &input.sizes);
     if let Ok(head) = http::read_head(&mut r) {
         assert!((100..=999).contains(&head.status));
+        if let Some(v) = head.retry_after() {
+            assert!(v.len() <= http::RETRY_AFTER_MAX && http::trim_ows(v) == v);
+        }
         let mut buf = vec![0u8; usize::from(input.body_cap % 8192)];
         if let Ok(body) = http::read_body(&mut r, &head, &mut buf) {
             let n = body.len();
@@ -145,6 +150,23 @@ fuzz_target!(|input: Input| {
         r.consume(used);
     }
     assert_eq!(got, sent);
+
+    // The Retry-After value the agent is given.
+    // (Within the head's 512-byte line.)
+    let value: Vec<u8> =
+        input.payload.iter().copied().filter(|b| *b != b'\r' && *b != b'\n').take(256).collect();
+    let mut wire = b"HTTP/1.1 429 Too Many Requests\r\nRetry-After:".to_vec();
+    wire.extend_from_slice(&value);
+    wire.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
+    let head = http::read_head(&mut Pieces::new(&wire, &input.sizes)).expect("a well-formed head");
+    let trimmed = http::trim_ows(&value);
+    if trimmed.len() <= http::RETRY_AFTER_MAX {
+        assert_eq!(head.retry_after(), Some(trimmed));
+        let parse = kubeboot::pushback::parse_retry_after;
+        assert_eq!(parse(head.retry_after().unwrap()), parse(&value));
+    } else {
+        assert_eq!(head.retry_after(), None);
+    }
 
     // A request announces its body's length.
     let mut req = Vec::new();

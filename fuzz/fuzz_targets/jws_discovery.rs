@@ -1,7 +1,12 @@
-//! kubeadm token discovery: `discovery::Discovery` fed cluster-info ConfigMaps, the detached JWS
+//! kubeadm token discovery: the agent's discovery sub-machine (`discovery::Discovery`, internal:
+//! driven as the agent drives it, `Discovery::idle()` + `start`, with the agent's work buffer
+//! lent to `poll` and `on_response`) fed cluster-info ConfigMaps, the detached JWS
 //! (`compute_detached_jws` / `verify_detached_jws`) and the CA pin check (`pin`).
 //!
 //! Input: byte 0 selects the mode, byte 1 holds flags, the rest is the payload.
+//! * mode bits 1-7 pick the work buffer (modulo 3): the hosts' (32 KiB), a microcontroller's
+//!   (4 KiB) or the smallest the agent accepts (2 KiB); discovery keeps the kubeconfig and the CA
+//!   in its two halves, so larger ones are `TooLarge`.
 //! * mode even, **raw**: the payload is the whole response body (status from the flags).
 //! * mode odd, **signed** (structure-aware): the payload is the `kubeconfig` content; the target
 //!   wraps it in a ConfigMap with a *valid* `jws-kubeconfig-hi3rc6` computed by its own HMAC-SHA256
@@ -30,6 +35,7 @@ use kubeboot::discovery::{
 };
 use kubeboot::kubeconfig::Kubeconfig;
 use kubeboot::pin::CaPin;
+use kubeboot::pushback::Headers;
 use kubeboot::token::BootstrapToken;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
@@ -73,8 +79,37 @@ fn configmap(content: &str, jws: Option<&str>) -> Vec<u8> {
     serde_json::to_vec(&json!({ "kind": "ConfigMap", "apiVersion": "v1", "data": data })).unwrap()
 }
 
+/// Discovery with the work buffer the agent lends it.
+struct D {
+    d: Discovery,
+    work: Vec<u8>,
+}
+
+impl D {
+    fn poll(&mut self, now: i64) -> Action<'_> {
+        self.d.poll(now, &self.work)
+    }
+
+    fn on_response(&mut self, now: i64, status: u16, body: &[u8]) {
+        self.d.on_response(now, status, &Headers::NONE, body, &mut self.work);
+    }
+}
+
+impl std::ops::Deref for D {
+    type Target = Discovery;
+    fn deref(&self) -> &Discovery {
+        &self.d
+    }
+}
+
+impl std::ops::DerefMut for D {
+    fn deref_mut(&mut self) -> &mut Discovery {
+        &mut self.d
+    }
+}
+
 /// Drive until the first request and check it.
-fn expect_send(d: &mut Discovery, now: i64, insecure: bool) -> Option<Vec<u8>> {
+fn expect_send(d: &mut D, now: i64, insecure: bool) -> Option<Vec<u8>> {
     match d.poll(now) {
         Action::Send(r) => {
             assert_eq!(r.path, kubeboot::discovery::CLUSTER_INFO_PATH);
@@ -93,7 +128,7 @@ fn expect_send(d: &mut Discovery, now: i64, insecure: bool) -> Option<Vec<u8>> {
 
 /// `on_response` with its outcome as a result: the failure it caused, if any (one error channel:
 /// the failure is also what `poll` reports).
-fn respond(d: &mut Discovery, now: i64, status: u16, body: &[u8]) -> Result<(), Error> {
+fn respond(d: &mut D, now: i64, status: u16, body: &[u8]) -> Result<(), Error> {
     d.on_response(now, status, body);
     match d.failure() {
         Some((e, _)) => {
@@ -104,12 +139,12 @@ fn respond(d: &mut Discovery, now: i64, status: u16, body: &[u8]) -> Result<(), 
     }
 }
 
-fn after_failure(d: &mut Discovery, now: i64, e: Error) {
+fn after_failure(d: &mut D, now: i64, e: Error) {
     assert_eq!(d.phase(), Phase::Failed);
     assert!(matches!(d.poll(now), Action::Failed(x) if x == e));
-    let before = format!("{d:?}");
+    let before = format!("{:?}", d.d);
     d.on_response(now, 200, b"{}");
-    assert_eq!(format!("{d:?}"), before, "a response after the failure changed discovery");
+    assert_eq!(format!("{:?}", d.d), before, "a response after the failure changed discovery");
     d.on_transport_error(now);
     assert!(matches!(d.poll(now + 100_000), Action::Failed(x) if x == e));
 }
@@ -125,7 +160,9 @@ fuzz_target!(|data: &[u8]| {
     cfg.allow_unpinned = flags & 0x40 != 0;
     let pins_used: &[CaPin] = if cfg.allow_unpinned && flags & 0x80 != 0 { &[] } else { &pins };
     cfg.pins = pins_used;
-    let mut d: Box<Discovery> = Box::new(Discovery::new(cfg, T0).unwrap());
+    let work = [32 * 1024, 4096, kubeboot::agent::MIN_RESPONSE][usize::from(mode >> 1) % 3];
+    let mut d = Box::new(D { d: Discovery::idle(), work: vec![0; work] });
+    d.d.start(cfg, T0).unwrap();
 
     let (body, content, sig_ok) = if mode % 2 == 0 {
         (payload.to_vec(), None, None)
@@ -181,9 +218,14 @@ fuzz_target!(|data: &[u8]| {
     let phase = d.phase();
     match &r {
         Err(e) => {
-            // (An empty kubeconfig is refused before the MAC is looked at.)
+            // (An empty kubeconfig is refused before the MAC is looked at, one larger than
+            // half the work buffer is kept nowhere.)
             if sig_ok == Some(false) && content.as_ref().is_some_and(|c| !c.is_empty()) {
-                assert_eq!(*e, Error::JwsInvalid, "a bad MAC must be JwsInvalid");
+                let large = content.as_ref().is_some_and(|c| c.len() > work / 2);
+                assert!(
+                    *e == Error::JwsInvalid || (large && *e == Error::TooLarge),
+                    "a bad MAC must be JwsInvalid: {e:?}"
+                );
             }
             after_failure(&mut d, T0, *e);
             return;

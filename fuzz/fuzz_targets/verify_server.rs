@@ -31,7 +31,10 @@ const NAMES: [&str; 4] = ["node-1.example", "NODE-1.Example.", "10.0.0.7", "::ff
 enum Cert {
     Raw(Vec<u8>),
     /// One of the seeds (0 leaf, 1 intermediate, 2 root), with some bytes set.
-    Seed { which: u8, edits: Vec<(u16, u8)> },
+    Seed {
+        which: u8,
+        edits: Vec<(u16, u8)>,
+    },
 }
 
 impl Cert {
@@ -74,7 +77,9 @@ fn dns_ok(pattern: &str, host: &str) -> bool {
     let pattern = pattern.strip_suffix('.').unwrap_or(pattern).to_ascii_lowercase();
     let host = host.to_ascii_lowercase();
     match pattern.strip_prefix("*.") {
-        Some(rest) => host.split_once('.').is_some_and(|(first, tail)| !first.is_empty() && !rest.is_empty() && tail == rest),
+        Some(rest) => host
+            .split_once('.')
+            .is_some_and(|(first, tail)| !first.is_empty() && !rest.is_empty() && tail == rest),
         None => pattern == host,
     }
 }
@@ -105,7 +110,10 @@ fuzz_target!(|input: Input| {
         Err(_) => return,
     };
     if let ServerName::Dns(d) = name {
-        assert!(d.len() <= 253 && d.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.'));
+        assert!(
+            d.len() <= 253
+                && d.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+        );
     }
     let chain_refs: Vec<&[u8]> = chain.iter().map(Vec::as_slice).collect();
     let ca_refs: Vec<&[u8]> = cas.iter().map(Vec::as_slice).collect();

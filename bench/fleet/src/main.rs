@@ -20,7 +20,7 @@
 //! grows), and a summary on stdout: `fleet: nodes=N ok=K wall_ms=... p50_ms ... vmhwm_kib=...`.
 //! Exit 0 when every node got credentials.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -29,18 +29,29 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
-use kubeboot::agent::{Action, Config, Mode, RequestKind};
-
-/// The node agent with capacities sized to a node that bootstraps its client certificate (the
-/// core's defaults are a host's: 251 KiB; this one is 53 KiB): the engine's work buffer 8 KiB (a
-/// CSR watch event of v1.37.2 is under 4 KiB), each CA bundle and chain 2 KiB (the fleet's are
-/// about 1 KiB), a file step 4 KiB (a pair is under 1.5 KiB, the node kubeconfig under 1 KiB),
-/// paths 512 B, no serving SANs, no discovery. Larger input is a typed `too-large`, never a
-/// truncation, so a node that needed more would say so.
-type Agent = kubeboot::agent::Agent<8192, 2048, 4096, 512, 0, 0>;
-use kubeboot::engine::{Method, StreamControl};
+use kubeboot::agent::{
+    Action, Agent, Capacities, Config, FileStep, Method, Mode, RequestKind, StreamControl,
+};
+use kubeboot::error::StoreErrorKind;
 use kubeboot::pushback::{self, Headers};
 use kubeboot::store::FileSteps;
+use zeroize::Zeroizing;
+
+/// Each node's agent capacities, sized to a node that bootstraps its client certificate (the
+/// hosts' `Capacities::HOST` take 251 KiB of memory): the work buffer 8 KiB (a CSR watch event
+/// of v1.37.2 is under 4 KiB), each CA bundle and chain 2 KiB (the fleet's are about 1 KiB), the
+/// node's key its SEC1 PEM (software P-256), a file step 4 KiB (a pair is under 1.5 KiB, the
+/// node kubeconfig under 1 KiB), paths 512 B, no serving DNS names. Larger input is a typed
+/// `too-large`, never a truncation, so a node that needed more would say so. Each node's agent
+/// is `size_of::<Agent>()` plus a block of `CAPS.memory_len()` bytes its task owns.
+const CAPS: Capacities = Capacities {
+    response: 8192,
+    pem: 2048,
+    key: kubeboot::key::SEC1_PEM_LEN,
+    file: 4096,
+    path: 512,
+    serving_dns: 0,
+};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 
@@ -207,7 +218,7 @@ async fn connect(shared: &Shared, r: &Req) -> Result<Conn, String> {
 async fn exchange(
     shared: &Shared,
     conn: &mut Option<Conn>,
-    agent: &mut Agent,
+    agent: &mut Agent<'_>,
     mut r: Req,
     out: &mut Outcome,
     not_before: &mut Option<Instant>,
@@ -299,7 +310,7 @@ async fn exchange(
             if let Some(secs) = pushback::asked(status, &headers) {
                 *not_before = Some(Instant::now() + Duration::from_secs(u64::from(secs)));
             }
-            agent.on_http_response_with(unix_now(), status, &headers, &bytes);
+            agent.on_http_response(unix_now(), status, &headers, &bytes);
         }
         Ok(Err(e)) => {
             *conn = None;
@@ -316,8 +327,68 @@ async fn exchange(
     }
 }
 
+/// A file step for the blocking pool: the agent's [`FileStep`] with its strings and bytes copied
+/// out of the agent's memory (which stays with the node's task).
+struct Step {
+    /// [`FileStep::name`].
+    name: &'static str,
+    /// The step's paths in the order of its fields (`dir`, `prefix` for `recover`; `current`,
+    /// `updated`, `target` for `swap-current`; `path` for the others).
+    paths: [String; 3],
+    /// What it writes (may be secret).
+    data: Zeroizing<Vec<u8>>,
+}
+
+impl Step {
+    fn of(step: &FileStep<'_>) -> Step {
+        let (paths, data): ([&str; 3], &[u8]) = match *step {
+            FileStep::Recover { dir, prefix } => ([dir, prefix, ""], &[]),
+            FileStep::SwapCurrent { current, updated, target } => ([current, updated, target], &[]),
+            FileStep::WriteKeyCache { path, pem: data }
+            | FileStep::WritePair { path, content: data }
+            | FileStep::WriteKubeconfig { path, content: data }
+            | FileStep::WriteCa { path, content: data }
+            | FileStep::WriteBootstrapKubeconfig { path, content: data } => ([path, "", ""], data),
+            _ => ([step.path(), "", ""], &[]),
+        };
+        Step {
+            name: step.name(),
+            paths: paths.map(str::to_owned),
+            data: Zeroizing::new(data.into()),
+        }
+    }
+
+    /// The step again, borrowing this copy (`None` for a step this driver does not know).
+    fn view(&self) -> Option<FileStep<'_>> {
+        let [a, b, c] = &self.paths;
+        let data = &self.data[..];
+        Some(match self.name {
+            "recover" => FileStep::Recover { dir: a, prefix: b },
+            "create-dir" => FileStep::CreateDir { path: a },
+            "write-key-cache" => FileStep::WriteKeyCache { path: a, pem: data },
+            "write-pair" => FileStep::WritePair { path: a, content: data },
+            "swap-current" => FileStep::SwapCurrent { current: a, updated: b, target: c },
+            "write-kubeconfig" => FileStep::WriteKubeconfig { path: a, content: data },
+            "write-ca" => FileStep::WriteCa { path: a, content: data },
+            "write-bootstrap-kubeconfig" => {
+                FileStep::WriteBootstrapKubeconfig { path: a, content: data }
+            }
+            "remove-key-cache" => FileStep::RemoveKeyCache { path: a },
+            "remove-dir" => FileStep::RemoveDir { path: a },
+            _ => return None,
+        })
+    }
+}
+
+/// What the blocking pool did.
+enum Done {
+    Read(Result<Zeroizing<Vec<u8>>, StoreErrorKind>),
+    File(Result<(), StoreErrorKind>),
+}
+
 enum Next {
-    Files,
+    Read(String, usize),
+    File(Step),
     Entropy(usize),
     Http(Req),
     Sleep(i64),
@@ -326,9 +397,10 @@ enum Next {
     Failed(String),
 }
 
-fn next(agent: &mut Agent, now: i64) -> Next {
+fn next(agent: &mut Agent<'_>, now: i64) -> Next {
     match agent.poll(now) {
-        Action::Read(_) | Action::File(_) => Next::Files,
+        Action::Read(r) => Next::Read(r.path.to_owned(), r.max_len),
+        Action::File(step) => Next::File(Step::of(&step)),
         Action::Entropy { len } => Next::Entropy(len),
         Action::Http(h) => {
             let mut headers =
@@ -359,6 +431,22 @@ fn next(agent: &mut Agent, now: i64) -> Next {
     }
 }
 
+/// Run a read or a file step on the blocking pool (the crate's crash-safe store) and answer the
+/// agent with its outcome.
+async fn files(
+    agent: &mut Agent<'_>,
+    work: impl FnOnce() -> Done + Send + 'static,
+) -> Result<(), String> {
+    let done = tokio::task::spawn_blocking(work).await.map_err(|e| format!("file step: {e}"))?;
+    let now = unix_now();
+    match done {
+        Done::Read(Ok(bytes)) => agent.on_read(now, Ok(&bytes)),
+        Done::Read(Err(kind)) => agent.on_read(now, Err(kind)),
+        Done::File(result) => agent.on_file_done(now, result),
+    }
+    Ok(())
+}
+
 async fn node(shared: Arc<Shared>, args: Arc<Args>, i: usize) -> (String, Outcome) {
     let name = format!("{}-{i}", args.prefix);
     let dir = args.dir.join(&name);
@@ -373,7 +461,15 @@ async fn node(shared: Arc<Shared>, args: Arc<Args>, i: usize) -> (String, Outcom
         out.failure = format!("entropy: {e}");
         return (name, out);
     }
-    let mut agent: Box<Agent> = Box::default();
+    // The agent over the node's memory (the task owns both).
+    let mut memory = vec![0u8; CAPS.memory_len()];
+    let mut agent = match Agent::new(&mut memory, &CAPS) {
+        Ok(a) => a,
+        Err(e) => {
+            out.failure = e.name().to_owned();
+            return (name, out);
+        }
+    };
     let mut cfg = Config::new("fleet", &wd, &kc, &pki);
     cfg.node_name = Some(&name);
     cfg.bootstrap_kubeconfig = Some(&args.bootstrap);
@@ -390,20 +486,30 @@ async fn node(shared: Arc<Shared>, args: Arc<Args>, i: usize) -> (String, Outcom
     let mut not_before = None;
     loop {
         match next(&mut agent, unix_now()) {
-            Next::Files => {
+            Next::Read(path, max_len) => {
                 let s = shared.clone();
-                agent = match tokio::task::spawn_blocking(move || {
-                    let _ = s.files.perform(&mut agent, unix_now());
-                    agent
-                })
-                .await
-                {
-                    Ok(a) => a,
-                    Err(e) => {
-                        out.failure = format!("file step: {e}");
-                        break;
-                    }
+                let read = move || {
+                    Done::Read(
+                        s.files.read(Path::new(&path), max_len).map_err(|e| e.reported_kind()),
+                    )
                 };
+                if let Err(e) = files(&mut agent, read).await {
+                    out.failure = e;
+                    break;
+                }
+            }
+            Next::File(step) => {
+                let s = shared.clone();
+                let execute = move || {
+                    Done::File(match step.view() {
+                        Some(v) => s.files.execute(&v).map_err(|e| e.reported_kind()),
+                        None => Err(StoreErrorKind::Io),
+                    })
+                };
+                if let Err(e) = files(&mut agent, execute).await {
+                    out.failure = e;
+                    break;
+                }
             }
             Next::Entropy(len) => {
                 let mut b = vec![0u8; len];
@@ -542,7 +648,7 @@ fn main() {
         percentile(&ttcs, 50),
         percentile(&ttcs, 90),
         percentile(&ttcs, 99),
-        std::mem::size_of::<Agent>(),
+        std::mem::size_of::<Agent>() + CAPS.memory_len(),
     );
     std::process::exit(if ok == args.count { 0 } else { 1 });
 }

@@ -91,7 +91,7 @@ pub use server::{
     ECDSA_SECP256R1_SHA256, ECDSA_SECP384R1_SHA384, ServerKey, ServerName, verify_server_der,
 };
 use signature::*;
-pub(crate) use signature::{IssuerKey, rsa_key_decodes, signature_verdict};
+pub(crate) use signature::{IssuerKey, rsa_key_decodes, rsa_modulus_bits, signature_verdict};
 
 /// The verification error for DER that does not parse.
 fn malformed() -> VerifyError {

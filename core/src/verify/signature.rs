@@ -256,6 +256,16 @@ pub(crate) fn rsa_key_decodes(key: &[u8]) -> bool {
     two_uints(key).is_some()
 }
 
+/// The bit length of a modulus magnitude (leading zero bits of its first byte left out).
+fn modulus_bits(n: &[u8]) -> usize {
+    (n.len() * 8).saturating_sub(n.first().map_or(8, |b| b.leading_zeros() as usize))
+}
+
+/// The modulus size in bits of an RSAPublicKey, if it parses.
+pub(crate) fn rsa_modulus_bits(key: &[u8]) -> Option<usize> {
+    two_uints(key).map(|(n, _)| modulus_bits(n))
+}
+
 /// Parse the RSAPublicKey, enforce the `min_bits`–4096-bit range (else unsupported), then let the
 /// backend check the signature.
 pub(super) fn verify_rsa(
@@ -279,8 +289,7 @@ pub(super) fn verify_rsa(
     let Some((n, e)) = two_uints(key) else {
         return Verdict::Invalid;
     };
-    let bits = (n.len() * 8).saturating_sub(n.first().map_or(8, |b| b.leading_zeros() as usize));
-    if !(min_bits..=4096).contains(&bits) {
+    if !(min_bits..=4096).contains(&modulus_bits(n)) {
         return Verdict::Unsupported;
     }
     verifier.rsa_pkcs1(n, e, hash, tbs, sig)

@@ -100,12 +100,12 @@ pub fn run(a: CsrArgs) -> CmdResult {
     if let Some(CsrSub::Check(c)) = a.check {
         return crate::cmd_verify::csr_check(c);
     }
-    let key_arg = a.key.ok_or_else(|| Rejected("--key is required".into()))?;
-    let node_name = a.node_name.ok_or_else(|| Rejected("--node-name is required".into()))?;
+    let key_arg = a.key.ok_or_else(|| Rejected::from("--key is required"))?;
+    let node_name = a.node_name.ok_or_else(|| Rejected::from("--node-name is required"))?;
     let signer = match devkey::KeyArg::parse(&key_arg)? {
         devkey::KeyArg::File(path) => {
             let key = NodeKey::from_pem(&files::read(&path)?)
-                .map_err(|e| Rejected(format!("{}: {e}", path.display())))?;
+                .map_err(|e| Rejected::from(format!("{}: {e}", path.display())))?;
             // Host backend: the signature is ring's (hedged random nonce, so the CSR bytes vary
             // between runs; the to-be-signed part does not).
             std::sync::Arc::new(RingSigner::from_node_key(&key)?) as kubeboot_hwkey::SharedSigner
@@ -115,7 +115,7 @@ pub fn run(a: CsrArgs) -> CmdResult {
     let key = &*signer;
     let ips =
         a.ip.iter()
-            .map(|s| kubeboot::csr::parse_ip(s).map_err(|e| Rejected(format!("{s}: {e}"))))
+            .map(|s| kubeboot::csr::parse_ip(s).map_err(|e| Rejected::from(format!("{s}: {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
     let dns: Vec<&str> = a.dns.iter().map(String::as_str).collect();
     let serving = a.serving.then_some((dns.as_slice(), ips.as_slice()));

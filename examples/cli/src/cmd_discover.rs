@@ -1,15 +1,15 @@
-//! `kubeboot discover`: kubeadm-style token discovery (cluster-info JWS + CA pin).
+//! `kubeboot discover`: kubeadm-style token discovery (cluster-info JWS + CA pin), the core's
+//! agent in its discovery mode run by the runtime.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use kubeboot::agent::{Agent, Capacities, Config, DiscoveryConfig, Mode};
-use kubeboot::pin::CaPin;
+use kubeboot::agent::Mode;
 use kubeboot::token::BootstrapToken;
+use kubeboot_runtime::{Discovery, Runtime, Settings};
 
-use crate::cmd_bootstrap::text;
-use crate::metrics_out::MetricsOut;
-use crate::{CmdResult, Rejected, files};
+use crate::CmdResult;
+use crate::cmd_bootstrap::{daemon_options, duration, pins};
 
 /// Arguments of `kubeboot discover`.
 #[derive(Args)]
@@ -34,36 +34,20 @@ pub struct DiscoverArgs {
     out: PathBuf,
 }
 
-/// Run `kubeboot discover`: the core's agent in its discovery mode (the same decisions and
-/// lines as discovery before a bootstrap), driven by the CLI's I/O loop.
+/// Run `kubeboot discover`: the same decisions and lines as discovery before a bootstrap.
 pub fn run(a: DiscoverArgs) -> CmdResult {
-    let token = BootstrapToken::parse(&a.token)?;
-    let pins = a
-        .ca_cert_hash
-        .iter()
-        .map(|p| CaPin::parse(p).map_err(|e| Rejected(format!("--ca-cert-hash {p:?}: {e}"))))
-        .collect::<Result<Vec<_>, _>>()?;
-    let cwd = std::env::current_dir()?;
-    let cwd = text(&cwd)?;
-    let out = text(&a.out)?;
+    let pins = pins("--ca-cert-hash", &a.ca_cert_hash)?;
     // (no node kubeconfig or cert dir is read or written in this mode)
-    let mut c = Config::new("rust", cwd, out, cwd);
-    c.bootstrap_kubeconfig = Some(out);
-    c.discovery = Some(DiscoveryConfig {
-        server: &a.server,
-        token: &token,
-        pins: &pins,
+    let mut s = Settings::new("rust", &a.out, ".");
+    s.bootstrap_kubeconfig = Some(a.out.clone());
+    s.discovery = Some(Discovery {
+        server: a.server.clone(),
+        token: BootstrapToken::parse(&a.token)?,
         allow_unpinned: a.unsafe_skip_ca_verification && pins.is_empty(),
-        timeout_secs: crate::cmd_token::parse_duration(&a.timeout)?,
+        pins,
+        timeout_secs: duration("--timeout", &a.timeout)?,
     });
-    c.mode = Mode::Discover;
-    let mut seed = [0u8; 8];
-    files::os_entropy(&mut seed)?;
-    c.seed = u64::from_le_bytes(seed);
-    c.verifier = &kubeboot::backend::ring::Ring;
-    let mut memory = vec![0u8; Capacities::HOST.memory_len()];
-    let mut agent = Agent::new(&mut memory, &Capacities::HOST)?;
-    agent.start(&c).map_err(|e| Rejected(format!("{}: {e}", e.name())))?;
-    let mut out = MetricsOut::start(None, None)?;
-    crate::cmd_bootstrap::drive(&mut agent, &mut out, kubeboot_hwkey::Devices::default())
+    s.mode = Mode::Discover;
+    Runtime::new(s, daemon_options()).run_blocking()?;
+    Ok(())
 }

@@ -45,7 +45,7 @@ pub fn run(cmd: KeyCommand) -> CmdResult {
             let n = key.to_sec1_pem(&mut pem[..])?;
             files::write_private(&out, &pem[..n], force)
         }
-        KeyCommand::Generate { .. } => Err(Rejected("--out or --key is required".into())),
+        KeyCommand::Generate { .. } => Err(Rejected::from("--out or --key is required")),
     }
 }
 
@@ -54,39 +54,40 @@ fn generate_in_device(key: &str, tcti: Option<&str>, force: bool) -> CmdResult {
     let devices = devkey::devices(tcti);
     match devkey::KeyArg::parse(key)? {
         devkey::KeyArg::Pkcs11(uri) => {
-            let parsed = Pkcs11Uri::parse(&uri).map_err(|e| Rejected(format!("{uri}: {e}")))?;
-            let label = parsed
-                .object
-                .ok_or_else(|| Rejected(format!("--key {uri}: name the new key with object=")))?;
+            let parsed =
+                Pkcs11Uri::parse(&uri).map_err(|e| Rejected::from(format!("{uri}: {e}")))?;
+            let label = parsed.object.ok_or_else(|| {
+                Rejected::from(format!("--key {uri}: name the new key with object="))
+            })?;
             let mut buf = vec![0u8; label.len()];
             let label = String::from_utf8_lossy(
                 kubeboot::keyref::decode_value(label, &mut buf)
-                    .map_err(|e| Rejected(format!("{uri}: {e}")))?,
+                    .map_err(|e| Rejected::from(format!("{uri}: {e}")))?,
             )
             .into_owned();
             if parsed.id.is_some() || parsed.object_type.is_some_and(|t| t != "private") {
-                return Err(Rejected(format!(
+                return Err(Rejected::from(format!(
                     "--key {uri}: the token chooses the id; give object= only"
                 )));
             }
             if kubeboot_hwkey::pkcs11::Pkcs11Key::open(&parsed).is_ok() && !force {
-                return Err(Rejected(format!("{uri}: exists (use --force to make another)")));
+                return Err(Rejected::from(format!("{uri}: exists (use --force to make another)")));
             }
             let device = device_of(&uri);
             let device =
-                Pkcs11Uri::parse(&device).map_err(|e| Rejected(format!("{device}: {e}")))?;
+                Pkcs11Uri::parse(&device).map_err(|e| Rejected::from(format!("{device}: {e}")))?;
             let made = kubeboot_hwkey::pkcs11::generate(&device, &label)
-                .map_err(|e| Rejected(e.to_string()))?;
+                .map_err(|e| Rejected::from(e.to_string()))?;
             let mut scratch = vec![0u8; made.reference.len()];
             let uri = kubeboot::keyref::pkcs11_uri_of(&made.reference, &mut scratch)?;
             println!("{uri}");
             Ok(())
         }
         devkey::KeyArg::Tpm(path) if !path.as_os_str().is_empty() => {
-            let made = devices.generate("tpm", "").map_err(|e| Rejected(e.to_string()))?;
+            let made = devices.generate("tpm", "").map_err(|e| Rejected::from(e.to_string()))?;
             files::write_private(&path, &made.reference, force)
         }
-        _ => Err(Rejected(format!("--key {key}: give pkcs11:...;object=LABEL or tpm:FILE"))),
+        _ => Err(Rejected::from(format!("--key {key}: give pkcs11:...;object=LABEL or tpm:FILE"))),
     }
 }
 

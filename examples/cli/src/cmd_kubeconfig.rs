@@ -56,7 +56,7 @@ fn write_kubeconfig(
     bootstrap: &kubecfg::Loaded,
     cert_dir: &std::path::Path,
 ) -> CmdResult {
-    let cert_dir = std::path::absolute(cert_dir).map_err(|e| Rejected(e.to_string()))?;
+    let cert_dir = std::path::absolute(cert_dir).map_err(|e| Rejected::from(e.to_string()))?;
     let ca_file = bootstrap.ca_file.as_ref().map(|p| p.to_string_lossy().into_owned());
     let cfg = NodeKubeconfig {
         server: &bootstrap.server,

@@ -59,11 +59,11 @@ fn check<'a>(agent: &'a mut Agent<'_>, c: &Config<'_>) -> Result<Status<'a>, Rej
             }
             Action::Event(_) => {}
             Action::Done(_) => break,
-            Action::Failed(f) => return Err(Rejected(format!("{}: {}", f.error, f.detail))),
-            other => return Err(Rejected(format!("status: unexpected action {other:?}"))),
+            Action::Failed(f) => return Err(Rejected::from(format!("{}: {}", f.error, f.detail))),
+            other => return Err(Rejected::from(format!("status: unexpected action {other:?}"))),
         }
     }
-    agent.status().ok_or_else(|| Rejected("status: no status after the check".into()))
+    agent.status().ok_or_else(|| Rejected::from("status: no status after the check"))
 }
 
 /// `kubeadm`'s `Jan 02, 2006 15:04 UTC`.
@@ -224,7 +224,7 @@ pub fn run(a: StatusArgs) -> CmdResult {
             .filter(|r| r.check.valid.is_none() && (r.name == "client" || serving_bad))
             .map(|r| r.name)
             .collect();
-        return Err(Rejected(format!("not usable: {}", bad.join(", "))));
+        return Err(Rejected::from(format!("not usable: {}", bad.join(", "))));
     }
     Ok(())
 }

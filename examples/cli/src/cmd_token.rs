@@ -42,37 +42,6 @@ pub enum TokenCommand {
     },
 }
 
-/// Parse a Go-style duration made of `<number><unit>` parts (`h`, `m`, `s`) into seconds.
-pub fn parse_duration(s: &str) -> Result<i64, Rejected> {
-    let bad = || Rejected(format!("invalid duration {s:?} (use e.g. 24h, 90m, 1h30m, 0)"));
-    if s == "0" {
-        return Ok(0);
-    }
-    let mut total: i64 = 0;
-    let mut num = String::new();
-    let mut saw_part = false;
-    for c in s.chars() {
-        if c.is_ascii_digit() {
-            num.push(c);
-            continue;
-        }
-        let unit = match c {
-            'h' => 3600,
-            'm' => 60,
-            's' => 1,
-            _ => return Err(bad()),
-        };
-        let n: i64 = num.parse().map_err(|_| bad())?;
-        total = n.checked_mul(unit).and_then(|v| total.checked_add(v)).ok_or_else(bad)?;
-        num.clear();
-        saw_part = true;
-    }
-    if !num.is_empty() || !saw_part {
-        return Err(bad());
-    }
-    Ok(total)
-}
-
 /// Run a token subcommand.
 pub fn run(cmd: TokenCommand) -> CmdResult {
     let mut out = std::io::stdout().lock();
@@ -95,11 +64,11 @@ pub fn run(cmd: TokenCommand) -> CmdResult {
             let expiration = match expiration {
                 Some(e) => Some(
                     rfc3339::parse(&e)
-                        .map_err(|err| Rejected(format!("--expiration {e:?}: {err}")))?,
+                        .map_err(|err| Rejected::from(format!("--expiration {e:?}: {err}")))?,
                 ),
-                None => match parse_duration(&ttl)? {
+                None => match crate::cmd_bootstrap::duration("--ttl", &ttl)? {
                     0 => None,
-                    secs if secs < 0 => return Err(Rejected("--ttl must not be negative".into())),
+                    secs if secs < 0 => return Err(Rejected::from("--ttl must not be negative")),
                     secs => Some(unix_now().saturating_add(secs)),
                 },
             };
@@ -125,20 +94,4 @@ pub fn run(cmd: TokenCommand) -> CmdResult {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("24h").unwrap(), 86400);
-        assert_eq!(parse_duration("1h30m").unwrap(), 5400);
-        assert_eq!(parse_duration("90s").unwrap(), 90);
-        assert_eq!(parse_duration("0").unwrap(), 0);
-        for bad in ["", "h", "10", "1d", "-1h", "1h-", "99999999999999999999h"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
 }

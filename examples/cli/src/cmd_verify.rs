@@ -98,27 +98,27 @@ pub fn run(a: VerifyArgs) -> CmdResult {
     let ca = files::read(&a.ca)?;
     let spki: Vec<u8> = match (&a.key, &a.csr) {
         (Some(k), _) => NodeKey::from_pem(&files::read(k)?)
-            .map_err(|e| Rejected(format!("{}: {e}", k.display())))?
+            .map_err(|e| Rejected::from(format!("{}: {e}", k.display())))?
             .public_key_spki()
             .to_vec(),
         (None, Some(c)) => {
             let pem = files::read(c)?;
             let mut scratch = vec![0u8; pem.len()];
             let req = CertificateRequest::from_pem(&pem, &mut scratch)
-                .map_err(|e| Rejected(format!("{}: {e}", c.display())))?;
+                .map_err(|e| Rejected::from(format!("{}: {e}", c.display())))?;
             req.spki_der().to_vec()
         }
-        (None, None) => return Err(Rejected("--key or --csr is required".into())),
+        (None, None) => return Err(Rejected::from("--key or --csr is required")),
     };
     let ips =
         a.ip.iter()
-            .map(|s| kubeboot::csr::parse_ip(s).map_err(|e| Rejected(format!("{s}: {e}"))))
+            .map(|s| kubeboot::csr::parse_ip(s).map_err(|e| Rejected::from(format!("{s}: {e}"))))
             .collect::<Result<Vec<IpAddr>, _>>()?;
     let dns: Vec<&str> = a.dns.iter().map(String::as_str).collect();
     let profile =
         if a.serving { Profile::Serving { dns: &dns, ips: &ips } } else { Profile::Client };
     let now = match &a.now {
-        Some(t) => rfc3339::parse(t).map_err(|e| Rejected(format!("--now {t:?}: {e}")))?,
+        Some(t) => rfc3339::parse(t).map_err(|e| Rejected::from(format!("--now {t:?}: {e}")))?,
         None => unix_now(),
     };
     let expected = Expected { node_name: &a.node_name, public_key: &spki, profile };
@@ -167,7 +167,7 @@ pub fn run(a: VerifyArgs) -> CmdResult {
                 )?;
                 out.flush()?;
             }
-            Err(Rejected(format!("certificate rejected: {detail}")))
+            Err(Rejected::from(format!("certificate rejected: {detail}")))
         }
     }
 }
@@ -186,11 +186,11 @@ pub fn ca_hash(a: CaHashArgs) -> CmdResult {
     let mut scratch = vec![0u8; pem.len()];
     let mut lines = Vec::new();
     for pin in kubeboot::pin::pins_of_pem(&pem, &mut scratch) {
-        let pin = pin.map_err(|e| Rejected(format!("{}: {e}", a.ca.display())))?;
+        let pin = pin.map_err(|e| Rejected::from(format!("{}: {e}", a.ca.display())))?;
         lines.push(pin.to_string());
     }
     if lines.is_empty() {
-        return Err(Rejected(format!("{}: no CERTIFICATE block", a.ca.display())));
+        return Err(Rejected::from(format!("{}: no CERTIFICATE block", a.ca.display())));
     }
     let mut out = std::io::stdout().lock();
     for l in lines {
@@ -236,7 +236,7 @@ pub fn csr_check(a: CsrCheckArgs) -> CmdResult {
         a.expiration_seconds,
         &mut scratch,
     )
-    .map_err(|e| Rejected(format!("CSR rejected: {e}")))?;
+    .map_err(|e| Rejected::from(format!("CSR rejected: {e}")))?;
     writeln!(std::io::stdout().lock(), "ok: acceptable for {}", a.signer)?;
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use kubeboot::keyref::{Device, Pkcs11Uri};
+use kubeboot::keyref::Pkcs11Uri;
 use kubeboot_hwkey::{Devices, SharedSigner};
 
 use crate::{Rejected, files};
@@ -24,40 +24,13 @@ impl KeyArg {
     /// before any device is touched.
     pub fn parse(text: &str) -> Result<KeyArg, Rejected> {
         if text.starts_with("pkcs11:") {
-            Pkcs11Uri::parse(text).map_err(|e| Rejected(format!("--key {text}: {e}")))?;
+            Pkcs11Uri::parse(text).map_err(|e| Rejected::from(format!("--key {text}: {e}")))?;
             Ok(KeyArg::Pkcs11(text.to_owned()))
         } else if let Some(path) = text.strip_prefix("tpm:") {
             Ok(KeyArg::Tpm(path.into()))
         } else {
             Ok(KeyArg::File(text.into()))
         }
-    }
-
-    /// For the agent commands: where new keys are made (`tpm`, or the token's URI without an
-    /// object), or `None` for software keys. A file is refused: the agent makes its own keys.
-    pub fn device(&self) -> Result<Option<String>, Rejected> {
-        let name = match self {
-            KeyArg::File(p) => {
-                return Err(Rejected(format!(
-                    "--key {}: the agent makes its own keys; give a device (pkcs11:... or tpm:) or no --key",
-                    p.display()
-                )));
-            }
-            KeyArg::Tpm(p) if !p.as_os_str().is_empty() => {
-                return Err(Rejected(format!(
-                    "--key tpm:{}: the agent keeps its TPM keys in the cert dir; give --key tpm:",
-                    p.display()
-                )));
-            }
-            KeyArg::Tpm(_) => "tpm".to_owned(),
-            KeyArg::Pkcs11(uri) => uri.clone(),
-        };
-        Device::parse(&name).map_err(|e| {
-            Rejected(format!(
-                "--key {name}: {e} (a device names token= and module-path=, no object)"
-            ))
-        })?;
-        Ok(Some(name))
     }
 }
 
@@ -73,11 +46,12 @@ pub fn open(arg: &KeyArg, devices: &Devices) -> Result<SharedSigner, Rejected> {
         KeyArg::File(p) => files::read(p)?,
         KeyArg::Tpm(p) => files::read(p)?,
         KeyArg::Pkcs11(uri) => {
-            let parsed = Pkcs11Uri::parse(uri).map_err(|e| Rejected(format!("{uri}: {e}")))?;
+            let parsed =
+                Pkcs11Uri::parse(uri).map_err(|e| Rejected::from(format!("{uri}: {e}")))?;
             let key = kubeboot_hwkey::pkcs11::Pkcs11Key::open(&parsed)
-                .map_err(|e| Rejected(e.to_string()))?;
+                .map_err(|e| Rejected::from(e.to_string()))?;
             return Ok(std::sync::Arc::new(key));
         }
     };
-    devices.open(&reference).map_err(|e| Rejected(e.to_string()))
+    devices.open(&reference).map_err(|e| Rejected::from(e.to_string()))
 }

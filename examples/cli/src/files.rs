@@ -14,20 +14,21 @@ pub fn os_entropy(buf: &mut [u8]) -> kubeboot::Result<()> {
 
 /// Read a whole file, naming it in the error.
 pub fn read(path: &Path) -> Result<Vec<u8>, Rejected> {
-    fs::read(path).map_err(|e| Rejected(format!("{}: {e}", path.display())))
+    fs::read(path).map_err(|e| Rejected::from(format!("{}: {e}", path.display())))
 }
 
 /// Write `data` to `path` with mode 0600. Without `force` an existing file is an error and is
 /// left alone; with `force` the new content replaces it atomically (temp file, fsync, rename).
 pub fn write_private(path: &Path, data: &[u8], force: bool) -> Result<(), Rejected> {
-    let fail = |e: std::io::Error| Rejected(format!("{}: {e}", path.display()));
+    let fail = |e: std::io::Error| Rejected::from(format!("{}: {e}", path.display()));
     if !force {
         let mut f =
             OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).map_err(
                 |e| match e.kind() {
-                    std::io::ErrorKind::AlreadyExists => {
-                        Rejected(format!("{}: exists (use --force to replace it)", path.display()))
-                    }
+                    std::io::ErrorKind::AlreadyExists => Rejected::from(format!(
+                        "{}: exists (use --force to replace it)",
+                        path.display()
+                    )),
                     _ => fail(e),
                 },
             )?;
@@ -38,8 +39,9 @@ pub fn write_private(path: &Path, data: &[u8], force: bool) -> Result<(), Reject
         return Ok(());
     }
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name =
-        path.file_name().ok_or_else(|| Rejected(format!("{}: not a file path", path.display())))?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| Rejected::from(format!("{}: not a file path", path.display())))?;
     let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
     let result = (|| {
         let mut f: File = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;

@@ -33,14 +33,16 @@ pub struct Loaded {
 
 fn text(s: Scalar<'_>) -> Result<String, Rejected> {
     let mut buf = vec![0u8; s.decoded_len().max(1)];
-    Ok(s.decode_into(&mut buf).map_err(|e| Rejected(format!("kubeconfig value: {e}")))?.to_owned())
+    Ok(s.decode_into(&mut buf)
+        .map_err(|e| Rejected::from(format!("kubeconfig value: {e}")))?
+        .to_owned())
 }
 
 fn data(s: Scalar<'_>) -> Result<Vec<u8>, Rejected> {
     let mut buf = vec![0u8; s.decoded_len() + 3];
     let n = s
         .decode_base64_into(&mut buf)
-        .map_err(|e| Rejected(format!("kubeconfig base64 data: {e}")))?
+        .map_err(|e| Rejected::from(format!("kubeconfig base64 data: {e}")))?
         .len();
     buf.truncate(n);
     Ok(buf)
@@ -54,12 +56,13 @@ fn path_of(s: Scalar<'_>, base: &Path) -> Result<PathBuf, Rejected> {
 /// Load and resolve a kubeconfig file.
 pub fn load(path: &Path) -> Result<Loaded, Rejected> {
     let bytes = files::read(path)?;
-    let fail =
-        |e: kubeboot::Error| Rejected(format!("{}: unusable kubeconfig: {e}", path.display()));
+    let fail = |e: kubeboot::Error| {
+        Rejected::from(format!("{}: unusable kubeconfig: {e}", path.display()))
+    };
     let kc = Kubeconfig::parse(&bytes).map_err(fail)?;
     let r = kc.resolve().map_err(fail)?;
-    let abs =
-        std::path::absolute(path).map_err(|e| Rejected(format!("{}: {e}", path.display())))?;
+    let abs = std::path::absolute(path)
+        .map_err(|e| Rejected::from(format!("{}: {e}", path.display())))?;
     let base = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
     let (ca_pem, ca_file) = match r.cluster.ca_source() {
         Source::Data(d) => (Some(data(d)?), None),
@@ -71,7 +74,7 @@ pub fn load(path: &Path) -> Result<Loaded, Rejected> {
     };
     let insecure = r.cluster.insecure_skip_tls_verify;
     if insecure && ca_pem.is_some() {
-        return Err(Rejected(format!(
+        return Err(Rejected::from(format!(
             "{}: specifying a root certificates file with the insecure flag is not allowed",
             path.display()
         )));
@@ -82,7 +85,7 @@ pub fn load(path: &Path) -> Result<Loaded, Rejected> {
             let p = path_of(f, &base)?;
             let raw = Zeroizing::new(files::read(&p)?);
             let s = std::str::from_utf8(&raw)
-                .map_err(|_| Rejected(format!("{}: not UTF-8", p.display())))?;
+                .map_err(|_| Rejected::from(format!("{}: not UTF-8", p.display())))?;
             Some(Zeroizing::new(s.trim().to_owned()))
         }
         _ => None,
@@ -101,7 +104,7 @@ pub fn load(path: &Path) -> Result<Loaded, Rejected> {
         Source::None => None,
     };
     if client_cert_pem.is_some() != client_key_pem.is_some() {
-        return Err(Rejected(format!(
+        return Err(Rejected::from(format!(
             "{}: client certificate without key (or key without certificate)",
             path.display()
         )));

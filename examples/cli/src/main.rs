@@ -1,7 +1,7 @@
 //! `kubeboot` — the command-line face of the kubeboot library.
 //!
 //! Exit codes: 0 success / accepted, 1 input rejected (one-line reason on stderr),
-//! 2 usage error (clap's own).
+//! 2 usage error (clap's own, or a flag value the core's grammar refuses: its one line).
 
 mod cmd_bootstrap;
 mod cmd_csr;
@@ -13,13 +13,13 @@ mod cmd_kubeconfig;
 mod cmd_status;
 mod cmd_token;
 mod cmd_verify;
+mod config;
 mod devkey;
 mod files;
 mod kubecfg;
-mod metrics_out;
-mod service;
-mod transport;
 
+use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -68,6 +68,11 @@ enum Command {
         /// Stop after this many rotations (default: run forever).
         #[arg(long)]
         rotations: Option<u32>,
+        /// Also take options from FILE, one a line: `NAME = VALUE` for `--NAME=VALUE`, `NAME`
+        /// for `--NAME`, `#` comment lines (kubeboot.service reads /etc/kubeboot/kubeboot.conf).
+        /// An option both there and on the command line is refused, as any option given twice.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// kubeadm-style token discovery: fetch cluster-info, check its JWS with the token and the
     /// CA against `--ca-cert-hash`, write a bootstrap kubeconfig.
@@ -85,15 +90,31 @@ enum Command {
     /// Kubeconfig files: show, write the node kubeconfig.
     #[command(subcommand)]
     Kubeconfig(cmd_kubeconfig::KubeconfigCommand),
+    /// Approve kubelet-serving CSRs only for the addresses the node really has: the
+    /// kubeboot-approver controller, run until SIGTERM (docs/approver.md).
+    Approver(kubeboot_approver::Args),
 }
 
-/// A rejected input: printed as one line, exit status 1.
+/// A rejected input: printed as one line, exit status 1; or a flag value the core's grammar
+/// refuses: its one line (the same from every front-end), exit status 2.
 #[derive(Debug)]
-pub struct Rejected(pub String);
+pub struct Rejected {
+    reason: String,
+    usage: bool,
+}
 
 impl<E: std::fmt::Display> From<E> for Rejected {
     fn from(e: E) -> Self {
-        Rejected(e.to_string())
+        Rejected { reason: e.to_string(), usage: false }
+    }
+}
+
+impl Rejected {
+    /// `value` of `flag`, refused by the grammar with `e` (`kubeboot::grammar::write_refusal`).
+    pub fn refusal(flag: &str, value: &str, e: kubeboot::Error) -> Rejected {
+        let mut reason = String::new();
+        let _ = kubeboot::grammar::write_refusal(&mut reason, flag, value, e);
+        Rejected { reason, usage: true }
     }
 }
 
@@ -113,8 +134,60 @@ pub fn unix_now() -> i64 {
         .unwrap_or(0)
 }
 
+/// A configuration file's settings, with their lines.
+type Settings = (PathBuf, Vec<(usize, OsString)>);
+
+/// `run --config FILE`: the file's settings put into the command line (config.rs).
+fn with_config(
+    argv: Vec<OsString>,
+) -> Result<(Vec<OsString>, Option<Settings>), config::ConfigError> {
+    let found = Cli::command()
+        .ignore_errors(true)
+        .try_get_matches_from(&argv)
+        .ok()
+        .and_then(|m| m.subcommand_matches("run")?.get_one::<PathBuf>("config").cloned());
+    let Some(file) = found else { return Ok((argv, None)) };
+    let settings = config::read(&file)?;
+    Ok((config::splice(&argv, &settings), Some((file, settings))))
+}
+
+/// The command line, or the exit status of a usage error; one line naming the file and line
+/// when a configuration file was read (a service's journal gets one clear line).
+fn parse_cli() -> Result<Cli, ExitCode> {
+    let usage = |e: &dyn std::fmt::Display| {
+        eprintln!("kubeboot: {e}");
+        ExitCode::from(2)
+    };
+    let (argv, settings) = with_config(std::env::args_os().collect()).map_err(|e| usage(&e))?;
+    match (Cli::try_parse_from(&argv), settings) {
+        (Ok(cli), _) => Ok(cli),
+        (Err(e), Some((file, settings))) if e.use_stderr() => {
+            // clap's message up to its first blank line (its usage and tips left out), on one line.
+            let text = e.render().to_string();
+            let lines = text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim);
+            let what = lines.collect::<Vec<_>>().join(" ").replacen("error: ", "", 1);
+            let option = match e.get(clap::error::ContextKind::InvalidArg) {
+                Some(clap::error::ContextValue::String(s)) => config::line_of(&settings, s),
+                _ => None,
+            };
+            Err(usage(&match option {
+                Some(line) => config::ConfigError { file, line: Some(line), reason: what },
+                None => config::ConfigError {
+                    file,
+                    line: None,
+                    reason: format!("with its settings, {what}"),
+                },
+            }))
+        }
+        (Err(e), _) => e.exit(),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse_cli() {
+        Ok(cli) => cli,
+        Err(status) => return status,
+    };
     let result = match cli.command {
         Command::Token(t) => cmd_token::run(t),
         Command::Key(k) => cmd_key::run(k),
@@ -127,7 +200,7 @@ fn main() -> ExitCode {
             args.force_rotation(force);
             cmd_bootstrap::run(&args, cmd_bootstrap::Run::Once)
         }
-        Command::Run { args, rotations } => {
+        Command::Run { args, rotations, config: _ } => {
             cmd_bootstrap::run(&args, cmd_bootstrap::Run::Daemon(rotations))
         }
         Command::Kubeconfig(k) => cmd_kubeconfig::run(k),
@@ -135,10 +208,15 @@ fn main() -> ExitCode {
         Command::Status(s) => cmd_status::run(s),
         Command::Completions(c) => cmd_docs::completions(c, Cli::command()),
         Command::Man(m) => cmd_docs::man(m, Cli::command()),
+        Command::Approver(a) => return kubeboot_approver::main(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Rejected(reason)) => {
+        Err(Rejected { reason, usage: true }) => {
+            eprintln!("{reason}");
+            ExitCode::from(2)
+        }
+        Err(Rejected { reason, .. }) => {
             eprintln!("kubeboot: {reason}");
             ExitCode::from(1)
         }

@@ -817,10 +817,13 @@ p = subprocess.Popen([kb, "run", "--kubeconfig", f"{d}/kubelet.conf", "--cert-di
                       "--metrics-bind-address", f"127.0.0.1:{port}", "--metrics-textfile", prom],
                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 try:
+    # Until both outputs show the serving certificate read (before the agent's first look at
+    # the files they are there, with no certificate yet).
+    loaded = lambda text: "kubelet_certificate_manager_server_ttl_seconds +Inf" not in text
     for _ in range(100):
         try:
-            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
-            if os.path.exists(prom):
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+            if os.path.exists(prom) and loaded(body) and loaded(open(prom).read()):
                 break
         except OSError:
             pass
@@ -878,15 +881,84 @@ fn run_serves_the_kubelets_certificate_metrics() {
     let o = kb(&d.0, &["run", "--kubeconfig", "k", "--metrics-textfile", "m.txt"]);
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     assert!(err(&o).contains("*.prom"), "{}", err(&o));
+    // A value the core's grammar refuses: exit 2, its one line (the C and Go agents print the
+    // same).
     let o = kb(&d.0, &["run", "--kubeconfig", "k", "--metrics-bind-address", "localhost"]);
-    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
-    assert!(err(&o).contains("IP:PORT"), "{}", err(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert_eq!(
+        err(&o).trim_end(),
+        "--metrics-bind-address \"localhost\": invalid-address: not an address to listen on \
+         (like 127.0.0.1:9101 or [::1]:9101)"
+    );
 }
 
-/// The example systemd unit: `systemd-analyze verify` (its man page from `kubeboot man`) finds
-/// nothing to say, `systemd-analyze security` rates its hardening OK, and its `ExecStart` flags
-/// are the CLI's (run against an empty directory: a typed failure in JSON lines, not a usage
-/// error).
+/// Every flag value the core's grammar judges (`kubeboot::grammar`): refused before anything
+/// runs, exit 2, the grammar's one line and nothing else; nothing written.
+#[test]
+fn refused_flag_values_are_the_grammars_lines() {
+    let d = Dir::new("grammar");
+    let base = ["bootstrap", "--kubeconfig", "k.conf", "--cert-dir", "pki", "--node-name", "n"];
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--wait", "5x"],
+            "--wait \"5x\": invalid-duration: not a duration (like 90s, 10m, 1h30m, 0)",
+        ),
+        (
+            &["--rotation-wait", "1.5h"],
+            "--rotation-wait \"1.5h\": invalid-duration: not a duration (like 90s, 10m, 1h30m, 0)",
+        ),
+        (
+            &["--ca-refresh-interval=-1m"],
+            "--ca-refresh-interval \"-1m\": invalid-duration: not a duration (like 90s, 10m, 1h30m, 0)",
+        ),
+        (
+            &["--serving", "--ip", "300.1.1.1"],
+            "--ip \"300.1.1.1\": invalid-ip-address: not an IP address (like 10.0.0.7 or fd00::7)",
+        ),
+        (
+            &["--key", "key.pem"],
+            "--key \"key.pem\": invalid-key-reference: not a device for the agent's keys (pkcs11:<token URI with module-path, no object, no PIN> or tpm:; the agent makes its own keys)",
+        ),
+        (
+            &["--key", "tpm:/var/node.pem"],
+            "--key \"tpm:/var/node.pem\": invalid-key-reference: not a device for the agent's keys (pkcs11:<token URI with module-path, no object, no PIN> or tpm:; the agent makes its own keys)",
+        ),
+    ];
+    for (extra, line) in cases {
+        let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
+        let o = kb(&d.0, &args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", err(&o));
+        assert_eq!(err(&o).trim_end(), *line, "{extra:?}");
+        assert!(o.stdout.is_empty(), "{extra:?}: {}", text(&o));
+    }
+    let o = kb(
+        &d.0,
+        &[
+            "discover",
+            "--server",
+            "https://127.0.0.1:1",
+            "--token",
+            "abcdef.0123456789abcdef",
+            "--unsafe-skip-ca-verification",
+            "--timeout",
+            "5",
+            "--out",
+            "b.conf",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert_eq!(
+        err(&o).trim_end(),
+        "--timeout \"5\": invalid-duration: not a duration (like 90s, 10m, 1h30m, 0)"
+    );
+    assert_eq!(std::fs::read_dir(&d.0).unwrap().count(), 0, "something was written");
+}
+
+/// The systemd unit the package installs: `systemd-analyze verify` (its man page from `kubeboot
+/// man`) finds nothing to say, `systemd-analyze security` rates its hardening OK, and its
+/// `ExecStart` reads the shipped configuration file (examples/systemd/kubeboot.conf), whose
+/// settings are the CLI's (run against an empty directory: a typed failure in JSON lines, not a
+/// usage error).
 #[test]
 fn systemd_unit_verifies_and_its_command_line_parses() {
     let d = Dir::new("systemd");
@@ -897,7 +969,7 @@ fn systemd_unit_verifies_and_its_command_line_parses() {
     .unwrap();
     assert!(unit.contains("\nType=notify\n") && unit.contains("\nRestart=on-failure\n"));
     assert!(unit.contains("\nProtectSystem=strict\n") && unit.contains("\nReadWritePaths="));
-    std::fs::write(d.p("kubeboot.service"), unit.replace("/usr/local/bin/kubeboot", BIN)).unwrap();
+    std::fs::write(d.p("kubeboot.service"), unit.replace("/usr/bin/kubeboot", BIN)).unwrap();
     assert!(kb(&d.0, &["man", "--dir", "man/man1"]).status.success());
     let verify = Command::new("systemd-analyze")
         .args(["verify", "./kubeboot.service"])
@@ -919,27 +991,24 @@ fn systemd_unit_verifies_and_its_command_line_parses() {
         .unwrap_or_else(|| panic!("{out}"));
     let score: f64 = level.split_whitespace().next().unwrap().parse().unwrap();
     assert!(score <= 2.0 && level.contains("OK"), "exposure {level}");
-    // ExecStart's arguments, with the paths moved into the test directory.
-    let exec: String = unit
-        .split("\nExecStart=")
-        .nth(1)
-        .unwrap()
-        .lines()
-        .map(|l| l.trim().trim_end_matches('\\').to_owned())
-        .take_while(|l| !l.contains('='))
-        .collect::<Vec<_>>()
-        .join(" ");
+    // ExecStart: `run --config` the shipped file, its paths moved into the test directory.
+    let exec = unit.split("\nExecStart=").nth(1).unwrap().lines().next().unwrap();
+    assert_eq!(exec, "/usr/bin/kubeboot run --config /etc/kubeboot/kubeboot.conf");
+    let conf =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../systemd/kubeboot.conf"))
+            .unwrap();
     let root = d.0.to_str().unwrap();
-    let exec = exec
+    let conf = conf
         .replace("/etc/kubernetes", root)
         .replace("/var/lib/kubelet", root)
-        .replace("127.0.0.1:10264", "127.0.0.1:0");
-    let args: Vec<&str> = exec.split_whitespace().skip(1).collect();
-    assert_eq!(args.first(), Some(&"run"), "{exec}");
+        .replace("127.0.0.1:10264", "127.0.0.1:0")
+        .replace("#node-name = edge-node-1", "node-name = edge-node-1");
+    std::fs::write(d.p("kubeboot.conf"), conf).unwrap();
+    let args = ["run", "--config", "kubeboot.conf"];
     // A daemon: with nothing to go on it retries (a typed reason in JSON) until SIGTERM.
     use std::io::BufRead;
     let mut child = Command::new(BIN)
-        .args(&args)
+        .args(args)
         .current_dir(&d.0)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -962,4 +1031,56 @@ fn systemd_unit_verifies_and_its_command_line_parses() {
     assert_eq!(status.code(), Some(0), "{lines:?}");
     let retry = lines.last().unwrap();
     assert_eq!(retry["reason"], "store-not-found", "{lines:?}");
+}
+
+/// A missing or wrong configuration file: one line on stderr naming the file (and the line
+/// where one is to blame), exit status 2, nothing run; a value the core's grammar refuses is
+/// the grammar's line (`kubeboot::grammar::write_refusal`) after the file and line.
+#[test]
+fn run_config_file_errors_are_one_line() {
+    let d = Dir::new("config");
+    let cases: [(&str, &str, &str); 7] = [
+        ("missing.conf", "", "missing.conf: cannot read the configuration file: No such file"),
+        ("dashes.conf", "# x\n--kubeconfig = k\n", "dashes.conf:2: a setting is an option's name"),
+        (
+            "unknown.conf",
+            "kubeconfig = k\nwaits = 1h\n",
+            "unknown.conf:2: unexpected argument '--waits' found",
+        ),
+        (
+            "twice.conf",
+            "kubeconfig = k\n\nkubeconfig = l\n",
+            "twice.conf:3: the argument '--kubeconfig <KUBECONFIG>' cannot be used multiple times",
+        ),
+        (
+            "switch.conf",
+            "kubeconfig = k\npoll = yes\n",
+            "switch.conf:2: unexpected value 'yes' for '--poll' found",
+        ),
+        (
+            "duration.conf",
+            "kubeconfig = k\nwait = 1.5h\n",
+            "duration.conf:2: --wait \"1.5h\": invalid-duration: not a duration",
+        ),
+        (
+            "empty.conf",
+            "# nothing\n",
+            "empty.conf: with its settings, the following required arguments were not provided: --kubeconfig <KUBECONFIG>",
+        ),
+    ];
+    for (file, body, want) in cases {
+        if !body.is_empty() {
+            std::fs::write(d.p(file), body).unwrap();
+        }
+        let o = kb(&d.0, &["run", "--config", file]);
+        assert_eq!(o.status.code(), Some(2), "{file}: {}", err(&o));
+        assert_eq!(err(&o).lines().count(), 1, "{file}: {}", err(&o));
+        assert!(err(&o).starts_with(&format!("kubeboot: {want}")), "{file}: {}", err(&o));
+        assert!(o.stdout.is_empty(), "{file}");
+    }
+    // The command line and the file together: an option given in both is refused.
+    std::fs::write(d.p("k.conf"), "kubeconfig = k\n").unwrap();
+    let o = kb(&d.0, &["run", "--config", "k.conf", "--kubeconfig", "other"]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("k.conf:1: the argument '--kubeconfig"), "{}", err(&o));
 }

@@ -37,7 +37,7 @@ import (
 
 // MaxResponse is the largest response body the runtime reads (a larger one is a transport
 // error, never a truncated body).
-const MaxResponse = 1 << 20
+const MaxResponse = kubeboot.MaxResponse
 
 // Config is what the runtime runs.
 type Config struct {

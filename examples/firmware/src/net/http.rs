@@ -1,7 +1,7 @@
 //! HTTP/1.1 over the TLS session, no heap: the request as the agent describes it (keep-alive,
 //! `Content-Length`), the response head (status, `Content-Length`, `Transfer-Encoding:
-//! chunked`, `Connection: close`), whole bodies into a caller buffer, and a chunked decoder that
-//! hands a watch's bytes over as they arrive.
+//! chunked`, `Connection: close`, and `Retry-After` for the agent), whole bodies into a caller
+//! buffer, and a chunked decoder that hands a watch's bytes over as they arrive.
 
 use embedded_io::{BufRead, Write};
 
@@ -30,7 +30,11 @@ impl HttpError {
     }
 }
 
-/// The response's status line and the headers that frame its body.
+/// The longest `Retry-After` value kept (an HTTP-date is 29 bytes; the agent reads only
+/// delta-seconds, and a longer value is passed on as absent).
+pub const RETRY_AFTER_MAX: usize = 32;
+
+/// The response's status line, the headers that frame its body, and the one the agent reads.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Head {
     /// Status code.
@@ -41,6 +45,18 @@ pub struct Head {
     pub chunked: bool,
     /// `Connection: close` (the session ends with this response).
     pub close: bool,
+    /// The last `Retry-After` value, without surrounding spaces and tabs (`retry_after_len`
+    /// bytes).
+    retry_after: [u8; RETRY_AFTER_MAX],
+    retry_after_len: Option<u8>,
+}
+
+impl Head {
+    /// The `Retry-After` value as received, spaces and tabs trimmed (`None`: absent, or longer than
+    /// [`RETRY_AFTER_MAX`]), for the agent's `Headers`.
+    pub fn retry_after(&self) -> Option<&[u8]> {
+        self.retry_after.get(..usize::from(self.retry_after_len?))
+    }
 }
 
 /// The request line and headers, then the body. `headers` are name/value pairs.
@@ -63,10 +79,26 @@ pub fn write_request<W: Write>(
         put(b"\r\n")?;
     }
     if !body.is_empty() || method == "POST" {
-        write!(w, "Content-Length: {}\r\n", body.len()).map_err(|_| HttpError::Transport)?;
+        // (Digits by hand: no `core::fmt` in the request path.)
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        let mut n = body.len();
+        loop {
+            i -= 1;
+            if let Some(d) = digits.get_mut(i) {
+                *d = b'0' + (n % 10) as u8;
+            }
+            n /= 10;
+            if n == 0 || i == 0 {
+                break;
+            }
+        }
+        put(b"Content-Length: ")?;
+        put(digits.get(i..).unwrap_or(b"0"))?;
+        put(b"\r\n")?;
     }
-    w.write_all(b"\r\n").map_err(|_| HttpError::Transport)?;
-    w.write_all(body).map_err(|_| HttpError::Transport)?;
+    put(b"\r\n")?;
+    put(body)?;
     w.flush().map_err(|_| HttpError::Transport)
 }
 
@@ -96,12 +128,25 @@ fn read_line<'l, R: BufRead>(r: &mut R, line: &'l mut [u8]) -> Result<&'l [u8], 
     Ok(l.strip_suffix(b"\r").unwrap_or(l))
 }
 
-fn parse_number(text: &[u8], radix: u32) -> Option<usize> {
-    let text = core::str::from_utf8(text).ok()?.trim();
-    if text.is_empty() {
+/// `value` without the optional whitespace (spaces and tabs) around it.
+pub fn trim_ows(value: &[u8]) -> &[u8] {
+    let ows = |b: &u8| *b == b' ' || *b == b'\t';
+    let start = value.iter().position(|b| !ows(b)).unwrap_or(value.len());
+    let end = value.iter().rposition(|b| !ows(b)).map_or(start, |i| i + 1);
+    value.get(start..end).unwrap_or(&[])
+}
+
+/// A decimal number (`1*DIGIT`, surrounding ASCII whitespace allowed), by hand (no `core::fmt`
+/// or `from_str_radix` linked for it); `None` for anything else or an overflow.
+pub fn decimal(text: &[u8]) -> Option<usize> {
+    let digits = text.trim_ascii();
+    if digits.is_empty() {
         return None;
     }
-    usize::from_str_radix(text, radix).ok()
+    digits.iter().try_fold(0usize, |n, &b| {
+        let d = if b.is_ascii_digit() { usize::from(b - b'0') } else { return None };
+        n.checked_mul(10)?.checked_add(d)
+    })
 }
 
 /// Read the status line and the headers.
@@ -110,7 +155,10 @@ pub fn read_head<R: BufRead>(r: &mut R) -> Result<Head, HttpError> {
     let status = read_line(r, &mut line)?;
     let code = match status.strip_prefix(b"HTTP/1.1 ").or_else(|| status.strip_prefix(b"HTTP/1.0 "))
     {
-        Some(rest) => rest.get(..3).and_then(|c| parse_number(c, 10)),
+        Some(rest) => rest
+            .get(..3)
+            .filter(|c| matches!(c, [b'1'..=b'9', b'0'..=b'9', b'0'..=b'9']))
+            .and_then(decimal),
         None => None,
     };
     let mut head = Head { status: code.ok_or(HttpError::Malformed)? as u16, ..Head::default() };
@@ -125,11 +173,18 @@ pub fn read_head<R: BufRead>(r: &mut R) -> Result<Head, HttpError> {
         let (name, value) = (&l[..colon], l.get(colon + 1..).unwrap_or(&[]));
         let value_is = |v: &[u8]| value.trim_ascii().eq_ignore_ascii_case(v);
         if name.eq_ignore_ascii_case(b"content-length") {
-            head.length = Some(parse_number(value, 10).ok_or(HttpError::Malformed)?);
+            head.length = Some(decimal(value).ok_or(HttpError::Malformed)?);
         } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
             head.chunked = value_is(b"chunked");
         } else if name.eq_ignore_ascii_case(b"connection") {
             head.close = value_is(b"close");
+        } else if name.eq_ignore_ascii_case(b"retry-after") {
+            let v = trim_ows(value);
+            head.retry_after_len = None;
+            if let Some(dst) = head.retry_after.get_mut(..v.len()) {
+                dst.copy_from_slice(v);
+                head.retry_after_len = Some(v.len() as u8);
+            }
         }
     }
     Err(HttpError::Malformed)

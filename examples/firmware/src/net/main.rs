@@ -30,7 +30,7 @@ use core::ptr::addr_of_mut;
 
 use cortex_m_rt::entry;
 use embedded_io::{Read, Write};
-use kubeboot::agent::{Action, Agent, Config, Mode, RotateNow};
+use kubeboot::agent::{Action, Agent, Capacities, Config, Mode, RotateNow};
 use kubeboot_firmware::{exit, image_sizes, line, paint_stack, put, put_u32, stack_peak};
 use rand_chacha::ChaCha20Rng;
 use rand_core_06::{RngCore, SeedableRng};
@@ -50,25 +50,35 @@ unsafe extern "C" {
 #[unsafe(no_mangle)]
 static __INTERRUPTS: [unsafe extern "C" fn(); 1] = [DefaultHandler];
 
-/// The engine's work buffer: the largest response or watch event the device takes. A real
-/// apiserver's largest event for a node's CSR (issued, with managedFields) was 2,174 bytes
-/// (core/tests/data/recorded/watch-approved.json); a larger one is a typed failure.
-pub const WORK: usize = 4096;
-/// Each CA bundle and certificate chain (PEM): two ECDSA P-256 CAs (about 650 bytes each), or an
-/// RSA-2048 CA (about 1,200).
-pub const PEM: usize = 1536;
-/// What a file step writes: the pair (`PEM` + the key) or the node kubeconfig with the CA inline
-/// (`PEM` / 3 × 4 + its fields, about 600 bytes).
-pub const OUT: usize = 3072;
-/// Each path (the kubelet's layout below is at most 59 bytes).
-pub const PATH: usize = 64;
+/// What the device's agent keeps, checked by `Agent::new` (`Capacities::check`):
+/// * `response`: the work buffer, the largest response or watch event the device takes. A real
+///   apiserver's largest event for a node's CSR (issued, with managedFields) was 2,174 bytes
+///   (core/tests/data/recorded/watch-approved.json); a larger one is a typed failure.
+/// * `pem`: each CA bundle and certificate chain: two ECDSA P-256 CAs (about 650 bytes each), or
+///   an RSA-2048 CA (about 1,200).
+/// * `key`: the node's own key, a software P-256 key as SEC1 PEM (the smallest the rules take).
+/// * `file`: what a file step writes: the pair (`pem` + the key) or the node kubeconfig with the
+///   CA inline (`pem` / 3 × 4 + its fields, about 600 bytes).
+/// * `path`: each path (the kubelet's layout below is at most 59 bytes).
+/// * `serving_dns`: none (no serving certificate).
+pub const CAPS: Capacities = Capacities {
+    response: 4096,
+    pem: 1536,
+    key: kubeboot::key::SEC1_PEM_LEN,
+    file: 3072,
+    path: 64,
+    serving_dns: 0,
+};
+/// The agent's memory, a constant size.
+pub const MEMORY: usize = CAPS.memory_len();
 
-/// The agent as the device keeps it: no serving certificate, no discovery (the device is
-/// provisioned with a bootstrap kubeconfig).
-pub type DeviceAgent = Agent<WORK, PEM, OUT, PATH, 0, 0>;
+/// The agent as the device keeps it, over its memory block.
+pub type DeviceAgent = Agent<'static>;
 
-/// The agent, in `.bss`: all-zero bytes are an idle agent, started in place (never on the stack).
-static mut AGENT: MaybeUninit<DeviceAgent> = MaybeUninit::zeroed();
+/// The agent's memory, in `.bss`.
+static mut AGENT_MEMORY: [u8; MEMORY] = [0; MEMORY];
+/// The agent itself, in `.bss`, made once by `join`.
+static mut AGENT: MaybeUninit<DeviceAgent> = MaybeUninit::uninit();
 static mut FLASH: Flash = Flash::new();
 static mut MODEM: MaybeUninit<Modem> = MaybeUninit::uninit();
 
@@ -130,9 +140,18 @@ fn join(modem: &'static mut Modem, dir: &str) -> (bool, u32) {
 }
 
 fn join_with(modem: &'static mut Modem, dir: &str, phases: &mut Phases) -> bool {
-    // SAFETY: `main` runs once and no interrupt handler runs: these are the only references.
-    let (agent, flash) =
-        unsafe { ((*addr_of_mut!(AGENT)).assume_init_mut(), &mut *addr_of_mut!(FLASH)) };
+    // SAFETY: `main` runs once, `join` once, and no interrupt handler runs: these are the only
+    // references to the three statics, ever (the agent borrows its memory for `'static`).
+    let (memory, slot, flash) = unsafe {
+        (&mut *addr_of_mut!(AGENT_MEMORY), &mut *addr_of_mut!(AGENT), &mut *addr_of_mut!(FLASH))
+    };
+    let agent = match Agent::new(memory, &CAPS) {
+        Ok(a) => slot.write(a),
+        Err(e) => {
+            line(&["agent: ", e.name()], None);
+            return false;
+        }
+    };
     let mut node = [0u8; 64];
     let mut path = heapless::String::<256>::new();
     let _ = path.push_str(dir).and_then(|()| path.push_str("/node-name"));
@@ -166,8 +185,8 @@ fn join_with(modem: &'static mut Modem, dir: &str, phases: &mut Phases) -> bool 
     let mut wait = [0u8; 16];
     path.clear();
     let _ = path.push_str(dir).and_then(|()| path.push_str("/bootstrap-wait"));
-    if let Ok(Ok(secs)) = host::read_file(&path, &mut wait).map(core::str::from_utf8) {
-        config.bootstrap_wait_secs = secs.trim().parse().unwrap_or(config.bootstrap_wait_secs);
+    if let Some(secs) = host::read_file(&path, &mut wait).ok().and_then(http::decimal) {
+        config.bootstrap_wait_secs = secs as i64;
     }
     line(&["join: node ", node, " bootstrap"], None);
     if !run_agent(agent, &config, flash, &mut net, &mut rng, phases) {
@@ -221,7 +240,7 @@ fn run_agent(
 ) -> bool {
     let mut config = *config;
     config.mode = Mode::Once;
-    config.verifier = kubeboot::engine::SOFTWARE;
+    config.verifier = kubeboot::backend::SOFTWARE;
     if let Err(e) = agent.start(&config) {
         line(&["agent: start failed: ", e.name()], None);
         return false;

@@ -7,10 +7,10 @@ use core::ptr::addr_of_mut;
 
 use embedded_io::BufRead;
 use embedded_tls::blocking::{TlsConfig, TlsConnection, TlsContext, TlsError};
-use kubeboot::agent::{Connection, HttpRequest, RequestKind};
+use kubeboot::agent::{Connection, HttpRequest, RequestKind, StreamControl};
 use kubeboot::backend::cortex_m4::M4Key;
-use kubeboot::engine::StreamControl;
 use kubeboot::error::VerifyError;
+use kubeboot::pushback::Headers;
 use kubeboot::verify::{ServerName, TrustedCas};
 use kubeboot_firmware::line;
 use rand_chacha::ChaCha20Rng;
@@ -28,8 +28,8 @@ use crate::tls::{self, Provider, Suite, Verifier};
 pub const TLS_READ: usize = 16_640;
 /// See [`TLS_READ`].
 pub const TLS_WRITE: usize = 1024;
-/// Whole response bodies (the engine's are at most its work buffer).
-pub const BODY: usize = crate::WORK;
+/// Whole response bodies (the agent's are at most its work buffer).
+pub const BODY: usize = crate::CAPS.response;
 
 static mut READ_BUF: [u8; TLS_READ] = [0; TLS_READ];
 static mut WRITE_BUF: [u8; TLS_WRITE] = [0; TLS_WRITE];
@@ -144,10 +144,10 @@ impl Net {
         let (host, target) = authority(conn.server).ok_or("the server is not an https URL")?;
         let name = ServerName::parse(host).map_err(|_| "the server's host is not a name")?;
         let ca_pem = conn.ca_pem.ok_or("no CA to verify the server with (insecure is refused)")?;
-        let mut ca_der = [0u8; crate::PEM / 4 * 3 + 8];
+        let mut ca_der = [0u8; crate::CAPS.pem / 4 * 3 + 8];
         let cas = TrustedCas::<{ tls::MAX_CAS }>::from_pem(ca_pem, &mut ca_der)
             .map_err(|_| "the CA bundle does not read")?;
-        let mut client_der = [0u8; crate::PEM / 4 * 3 + 8];
+        let mut client_der = [0u8; crate::CAPS.pem / 4 * 3 + 8];
         let mut client_key = None;
         let mut client_cert: &[u8] = &[];
         if let Some(c) = conn.client_certificate {
@@ -318,7 +318,8 @@ impl Net {
         let buf = unsafe { &mut *addr_of_mut!(BODY_BUF) };
         match http::read_body(tls, head, buf) {
             Ok(body) => {
-                agent.on_http_response(host::now(), head.status, body);
+                let headers = Headers::retry_after(head.retry_after());
+                agent.on_http_response(host::now(), head.status, &headers, body);
                 if head.close {
                     self.broken = true;
                 }

@@ -16,7 +16,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -40,53 +39,50 @@ type options struct {
 	endpoint, tok, tcti string
 }
 
-// value is a flag whose text one of agentrun's Parse* functions reads into *dst.
-func value[T any](name, usage string, dst *T, parse func(string) (T, error)) {
-	flag.Func(name, usage, func(s string) (err error) { *dst, err = parse(s); return })
-}
-
-func flags(o *options) {
+func flags(fs *agentrun.Flags, o *options) {
 	c := &o.cfg.Agent
 	*c = kubeboot.DefaultAgentConfig()
 	c.CertDir = "/var/lib/kubelet/pki"
-	flag.StringVar(&c.Kubeconfig, "kubeconfig", "", "node kubeconfig to use or write")
-	flag.StringVar(&c.BootstrapKubeconfig, "bootstrap-kubeconfig", "", "kubeconfig with the bootstrap token")
-	flag.StringVar(&c.CertDir, "cert-dir", c.CertDir, "the certificate directory")
-	flag.StringVar(&c.NodeName, "node-name", "", "node name (default: the current certificate's)")
-	flag.StringVar(&c.CABundle, "ca-bundle", "", "CA bundle issued certificates must chain to")
-	flag.BoolVar(&o.once, "once", false, "make the credentials usable, then exit (default: run as a daemon)")
-	value("rotations", "daemon: exit after N rotations", &c.MaxRotations, agentrun.ParseCount)
-	flag.BoolVar(&c.RotateNowClient, "rotate-now", false, "rotate the client certificate now")
-	flag.BoolVar(&c.RotateNowServing, "rotate-now-serving", false, "rotate the serving certificate now")
-	value("wait", "how long a bootstrap waits for its certificate (default 1h)", &c.BootstrapWait, agentrun.ParseDuration)
-	value("rotation-wait", "how long a rotation waits (default 15m)", &c.RotationWait, agentrun.ParseDuration)
-	value("expiration-seconds", "spec.expirationSeconds (>= 600)", &c.ExpirationSeconds, agentrun.ParseCount)
-	flag.BoolVar(&c.Poll, "poll", false, "poll CSRs instead of watching them")
-	flag.BoolVar(&o.serving, "serving", false, "also request and keep a kubelet serving certificate")
-	flag.Var(&o.dns, "dns", "serving DNS name (repeatable)")
-	flag.Func("ip", "serving IP address (repeatable)", func(s string) error {
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "node kubeconfig to use or write")
+	fs.StringVar(&c.BootstrapKubeconfig, "bootstrap-kubeconfig", "", "kubeconfig with the bootstrap token")
+	fs.StringVar(&c.CertDir, "cert-dir", c.CertDir, "the certificate directory")
+	fs.StringVar(&c.NodeName, "node-name", "", "node name (default: the current certificate's)")
+	fs.StringVar(&c.CABundle, "ca-bundle", "", "CA bundle issued certificates must chain to")
+	fs.BoolVar(&o.once, "once", false, "make the credentials usable, then exit (default: run as a daemon)")
+	agentrun.Value(fs, "rotations", "daemon: exit after N rotations", &c.MaxRotations, agentrun.ParseCount)
+	fs.BoolVar(&c.RotateNowClient, "rotate-now", false, "rotate the client certificate now")
+	fs.BoolVar(&c.RotateNowServing, "rotate-now-serving", false, "rotate the serving certificate now")
+	agentrun.Value(fs, "wait", "how long a bootstrap waits for its certificate (default 1h)", &c.BootstrapWait, agentrun.ParseDuration)
+	agentrun.Value(fs, "rotation-wait", "how long a rotation waits (default 15m)", &c.RotationWait, agentrun.ParseDuration)
+	agentrun.Value(fs, "expiration-seconds", "spec.expirationSeconds (>= 600)", &c.ExpirationSeconds, agentrun.ParseCount)
+	fs.BoolVar(&c.Poll, "poll", false, "poll CSRs instead of watching them")
+	fs.BoolVar(&o.serving, "serving", false, "also request and keep a kubelet serving certificate")
+	fs.Var(&o.dns, "dns", "serving DNS name (repeatable)")
+	agentrun.Value(fs, "ip", "serving IP address (repeatable)", new(string), func(s string) (string, error) {
 		ip, err := agentrun.ParseIP(s)
 		o.ips = append(o.ips, ip)
-		return err
+		return ip, err
 	})
-	flag.StringVar(&o.endpoint, "discovery-endpoint", "", "kubeadm-style discovery: https://host:port")
-	flag.StringVar(&o.tok, "discovery-token", "", "discovery: the bootstrap token")
-	flag.Var(&o.pins, "discovery-token-ca-cert-hash", "discovery: sha256:<hex> CA pin (repeatable)")
-	flag.BoolVar(&o.skip, "discovery-token-unsafe-skip-ca-verification", false, "discovery without a pin")
-	value("metrics-bind-address", "serve the kubelet's certificate metrics at http://IP:PORT/metrics", &o.cfg.MetricsAddr, agentrun.ParseAddress)
-	flag.StringVar(&o.cfg.MetricsTextfile, "metrics-textfile", "", "also write them for node_exporter's textfile collector (a .prom file)")
-	value("log-format", "text (agent=go step=... key=value) or json (one object per line)", &c.LogFormat, agentrun.ParseLogFormat)
-	value("ca-refresh-interval", "daemon: how often to re-read the cluster's CA into <cert-dir>/ca.crt (0: never)", &c.CARefresh, agentrun.ParseDuration)
-	value("key", "make every client key in a device: pkcs11:token=T?module-path=M&pin-source=F, or tpm:", &c.KeyDevice, agentrun.ParseKey)
-	flag.StringVar(&o.tcti, "tcti", "", "the TPM's TCTI (swtpm:host=H,port=P, device:/dev/tpmrm0; default TPM2TOOLS_TCTI)")
+	fs.StringVar(&o.endpoint, "discovery-endpoint", "", "kubeadm-style discovery: https://host:port")
+	fs.StringVar(&o.tok, "discovery-token", "", "discovery: the bootstrap token")
+	fs.Var(&o.pins, "discovery-token-ca-cert-hash", "discovery: sha256:<hex> CA pin (repeatable)")
+	fs.BoolVar(&o.skip, "discovery-token-unsafe-skip-ca-verification", false, "discovery without a pin")
+	agentrun.Value(fs, "metrics-bind-address", "serve the kubelet's certificate metrics at http://IP:PORT/metrics", &o.cfg.MetricsAddr, agentrun.ParseAddress)
+	fs.StringVar(&o.cfg.MetricsTextfile, "metrics-textfile", "", "also write them for node_exporter's textfile collector (a .prom file)")
+	agentrun.Value(fs, "log-format", "text (agent=go step=... key=value) or json (one object per line)", &c.LogFormat, agentrun.ParseLogFormat)
+	agentrun.Value(fs, "ca-refresh-interval", "daemon: how often to re-read the cluster's CA into <cert-dir>/ca.crt (0: never)", &c.CARefresh, agentrun.ParseDuration)
+	agentrun.Value(fs, "key", "make every client key in a device: pkcs11:token=T?module-path=M&pin-source=F, or tpm:", &c.KeyDevice, agentrun.ParseKey)
+	fs.StringVar(&o.tcti, "tcti", "", "the TPM's TCTI (swtpm:host=H,port=P, device:/dev/tpmrm0; default TPM2TOOLS_TCTI)")
 }
 
 func main() {
 	var o options
-	flags(&o)
-	flag.Parse()
-	if o.cfg.Agent.Kubeconfig == "" || flag.NArg() != 0 {
-		flag.Usage()
+	fs := agentrun.NewFlags(os.Args[0])
+	flags(fs, &o)
+	fs.ParseOrExit(os.Args[1:])
+	if o.cfg.Agent.Kubeconfig == "" || fs.NArg() != 0 {
+		fs.SetOutput(os.Stderr)
+		fs.Usage()
 		os.Exit(2)
 	}
 	if err := run(&o); err != nil {
