@@ -158,7 +158,7 @@ mod tests {
             let r = kubeboot_result::from(e);
             assert_eq!(r as u32, e.code(), "{e:?}");
         }
-        assert_eq!(kubeboot_result::from_code(517), None);
+        assert_eq!(kubeboot_result::from_code(599), None);
         assert_eq!(kubeboot_result::from_code(713), None);
     }
 }
