@@ -92,6 +92,7 @@ class Node:
         self.rotations = 0
         self.bootstraps = 0
         self.last_step = ""
+        self.last_line = 0.0  # when the harness read the agent's last line
         self.step_times = collections.defaultdict(list)
         self.bad_bootstraps = []  # bootstrap decisions while the apiserver still took the certificate
         # invariant state
@@ -188,6 +189,7 @@ class Node:
             step = e.get("step", "?")
             self.events[step] += 1
             self.last_step = step
+            self.last_line = t
             self.step_times[step].append(t)
             if step == "create":
                 self.creates += 1
@@ -534,6 +536,16 @@ def check_whoami(node):
             node.name, iso(w[1]), ", ".join(sorted({f["class"] for f in cause})) or "no fault"))
         if not cause:
             violation("keeps-credentials", node.name, "certificate expired at %s with no outage in its rotation window" % iso(w[1]))
+    # Without credentials, nothing in its way for a minute, the agent must be trying (its longest
+    # retry step is 32 s, each attempt writes lines): an agent asleep then waits on a time it
+    # should not (e.g. one taken from a clock that has since stepped back).
+    quiet = t - max(node.last_line, node.expired_since)
+    calm = not faults_touching(node, t - 60, t)
+    if calm and quiet > 60 and not node.stopped and getattr(node, "idle_reported", None) != node.expired_since:
+        node.idle_reported = node.expired_since
+        violation("no-idle-without-credentials", node.name,
+                  "expired since %s, no fault for 60 s, no line from the agent for %.0fs (last: step=%s)"
+                  % (iso(node.expired_since), quiet, node.last_step))
     open_faults = [f for f in faults_touching(node, t, t) if f["end"] is None]
     last_end = max([f["end"] for f in faults_touching(node, node.expired_since - LIFE, t) if f["end"]] or [node.expired_since])
     if not open_faults and t - max(last_end, node.expired_since) > CFG["recover_bound"]:
