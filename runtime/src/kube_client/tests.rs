@@ -126,6 +126,9 @@ async fn the_kube_client_moves_to_a_new_identity_at_once() {
 
     shared.publish_client(identity(&dir, "a", 1, &server, &ca));
     assert_eq!(who_am_i().await.unwrap(), "system:node:a");
+    // (hyper hands a connection back to its pool from a task of its own once the response is
+    // read: give it that moment, or the next request may open a second one)
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert_eq!(who_am_i().await.unwrap(), "system:node:a");
     assert_eq!(*connections.lock().unwrap(), [false], "one connection, kept");
 
