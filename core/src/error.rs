@@ -707,7 +707,8 @@ macro_rules! catalogue {
         #[non_exhaustive]
         #[repr(u32)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        #[allow(rustdoc::invalid_html_tags)] // the messages are plain text: `bootstrap-token-<id>`
+        // The messages are plain text (`bootstrap-token-<id>`, `[IPv6]:port`), not Markdown.
+        #[allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
         pub enum Code {
             $( #[doc = $msg] $ident = $code, )*
         }

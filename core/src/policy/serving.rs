@@ -15,7 +15,7 @@
 //!    - `spec.request` is exactly one `CERTIFICATE REQUEST` PEM block, nothing else but white
 //!      space around it ([`PolicyViolation::ExtraPemData`]; the apiserver only reads the first
 //!      block, and attestation formats append more: a serving CSR has no use for them);
-//!    - everything [`check_kubelet_csr`] checks (self-signature, usages, `expirationSeconds`
+//!    - everything [`super::check_kubelet_csr`] checks (self-signature, usages, `expirationSeconds`
 //!      ≥ 600, O exactly `system:nodes`, a DNS or IP SAN and no email or URI SAN, the serving
 //!      usage set, a `system:node:` CN);
 //!    - the CN is exactly `system:node:<requester's node>` ([`PolicyViolation::NodeMismatch`]:
