@@ -67,7 +67,8 @@ fn openssl_csr(d: &Dir, node: &str) -> String {
 fn a_node_bootstraps_with_curl_and_openssl() {
     let d = Dir::new("curl");
     let mut api = Apiserver::new(unix_now());
-    api.approve_after = 1;
+    // (whole seconds: 3 leaves the watch below time to open before the approval)
+    api.approve_after = 3;
     let server = Server::start(api).unwrap();
     std::fs::write(d.0.join("ca.crt"), &server.api().ca_pem).unwrap();
     let url = server.url();
@@ -107,7 +108,7 @@ fn a_node_bootstraps_with_curl_and_openssl() {
     // Watch it: ADDED (pending), then MODIFIED once approved and signed, then the stream ends
     // at its timeoutSeconds.
     let watch = format!(
-        "{url}{CSRS}?fieldSelector=metadata.name%3Dnode-csr-n1&watch=true&timeoutSeconds=4"
+        "{url}{CSRS}?fieldSelector=metadata.name%3Dnode-csr-n1&watch=true&timeoutSeconds=6"
     );
     let (code, stream) = curl(&d, &watch, &["-N", "-H", &bearer]);
     assert_eq!(code, 200);
