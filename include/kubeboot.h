@@ -514,6 +514,10 @@ enum kubeboot_file_step_kind
   KUBEBOOT_FILE_STEP_KIND_REMOVE_DIR = 8,
   // Write the node's CA file `path` (`data`: PEM certificates, not secret) atomically.
   KUBEBOOT_FILE_STEP_KIND_WRITE_CA = 9,
+  // Remove the store's replaced pairs: every regular file `<path>/<prefix>-YYYY-MM-DD-HH-MM-SS.pem`
+  // (digits where the layout has them) other than `target`, then sync the
+  // directory. Nothing else is touched; a file that cannot be removed does not stop the others.
+  KUBEBOOT_FILE_STEP_KIND_PRUNE_PAIRS = 10,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -768,13 +772,13 @@ typedef struct kubeboot_file_step {
   struct kubeboot_bytes data;
   // `data` is secret (a key, a token): never print it.
   bool secret;
-  // [`kubeboot_file_step_kind::Recover`]: the store's prefix (`kubelet-client`,
-  // `kubelet-server`); empty otherwise.
+  // [`kubeboot_file_step_kind::Recover`], [`kubeboot_file_step_kind::PrunePairs`]: the
+  // store's prefix (`kubelet-client`, `kubelet-server`); empty otherwise.
   struct kubeboot_str prefix;
   // [`kubeboot_file_step_kind::SwapCurrent`]: the `-updated.pem` symlink; empty otherwise.
   struct kubeboot_str updated;
-  // [`kubeboot_file_step_kind::SwapCurrent`]: the data file the link points at; empty
-  // otherwise.
+  // [`kubeboot_file_step_kind::SwapCurrent`]: the data file the link points at;
+  // [`kubeboot_file_step_kind::PrunePairs`]: the data file to keep; empty otherwise.
   struct kubeboot_str target;
 } kubeboot_file_step;
 

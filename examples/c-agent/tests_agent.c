@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tests.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -158,6 +159,35 @@ static bool not_a_link(const char *path) {
     return lstat(path, &st) == 0 && !S_ISLNK(st.st_mode);
 }
 
+/* Whether name is <prefix>-YYYY-MM-DD-HH-MM-SS.pem (digits where the layout has them). */
+static bool pair_name(const char *name, kubeboot_str prefix) {
+    static const char layout[] = "dddd-dd-dd-dd-dd-dd.pem";
+    size_t n = strlen(name), lay = sizeof layout - 1;
+    if (n != prefix.len + 1 + lay || memcmp(name, prefix.data, prefix.len) != 0 || name[prefix.len] != '-') return false;
+    for (size_t i = 0; i < lay; i++) {
+        char c = name[prefix.len + 1 + i];
+        if (layout[i] == 'd' ? c < '0' || c > '9' : c != layout[i]) return false;
+    }
+    return true;
+}
+
+/* PRUNE_PAIRS: every regular data file of the store in dir but keep. */
+static uint32_t c_prune(const char *dir, kubeboot_str prefix, const char *keep) {
+    DIR *d = opendir(dir);
+    if (!d) return errno_result();
+    uint32_t r = OK;
+    char p[1024];
+    struct stat st;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!pair_name(e->d_name, prefix)) continue;
+        if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p || strcmp(p, keep) == 0) continue;
+        if (lstat(p, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (unlink(p) != 0 && errno != ENOENT && r == OK) r = errno_result();
+    }
+    closedir(d);
+    return r;
+}
+
 /* Do a FILE step as kubeboot_file_step documents it. */
 static uint32_t c_step(const kubeboot_file_step *f) {
     char p[512], updated[512], target[512];
@@ -193,6 +223,9 @@ static uint32_t c_step(const kubeboot_file_step *f) {
         return unlink(p) == 0 || errno == ENOENT ? OK : errno_result();
     case KUBEBOOT_FILE_STEP_KIND_REMOVE_DIR:
         return rmdir(p) == 0 || errno == ENOENT || errno == ENOTEMPTY || errno == EEXIST ? OK : errno_result();
+    case KUBEBOOT_FILE_STEP_KIND_PRUNE_PAIRS:
+        cpath(f->target, target, sizeof target);
+        return c_prune(p, f->prefix, target);
     default:
         CHECK(!"unknown file step");
         return KUBEBOOT_RESULT_STORE_IO;
@@ -207,12 +240,12 @@ static bool absolute(kubeboot_str s) { return s.len > 1 && s.data && s.data[0] =
 
 static const char *const STEP_NAMES[] = {"recover", "create-dir", "write-key-cache", "write-pair",
                                          "swap-current", "write-kubeconfig", "write-bootstrap-kubeconfig",
-                                         "remove-key-cache", "remove-dir", "write-ca"};
+                                         "remove-key-cache", "remove-dir", "write-ca", "prune-pairs"};
 
 static void check_file_step(const kubeboot_file_step *f) {
     uint32_t k = f->step;
-    CHECK(k <= KUBEBOOT_FILE_STEP_KIND_WRITE_CA);
-    if (k > KUBEBOOT_FILE_STEP_KIND_WRITE_CA) return;
+    CHECK(k <= KUBEBOOT_FILE_STEP_KIND_PRUNE_PAIRS);
+    if (k > KUBEBOOT_FILE_STEP_KIND_PRUNE_PAIRS) return;
     CHECK(str_is(f->name, STEP_NAMES[k]));
     CHECK(absolute(f->path));
     bool writes = k == KUBEBOOT_FILE_STEP_KIND_WRITE_KEY_CACHE || k == KUBEBOOT_FILE_STEP_KIND_WRITE_PAIR ||
@@ -221,11 +254,14 @@ static void check_file_step(const kubeboot_file_step *f) {
     CHECK(writes ? f->data.len > 0 && f->data.data != NULL : empty_bytes(f->data));
     CHECK(f->secret == (k == KUBEBOOT_FILE_STEP_KIND_WRITE_KEY_CACHE || k == KUBEBOOT_FILE_STEP_KIND_WRITE_PAIR ||
                         k == KUBEBOOT_FILE_STEP_KIND_WRITE_BOOTSTRAP_KUBECONFIG));
-    CHECK(k == KUBEBOOT_FILE_STEP_KIND_RECOVER ? str_is(f->prefix, "kubelet-client") || str_is(f->prefix, "kubelet-server")
-                                               : empty(f->prefix));
+    CHECK(k == KUBEBOOT_FILE_STEP_KIND_RECOVER || k == KUBEBOOT_FILE_STEP_KIND_PRUNE_PAIRS
+              ? str_is(f->prefix, "kubelet-client") || str_is(f->prefix, "kubelet-server")
+              : empty(f->prefix));
     if (k == KUBEBOOT_FILE_STEP_KIND_SWAP_CURRENT) {
         CHECK(absolute(f->updated) && absolute(f->target) && str_has(f->path, "-current.pem") &&
               str_has(f->updated, "-updated.pem"));
+    } else if (k == KUBEBOOT_FILE_STEP_KIND_PRUNE_PAIRS) {
+        CHECK(empty(f->updated) && absolute(f->target) && str_has(f->target, ".pem"));
     } else {
         CHECK(empty(f->updated) && empty(f->target));
     }

@@ -136,6 +136,10 @@ pub enum kubeboot_file_step_kind {
     RemoveDir = 8,
     /// Write the node's CA file `path` (`data`: PEM certificates, not secret) atomically.
     WriteCa = 9,
+    /// Remove the store's replaced pairs: every regular file `<path>/<prefix>-YYYY-MM-DD-HH-MM-SS.pem`
+    /// (digits where the layout has them) other than `target`, then sync the
+    /// directory. Nothing else is touched; a file that cannot be removed does not stop the others.
+    PrunePairs = 10,
 }
 
 /// `KUBEBOOT_ACTION_KIND_FILE`: a change to the node's files, in the order the agent gives them.
@@ -154,13 +158,13 @@ pub struct kubeboot_file_step {
     pub data: kubeboot_bytes,
     /// `data` is secret (a key, a token): never print it.
     pub secret: bool,
-    /// [`kubeboot_file_step_kind::Recover`]: the store's prefix (`kubelet-client`,
-    /// `kubelet-server`); empty otherwise.
+    /// [`kubeboot_file_step_kind::Recover`], [`kubeboot_file_step_kind::PrunePairs`]: the
+    /// store's prefix (`kubelet-client`, `kubelet-server`); empty otherwise.
     pub prefix: kubeboot_str,
     /// [`kubeboot_file_step_kind::SwapCurrent`]: the `-updated.pem` symlink; empty otherwise.
     pub updated: kubeboot_str,
-    /// [`kubeboot_file_step_kind::SwapCurrent`]: the data file the link points at; empty
-    /// otherwise.
+    /// [`kubeboot_file_step_kind::SwapCurrent`]: the data file the link points at;
+    /// [`kubeboot_file_step_kind::PrunePairs`]: the data file to keep; empty otherwise.
     pub target: kubeboot_str,
 }
 
@@ -462,6 +466,9 @@ pub(crate) fn file_step(step: &FileStep<'_>) -> kubeboot_file_step {
             (x.step, x.data, x.secret) = (K::WriteBootstrapKubeconfig, bytes(content), true);
         }
         FileStep::RemoveKeyCache { .. } => x.step = K::RemoveKeyCache,
+        FileStep::PrunePairs { prefix, keep, .. } => {
+            (x.step, x.prefix, x.target) = (K::PrunePairs, text(prefix), text(keep));
+        }
         _ => x.step = K::RemoveDir,
     }
     x

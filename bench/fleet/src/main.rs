@@ -333,7 +333,8 @@ struct Step {
     /// [`FileStep::name`].
     name: &'static str,
     /// The step's paths in the order of its fields (`dir`, `prefix` for `recover`; `current`,
-    /// `updated`, `target` for `swap-current`; `path` for the others).
+    /// `updated`, `target` for `swap-current`; `dir`, `prefix`, `keep` for `prune-pairs`;
+    /// `path` for the others).
     paths: [String; 3],
     /// What it writes (may be secret).
     data: Zeroizing<Vec<u8>>,
@@ -344,6 +345,7 @@ impl Step {
         let (paths, data): ([&str; 3], &[u8]) = match *step {
             FileStep::Recover { dir, prefix } => ([dir, prefix, ""], &[]),
             FileStep::SwapCurrent { current, updated, target } => ([current, updated, target], &[]),
+            FileStep::PrunePairs { dir, prefix, keep } => ([dir, prefix, keep], &[]),
             FileStep::WriteKeyCache { path, pem: data }
             | FileStep::WritePair { path, content: data }
             | FileStep::WriteKubeconfig { path, content: data }
@@ -375,6 +377,7 @@ impl Step {
             }
             "remove-key-cache" => FileStep::RemoveKeyCache { path: a },
             "remove-dir" => FileStep::RemoveDir { path: a },
+            "prune-pairs" => FileStep::PrunePairs { dir: a, prefix: b, keep: c },
             _ => return None,
         })
     }

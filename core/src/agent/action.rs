@@ -144,6 +144,20 @@ pub enum FileStep<'a> {
         /// The cert dir.
         path: &'a str,
     },
+    /// Remove the store's replaced pairs, after `keep` became current: every regular file
+    /// `<dir>/<prefix>-YYYY-MM-DD-HH-MM-SS.pem` (that exact form of name) other than `keep`,
+    /// then `fsync` the directory. Nothing else in `dir` is touched (`-current.pem`,
+    /// `-updated.pem`, the key cache, files of other names). A replaced pair holds the old key,
+    /// and a node rotating every few hours would otherwise leave thousands of them. A file
+    /// that cannot be removed does not stop the others; the step then fails with its kind.
+    PrunePairs {
+        /// The cert dir.
+        dir: &'a str,
+        /// `kubelet-client` or `kubelet-server`.
+        prefix: &'a str,
+        /// The data file `-current.pem` now points at.
+        keep: &'a str,
+    },
 }
 
 impl FileStep<'_> {
@@ -160,13 +174,14 @@ impl FileStep<'_> {
             FileStep::WriteBootstrapKubeconfig { .. } => "write-bootstrap-kubeconfig",
             FileStep::RemoveKeyCache { .. } => "remove-key-cache",
             FileStep::RemoveDir { .. } => "remove-dir",
+            FileStep::PrunePairs { .. } => "prune-pairs",
         }
     }
 
     /// The file or directory the step changes.
     pub fn path(&self) -> &str {
         match *self {
-            FileStep::Recover { dir, .. } => dir,
+            FileStep::Recover { dir, .. } | FileStep::PrunePairs { dir, .. } => dir,
             FileStep::CreateDir { path }
             | FileStep::WriteKeyCache { path, .. }
             | FileStep::WritePair { path, .. }
@@ -178,6 +193,21 @@ impl FileStep<'_> {
             FileStep::SwapCurrent { current, .. } => current,
         }
     }
+}
+
+/// Whether `name` (a file name, no directory) is one of the store `prefix`'s data files:
+/// `<prefix>-YYYY-MM-DD-HH-MM-SS.pem`, digits where the layout has them. What
+/// [`FileStep::PrunePairs`] may remove is exactly these (less the one it keeps).
+pub fn is_pair_file_name(prefix: &str, name: &str) -> bool {
+    const LAYOUT: &[u8] = b"dddd-dd-dd-dd-dd-dd.pem";
+    let Some(rest) = name.strip_prefix(prefix).and_then(|r| r.strip_prefix('-')) else {
+        return false;
+    };
+    rest.len() == LAYOUT.len()
+        && rest.bytes().zip(LAYOUT).all(|(c, &l)| match l {
+            b'd' => c.is_ascii_digit(),
+            l => c == l,
+        })
 }
 
 impl core::fmt::Debug for FileStep<'_> {

@@ -3,6 +3,7 @@
 //! the replaced device key destroyed, remove the key cache), the cleanup after a failed attempt
 //! (the key cache, an unused device key, a cert dir this attempt created), the sweep of a key
 //! cache a crash left beside valid credentials, and writing a discovered bootstrap kubeconfig.
+//! A store ends by pruning the pairs it replaced, so the cert dir stays bounded.
 //! Each [`FileStep`] says what crash-safety it must give; the plan's order makes any crash leave
 //! working credentials. It owns the three paths of a store.
 
@@ -47,6 +48,7 @@ enum St {
     WriteKubeconfig,
     DestroyOld,
     RemoveCache,
+    Prune,
     Stored,
     CleanCache,
     DestroyNew,
@@ -94,6 +96,8 @@ pub(super) struct Plan<'m> {
     st: St,
     /// The new pair file, `-current.pem` and `-updated.pem`.
     paths: [Text<'m>; 3],
+    /// The store's prefix (`kubelet-client`, `kubelet-server`).
+    prefix: &'static str,
     store: Store,
     cleanup: Cleanup,
     failure: Option<(Error, Detail)>,
@@ -104,6 +108,7 @@ impl<'m> Plan<'m> {
         Plan {
             st: St::Idle,
             paths,
+            prefix: PREFIX_CLIENT,
             store: Store { kubeconfig: false, destroy_old: false, remove_cache: false },
             cleanup: Cleanup { remove_cache: false, destroy_new: false, remove_dir: false },
             failure: None,
@@ -112,11 +117,12 @@ impl<'m> Plan<'m> {
 
     /// Every field as [`Plan::new`] has it.
     pub(super) fn reset(&mut self) {
-        let Plan { st, paths, store, cleanup, failure } = self;
+        let Plan { st, paths, prefix, store, cleanup, failure } = self;
         *st = St::Idle;
         for p in paths {
             p.clear();
         }
+        *prefix = PREFIX_CLIENT;
         *store = Store::default();
         *cleanup = Cleanup::default();
         *failure = None;
@@ -137,6 +143,11 @@ impl<'m> Plan<'m> {
             St::RemoveCache | St::CleanCache | St::Sweep => {
                 Next::File(FileStep::RemoveKeyCache { path: &s.key_cache })
             }
+            St::Prune => Next::File(FileStep::PrunePairs {
+                dir: &s.cert_dir,
+                prefix: self.prefix,
+                keep: pair,
+            }),
             St::Stored => Next::Stored,
             St::DestroyNew => Next::DestroyNew,
             St::RemoveDir => Next::File(FileStep::RemoveDir { path: &s.cert_dir }),
@@ -178,6 +189,7 @@ impl<'m> Plan<'m> {
         path::child_into(&s.cert_dir, &[prefix, "-", &ts, ".pem"], pair)?;
         path::child_into(&s.cert_dir, &[prefix, "-current.pem"], current)?;
         path::child_into(&s.cert_dir, &[prefix, "-updated.pem"], updated)?;
+        self.prefix = prefix;
         self.store = store;
         self.st = St::WritePair;
         Ok(())
@@ -264,6 +276,21 @@ impl<'m> Plan<'m> {
                         .done();
                     cx.ev.push(line);
                 }
+                self.st = St::Prune;
+            }
+            (St::Prune, r) => {
+                // The new pair is current either way: a replaced pair left behind is a
+                // warning, and the next store removes it.
+                if let Err(e) = r {
+                    let line = cx
+                        .ev
+                        .ev("warning")
+                        .kv("what", "could not remove the replaced pairs")
+                        .kv("reason", e.code().name())
+                        .kv("path", &cx.s.cert_dir)
+                        .done();
+                    cx.ev.push(line);
+                }
                 self.st = St::Stored;
             }
             (St::CleanCache, _) => {
@@ -328,7 +355,7 @@ impl<'m> Plan<'m> {
     }
 
     fn after_destroy(&mut self) {
-        self.st = if self.store.remove_cache { St::RemoveCache } else { St::Stored };
+        self.st = if self.store.remove_cache { St::RemoveCache } else { St::Prune };
     }
 
     fn next_cleanup(&mut self) {

@@ -159,7 +159,49 @@ impl<F: Fs> FileSteps<F> {
                     Err(e) => Err(StoreError::io(&path, &e)),
                 }
             }
+            FileStep::PrunePairs { dir, prefix, keep } => self.prune(&p(dir), prefix, &p(keep)),
         }
+    }
+
+    /// [`FileStep::PrunePairs`]: every data file of the store but `keep`, then the directory
+    /// synced; the first error is returned after the others were tried.
+    fn prune(&self, dir: &Path, prefix: &str, keep: &Path) -> StoreResult<()> {
+        let names = match self.fs.read_dir(dir) {
+            Ok(n) => n,
+            Err(e) => return Err(StoreError::io(dir, &e)),
+        };
+        let mut first = None;
+        let mut removed = false;
+        for name in names {
+            let Some(name) = name.to_str() else { continue };
+            let path = dir.join(name);
+            if !crate::agent::is_pair_file_name(prefix, name) || path == keep {
+                continue;
+            }
+            // Only regular files: a symlink or a directory of that name is not ours.
+            match self.fs.symlink_metadata(&path) {
+                Ok(FileKind::File { .. }) => {}
+                Ok(_) => continue,
+                Err(e) if not_found(&e) => continue,
+                Err(e) => {
+                    first.get_or_insert(StoreError::io(&path, &e));
+                    continue;
+                }
+            }
+            match self.fs.remove_file(&path) {
+                Ok(()) => removed = true,
+                Err(e) if not_found(&e) => {}
+                Err(e) => {
+                    first.get_or_insert(StoreError::io(&path, &e));
+                }
+            }
+        }
+        if removed {
+            if let Err(e) = self.fs.sync_dir(dir) {
+                first.get_or_insert(StoreError::io(dir, &e));
+            }
+        }
+        first.map_or(Ok(()), Err)
     }
 
     pub(super) fn write(

@@ -173,6 +173,37 @@ static uint32_t swap(const struct kubeboot_file_step *f)
     return 0;
 }
 
+/* Whether name (len n) is <prefix>-YYYY-MM-DD-HH-MM-SS.pem, digits where the layout has them. */
+static bool pair_name(const char *name, size_t n, kubeboot_str prefix)
+{
+    static const char layout[] = "dddd-dd-dd-dd-dd-dd.pem";
+    size_t lay = sizeof layout - 1;
+    if (n != prefix.len + 1 + lay || !same(name, prefix.len, prefix.data, prefix.len) || name[prefix.len] != '-')
+        return false;
+    for (size_t i = 0; i < lay; i++) {
+        char c = name[prefix.len + 1 + i];
+        if (layout[i] == 'd' ? c < '0' || c > '9' : c != layout[i]) return false;
+    }
+    return true;
+}
+
+/* PRUNE_PAIRS: every data file of the store directly in path, but target. */
+static void prune(const struct kubeboot_file_step *f)
+{
+    size_t d = f->path.len;
+    for (size_t i = 0; i < count;) {
+        const char *p = entries[i].path;
+        size_t n = entries[i].path_len;
+        bool ours = entries[i].kind == FILE_ && n > d + 1 && same(p, d, f->path.data, d) && p[d] == '/' &&
+                    parent(p, n) == d && pair_name(p + d + 1, n - d - 1, f->prefix) &&
+                    !same(p, n, f->target.data, f->target.len);
+        if (ours)
+            drop((int)i);
+        else
+            i++;
+    }
+}
+
 /* Whether nothing lives below the directory path. */
 static bool empty_dir(const char *path, size_t len)
 {
@@ -204,6 +235,10 @@ void flash_step(struct kubeboot_agent *agent, int64_t now, const struct kubeboot
     case KUBEBOOT_FILE_STEP_KIND_SWAP_CURRENT: r = swap(f); break;
     case KUBEBOOT_FILE_STEP_KIND_REMOVE_KEY_CACHE:
         if ((i = find(f->path.data, f->path.len)) >= 0) drop(i);
+        r = 0;
+        break;
+    case KUBEBOOT_FILE_STEP_KIND_PRUNE_PAIRS:
+        prune(f);
         r = 0;
         break;
     case KUBEBOOT_FILE_STEP_KIND_REMOVE_DIR:

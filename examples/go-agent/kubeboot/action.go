@@ -86,6 +86,9 @@ const (
 	StepRemoveKeyCache           FileStepKind = C.KUBEBOOT_FILE_STEP_KIND_REMOVE_KEY_CACHE
 	StepRemoveDir                FileStepKind = C.KUBEBOOT_FILE_STEP_KIND_REMOVE_DIR
 	StepWriteCA                  FileStepKind = C.KUBEBOOT_FILE_STEP_KIND_WRITE_CA
+	// StepPrunePairs: remove the store's replaced pairs (Path: the cert dir, Prefix, Target:
+	// the data file to keep).
+	StepPrunePairs FileStepKind = C.KUBEBOOT_FILE_STEP_KIND_PRUNE_PAIRS
 )
 
 // FileStep is a change to the node's files, in the order the agent gives them.
@@ -99,9 +102,10 @@ type FileStep struct {
 	// is not copied into Go memory: do those steps with PerformFileAction.
 	Data   []byte
 	Secret bool
-	// Prefix: StepRecover's store prefix (kubelet-client, kubelet-server).
+	// Prefix: StepRecover's and StepPrunePairs' store prefix (kubelet-client, kubelet-server).
 	Prefix string
-	// Updated, Target: StepSwapCurrent's -updated.pem link and the data file it points at.
+	// Updated, Target: StepSwapCurrent's -updated.pem link and the data file it points at;
+	// Target: the data file StepPrunePairs keeps.
 	Updated, Target string
 }
 

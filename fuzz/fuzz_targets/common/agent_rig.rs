@@ -205,6 +205,21 @@ impl Node {
             FileStep::RemoveKeyCache { path } => {
                 self.files.remove(path);
             }
+            FileStep::PrunePairs { dir, prefix, keep } => {
+                let old: Vec<String> = self
+                    .files
+                    .keys()
+                    .filter(|p| {
+                        p.strip_prefix(dir).and_then(|r| r.strip_prefix('/')).is_some_and(|n| {
+                            kubeboot::agent::is_pair_file_name(prefix, n) && p.as_str() != keep
+                        })
+                    })
+                    .cloned()
+                    .collect();
+                for p in old {
+                    self.files.remove(&p);
+                }
+            }
             FileStep::RemoveDir { path } => {
                 let prefix = format!("{path}/");
                 let empty =

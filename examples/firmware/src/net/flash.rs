@@ -253,6 +253,20 @@ impl Flash {
                 self.remove(path);
                 Ok(())
             }
+            FileStep::PrunePairs { dir, prefix, keep } => {
+                let replaced = |e: &Entry| {
+                    e.kind == Kind::File
+                        && e.path.as_str() != keep
+                        && parent(&e.path) == dir
+                        && e.path.rsplit('/').next().is_some_and(|name| {
+                            kubeboot::agent::is_pair_file_name(prefix, name)
+                        })
+                };
+                while let Some(i) = self.entries.iter().position(replaced) {
+                    self.drop_entry(i);
+                }
+                Ok(())
+            }
             FileStep::RemoveDir { path } => {
                 let prefix_len = path.len();
                 let empty = !self.entries.iter().any(|e| {
