@@ -42,7 +42,7 @@
 //!   While waiting for the CSR created with this token, a 401 is retried
 //!   [`UNAUTHORIZED_RETRIES`] times first: an apiserver that has just restarted answers 401 until
 //!   its bootstrap-token cache has synced (the kubelet's reflector retries such errors until its
-//!   own deadline).
+//!   own deadline). A rotation's 401 (the client certificate refused) fails at once.
 //!
 //! **Internal**: the agent's sub-machine for one CSR ([`crate::agent`] is the public machine
 //! that decides; this module is public only for kubeboot's own tests and fuzz targets, is not a
@@ -82,7 +82,8 @@ pub const MAX_NAME: usize = 253;
 pub const BOOTSTRAP_WAIT_SECS: i64 = 3600;
 /// How many 401 answers in a row the wait for an already created CSR retries (with the backoff)
 /// before failing with [`Error::Unauthorized`]: about 14 s, the time a restarted apiserver takes
-/// to sync its bootstrap-token cache. A 401 to the create request fails at once.
+/// to sync its bootstrap-token cache. A 401 to the create request, or to a request made with a
+/// client certificate (a rotation), fails at once.
 pub const UNAUTHORIZED_RETRIES: u32 = 3;
 
 /// The certificate manager's wait per rotation attempt: fifteen minutes.
@@ -290,6 +291,8 @@ pub struct Engine<'m> {
     verified: Option<Verified>,
     /// The verified certificate chains to none of the CAs (see [`Expect::prove`]).
     unanchored: bool,
+    /// The verified certificate is valid, but not at the caller's `now` ([`Issued::clock_off`]).
+    clock_off: bool,
     phase: Phase,
     /// Where to go after a backoff.
     resume: Phase,
@@ -348,6 +351,7 @@ impl<'m> Engine<'m> {
             cert,
             verified: None,
             unanchored: false,
+            clock_off: false,
             phase: Phase::Idle,
             resume: Phase::Idle,
             until: 0,
@@ -390,6 +394,7 @@ impl<'m> Engine<'m> {
             cert,
             verified,
             unanchored,
+            clock_off,
             phase,
             resume,
             until,
@@ -416,6 +421,7 @@ impl<'m> Engine<'m> {
         cert.clear();
         *verified = None;
         *unanchored = false;
+        *clock_off = false;
         *phase = Phase::Idle;
         *resume = Phase::Idle;
         *until = 0;
@@ -617,6 +623,7 @@ impl<'m> Engine<'m> {
                 verified: v,
                 csr_name: &self.name,
                 anchored: !self.unanchored,
+                clock_off: self.clock_off,
             }),
             None => Action::Failed(Error::InvalidState),
         }
@@ -700,6 +707,24 @@ impl<'m> Engine<'m> {
     fn fail_now(&mut self, e: Error) -> Action<'_> {
         self.fail(e, None, "", e.message());
         Action::Failed(e)
+    }
+
+    /// End a backoff now: the retry goes out at the next [`Engine::poll`] (a daemon's SIGHUP
+    /// during an attempt). Whether the engine was backing off.
+    pub fn retry_now(&mut self) -> bool {
+        if self.phase != Phase::Backoff {
+            return false;
+        }
+        self.until = i64::MIN;
+        true
+    }
+
+    /// The wall clock was stepped back by `secs`: the backoff's end and the wait's deadline move
+    /// back with it, so a wait lasts as long as it was meant to, not the step longer.
+    pub fn clock_stepped_back(&mut self, secs: i64) {
+        self.until = self.until.saturating_sub(secs);
+        self.deadline = self.deadline.saturating_sub(secs);
+        self.give_up_at = self.give_up_at.saturating_sub(secs);
     }
 
     /// Schedule a retry of `phase` after the kubelet's backoff.

@@ -462,6 +462,11 @@ fn forced_rotation_and_run_mode() {
     assert!(matches!(n.run(&mut api, &c), End::Done(_)));
     assert!(n.has("step=rotate kind=client reason=forced"));
     assert_eq!(api.csrs.len(), 2);
+    // Files that only look like the store's are not the prune's to remove.
+    for name in ["kubelet-client-2020-01-01-00-00-00.pem.bak", "kubelet-client-notes.pem"] {
+        std::fs::write(n.path(&format!("pki/{name}")), b"operator's").unwrap();
+    }
+    std::fs::create_dir(n.path("pki/kubelet-client-2020-01-01-00-00-01.pem")).unwrap();
     // Run mode: sleeps until each deadline, rotates, three times (no CA refresh in between).
     let mut c = base_config(&k);
     c.mode = Mode::Run { max_rotations: Some(3) };
@@ -473,6 +478,31 @@ fn forced_rotation_and_run_mode() {
     assert_eq!(n.events.iter().filter(|e| e.contains("step=sleep")).count(), 3);
     // Each rotation happened between 70 % and 90 % of the lifetime of the previous certificate.
     assert!(n.clock - start >= 3 * (3600 + 300) * 7 / 10 - 3600, "{}", n.clock - start);
+    // Five pairs were stored; each store removed the ones it replaced: one data file is left,
+    // the one -current.pem names, and nothing that was not the store's went with them.
+    let current = std::fs::read_link(n.path("pki/kubelet-client-current.pem")).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(n.path("pki"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|f| f.starts_with("kubelet-client-"))
+        .collect();
+    names.sort();
+    let kept = current.file_name().unwrap().to_str().unwrap().to_owned();
+    assert_eq!(
+        names,
+        [
+            "kubelet-client-2020-01-01-00-00-00.pem.bak",
+            "kubelet-client-2020-01-01-00-00-01.pem",
+            "kubelet-client-current.pem",
+            "kubelet-client-notes.pem",
+            &kept,
+        ]
+        .map(String::from)
+        .into_iter()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -1229,6 +1259,93 @@ fn wake_ends_a_sleep_and_reads_everything_again() {
     assert_eq!(steps[0], "wake", "{steps:?}");
     assert!(steps.contains(&"credentials") && steps.contains(&"bootstrap"), "{steps:?}");
     assert_eq!(reads.first(), Some(&"kubeconfig"), "{reads:?}");
+}
+
+/// Poll `agent` until it sleeps, answering files, entropy and events, and HTTP with a refused
+/// connection (the apiserver is down); the sleep's end.
+fn until_sleep_with_the_apiserver_down(n: &mut Node, agent: &mut Agent<'_>) -> i64 {
+    for _ in 0..1000 {
+        let now = n.clock;
+        match agent.poll(now) {
+            Action::Read(_) | Action::File(_) => {
+                FileSteps::new().perform(agent, now);
+            }
+            Action::Event(e) => n.events.push(e.line.to_owned()),
+            Action::Entropy { len } => {
+                let bytes: Vec<u8> =
+                    (0..len).map(|i| (i as u8).wrapping_mul(29).wrapping_add(n.entropy)).collect();
+                n.entropy = n.entropy.wrapping_add(1);
+                agent.on_entropy(&bytes);
+            }
+            Action::Http(_) => agent.on_transport_error(now, "connection refused"),
+            Action::Sleep { until } => return until,
+            other => panic!("{other:?}"),
+        }
+    }
+    panic!("no sleep: {:#?}", n.events);
+}
+
+#[test]
+fn a_wake_during_an_attempt_is_kept_and_a_clock_stepped_back_ends_a_sleep() {
+    let mut api = Apiserver::new();
+    let mut n = bootstrapped(&mut api);
+    let k = n.config();
+    let mut c = base_config(&k);
+    c.mode = Mode::Run { max_rotations: Some(2) };
+    c.rotate_now = RotateNow { client: true, serving: false };
+    c.ca_refresh_secs = 0;
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
+    agent.start(&c).unwrap();
+    // The forced rotation's create is refused: the request's backoff, inside the attempt.
+    let until = until_sleep_with_the_apiserver_down(&mut n, &mut agent);
+    assert!(until > n.clock && until <= n.clock + 40, "{until} {}", n.clock);
+    // SIGHUP: no sleep between attempts to end, but the backoff ends now...
+    assert!(!agent.wake());
+    loop {
+        match agent.poll(n.clock) {
+            Action::Event(e) => n.events.push(e.line.to_owned()),
+            Action::Http(r) => break assert_eq!(r.kind, RequestKind::Create),
+            other => panic!("the retry at once, not {other:?}"),
+        }
+    }
+    agent.on_transport_error(n.clock, "connection refused");
+    // ... and the wake is remembered: once the rotation is done, the sleep until the next
+    // deadline ends at once, every file read again.
+    api.down = false;
+    let mark = n.events.len();
+    let end = n.drive(&mut agent, &mut api);
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    let after: Vec<&String> = n.events[mark..].iter().collect();
+    let stored = after.iter().position(|e| e.contains("step=stored")).expect("stored");
+    let woken = after.iter().position(|e| e.contains("step=wake reason=asked")).expect("woken");
+    assert!(stored < woken, "{after:#?}");
+    assert_eq!(after.iter().filter(|e| e.contains("step=wake")).count(), 1, "{after:#?}");
+    assert_eq!(api.csrs.len(), 3, "the forced rotation and the one at the deadline");
+
+    // A clock stepped back (here 200 s: still after the certificate's notBefore) while the
+    // agent sleeps until a deadline: the sleep would last the step longer; the agent judges
+    // everything again by the new clock instead.
+    let mut c = base_config(&k);
+    c.mode = Mode::Run { max_rotations: None };
+    c.ca_refresh_secs = 0;
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
+    agent.start(&c).unwrap();
+    let until = until_sleep_with_the_apiserver_down(&mut n, &mut agent);
+    assert!(until > n.clock + 600, "asleep until the deadline");
+    let mark = n.events.len();
+    n.clock -= 200;
+    let next = until_sleep_with_the_apiserver_down(&mut n, &mut agent);
+    let after = &n.events[mark..];
+    assert!(after[0].contains("step=wake reason=clock-stepped-back"), "{after:#?}");
+    assert!(after.iter().any(|e| e.contains("step=credentials kind=client state=valid")), "{after:#?}");
+    assert_eq!(next, until, "the same deadline: it is the certificate's");
+    // A step of a few seconds is not a step.
+    let mark = n.events.len();
+    n.clock -= kubeboot::agent::CLOCK_STEP_SECS;
+    assert!(matches!(agent.poll(n.clock), Action::Sleep { .. }));
+    assert_eq!(n.events.len(), mark);
 }
 
 // ---------------------------------------------------------------------------------------------

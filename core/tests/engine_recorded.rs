@@ -565,17 +565,28 @@ fn issued_certificate_is_validated_before_it_is_accepted() {
     expect_watch(&mut e, now, APPROVED);
     let r = stream(&mut e, now, &rec("watch-approved.json"));
     assert!(matches!(r, Err(Error::Verify(v)) if v.reason == Reason::SubjectMismatch), "{r:?}");
-    // Checked after expiry: expired.
-    let mut e = Rig::new(&config(&f, "rec-1"), &f.key, now, 5).unwrap();
-    create_ok(&mut e, now);
-    expect_watch(&mut e, now, APPROVED);
+    // Checked by a clock past its expiry, the certificate just issued is the clock's fault, not
+    // the certificate's: it is judged in the middle of its validity and handed over, saying so.
     let later = kubeboot::rfc3339::parse("2026-12-02T12:00:00Z").unwrap();
     let mut e2 =
         Rig::new(&Config { wait_secs: 86400, ..config(&f, "rec-1") }, &f.key, now, 5).unwrap();
     create_ok(&mut e2, now);
     expect_watch(&mut e2, now, APPROVED);
-    let r = stream(&mut e2, later, &rec("watch-approved.json"));
-    assert!(matches!(r, Err(Error::Verify(v)) if v.reason == Reason::Expired), "{r:?}");
+    stream(&mut e2, later, &rec("watch-approved.json")).unwrap();
+    match e2.poll(later) {
+        Action::Done(i) => {
+            assert!(i.clock_off && i.anchored);
+            assert!(i.verified.not_after < later);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Only its time: a certificate that fails anything else as well is refused for that.
+    let mut e3 =
+        Rig::new(&Config { wait_secs: 86400, ..config(&f, "rec-9") }, &f.key, now, 5).unwrap();
+    create_ok(&mut e3, now);
+    expect_watch(&mut e3, now, APPROVED);
+    let r = stream(&mut e3, later, &rec("watch-approved.json"));
+    assert!(matches!(r, Err(Error::Verify(v)) if v.reason == Reason::SubjectMismatch), "{r:?}");
 }
 
 #[test]
@@ -597,6 +608,25 @@ fn rotation_uses_generate_name_and_no_token() {
         respond(&mut e, now, 409, &rec("csr-create-409-already-exists.json")),
         Err(Error::HttpStatus)
     );
+}
+
+#[test]
+fn a_rotation_refused_while_waiting_fails_at_once() {
+    // A 401 to the client certificate is not a token cache still syncing: no retries, so the
+    // agent can fall back to its bootstrap kubeconfig without waiting out the backoff.
+    let f = fixture("approved.key.pem");
+    let now = t0();
+    let mut e = Rig::new(&Config::rotation("rec-1", &f.ca), &f.key, now, 5).unwrap();
+    let (kind, ..) = expect_send(&mut e, now);
+    assert_eq!(kind, RequestKind::Create);
+    assert!(matches!(e.poll(now), Action::AwaitResponse));
+    respond(&mut e, now, 201, &rec("csr-create-201.json")).unwrap();
+    expect_watch(&mut e, now, APPROVED);
+    assert_eq!(
+        respond(&mut e, now, 401, &rec("csr-create-401-wrong-secret.json")),
+        Err(Error::Unauthorized)
+    );
+    assert_eq!(e.poll(now).failed(), Some(Error::Unauthorized));
 }
 
 #[test]

@@ -352,6 +352,16 @@ impl Agent<'_> {
                 .kv("issuer", &i.verified.ca_subject);
             let line = if anchored { b.done() } else { b.kv("chain", "unanchored").done() };
             self.events.push(line);
+            if i.clock_off {
+                let line = self
+                    .events
+                    .ev("warning")
+                    .kv("what", "the clock disagrees with the certificate just issued")
+                    .kv("reason", Error::ClockUntrusted.name())
+                    .time("now", now)
+                    .done();
+                self.events.push(line);
+            }
             self.out.clear();
             content = loader::split_pair(i.cert_pem, Some(&mut self.out), None);
         }

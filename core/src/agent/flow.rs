@@ -214,6 +214,11 @@ pub(super) struct Schedule {
     pub(super) rotate_now: RotateNow,
     /// A stale key cache was looked for.
     pub(super) swept: bool,
+    /// The `now` of the last [`Agent::poll`](super::Agent::poll) (a clock stepped back is
+    /// noticed against it).
+    pub(super) last_now: Option<i64>,
+    /// A wake came during an attempt: the sleep after it ends at once.
+    pub(super) wake_pending: bool,
 }
 
 impl Schedule {
@@ -225,6 +230,8 @@ impl Schedule {
             jitter: Jitter(0),
             rotate_now: RotateNow { client: false, serving: false },
             swept: false,
+            last_now: None,
+            wake_pending: false,
         }
     }
 

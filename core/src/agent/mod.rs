@@ -158,6 +158,9 @@ use trust::Trust;
 
 /// The client certificate store's prefix (`kubelet-client-*.pem`).
 pub const PREFIX_CLIENT: &str = "kubelet-client";
+/// How far behind the last poll's `now` a poll's may be before the agent takes the wall clock
+/// for stepped back (see [`Agent::poll`]); less is a slew, or a front-end's rounding.
+pub const CLOCK_STEP_SECS: i64 = 5;
 /// The serving certificate store's prefix (`kubelet-server-*.pem`).
 pub const PREFIX_SERVER: &str = "kubelet-server";
 /// The node's CA file for the apiserver, in the cert dir: written after bootstrap, named by the
@@ -436,18 +439,56 @@ impl<'m> Agent<'m> {
     /// End a sleep between attempts now (a daemon's SIGHUP): the next [`Agent::poll`] starts
     /// over, reading every file again — the node kubeconfig, the credentials, the bootstrap
     /// kubeconfig when it comes to that — as after the sleep. It says so (`step=wake`). Returns
-    /// whether the agent was sleeping between attempts; an attempt under way (a wait for
-    /// approval, a backoff inside a request) is not disturbed.
+    /// whether the agent was sleeping between attempts. During an attempt the wake is not lost:
+    /// a backoff inside a request ends now (the request is retried), the wait for approval goes
+    /// on, and the sleep that follows the attempt ends at once (`step=wake reason=asked`).
     pub fn wake(&mut self) -> bool {
-        if self.phase != Phase::Start || self.schedule.sleep_until.is_none() {
-            return false;
+        match self.phase {
+            Phase::Start if self.schedule.sleep_until.is_some() => {
+                self.end_sleep("asked");
+                true
+            }
+            Phase::Idle | Phase::Start | Phase::Done | Phase::Failed => false,
+            _ => {
+                self.schedule.wake_pending = true;
+                if self.phase == Phase::Engine && self.engine.retry_now() {
+                    self.schedule.sleep_until = None;
+                }
+                false
+            }
         }
+    }
+
+    /// End the sleep between attempts (`reason`: why), reading everything again.
+    fn end_sleep(&mut self, reason: &str) {
         self.schedule.sleep_until = None;
+        self.schedule.wake_pending = false;
         // Reloading re-reads the cluster's CA too.
         self.trust.now();
-        let line = self.events.ev("wake").kv("reason", "asked").done();
+        let line = self.events.ev("wake").kv("reason", reason).done();
         self.events.push(line);
-        true
+    }
+
+    /// A wall clock stepped back by more than [`CLOCK_STEP_SECS`] since the last poll (NTP at
+    /// last answering an edge device, an operator's `date -s`) would stretch every wait by the
+    /// step: between attempts the credentials are judged again by the new clock at once
+    /// (`step=wake reason=clock-stepped-back`); inside an attempt its waits move back with the
+    /// clock. A clock stepped forward needs nothing: waits end early, and what is judged is
+    /// judged by the new clock (see [the edge-clock rule](self#clocks)).
+    fn watch_clock(&mut self, now: i64) {
+        let Some(last) = self.schedule.last_now.replace(now) else { return };
+        let back = last.saturating_sub(now);
+        if back <= CLOCK_STEP_SECS {
+            return;
+        }
+        if self.phase == Phase::Start && self.schedule.sleep_until.is_some() {
+            return self.end_sleep("clock-stepped-back");
+        }
+        if let Some(t) = &mut self.schedule.sleep_until {
+            *t = t.saturating_sub(back).max(now);
+        }
+        self.engine.clock_stepped_back(back);
+        self.attempt.healthz_until = self.attempt.healthz_until.saturating_sub(back);
     }
 
     /// Update the local time's offset from UTC (seconds east), used to name data files.
@@ -480,6 +521,7 @@ impl<'m> Agent<'m> {
 
     /// What to do now (see [`Action`]).
     pub fn poll(&mut self, now: i64) -> Action<'_> {
+        self.watch_clock(now);
         if self.io.pending != Pending::None && self.io.handed_out {
             self.abandon(now);
         }
@@ -494,6 +536,14 @@ impl<'m> Agent<'m> {
             }
             if io {
                 break;
+            }
+            if self.schedule.wake_pending
+                && self.phase == Phase::Start
+                && self.schedule.sleep_until.is_some()
+            {
+                // The wake that came during the attempt that has just ended.
+                self.end_sleep("asked");
+                continue;
             }
             if let Some(t) = self.schedule.sleep_until {
                 if now < t {

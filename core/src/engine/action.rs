@@ -93,6 +93,9 @@ pub struct Issued<'e> {
     /// It chains to a CA of [`Expect::ca_pem`]; false only with [`Expect::prove`]: every other
     /// check passed, and its issuer ([`Verified::ca_subject`]) is for the caller to establish.
     pub anchored: bool,
+    /// Valid, but not at the `now` it was checked at: judged at its own notBefore instead (only
+    /// its time disagreed; just issued for our key, it is the local clock that is off).
+    pub clock_off: bool,
 }
 
 /// What to do next.

@@ -87,7 +87,13 @@ impl Engine<'_> {
                 self.phase = Phase::Fetch;
                 Ok(())
             }
-            401 if phase != Phase::Creating && self.unauthorized < UNAUTHORIZED_RETRIES => {
+            // Only a token waits out a 401: a restarted apiserver takes a moment to sync its
+            // bootstrap tokens, while a client certificate it refuses (expired, another CA) is
+            // refused for good, and the agent falls back at once.
+            401 if phase != Phase::Creating
+                && !self.bearer.is_empty()
+                && self.unauthorized < UNAUTHORIZED_RETRIES =>
+            {
                 self.unauthorized += 1;
                 let retry = if phase == Phase::Fetching { Phase::Fetch } else { Phase::Watch };
                 self.backoff(now, retry);
@@ -475,21 +481,39 @@ impl Engine<'_> {
             public_key: &self.spki,
             profile: expect.profile,
         };
-        let mut result = verify::verify_issued_with(
-            self.cfg.verifier.unwrap_or(SOFTWARE),
-            &self.cert,
-            expect.ca_pem,
-            &expected,
-            now,
-            self.buf,
-        );
-        self.unanchored = false;
-        if expect.prove
-            && matches!(result, Err(Error::Verify(ref v)) if v.reason == crate::error::Reason::Untrusted)
-        {
-            result = verify::verify_issued_unanchored(&self.cert, &expected, now, self.buf);
-            self.unanchored = result.is_ok();
+        let verifier = self.cfg.verifier.unwrap_or(SOFTWARE);
+        let (mut result, mut unanchored) =
+            check_issued(verifier, &self.cert, expect, &expected, now, self.buf);
+        self.clock_off = false;
+        // Only the time wrong: the apiserver has just issued it for our new key, so it is the
+        // clock that is off, not the certificate (NTP not there yet, a clock stepped). Judged
+        // in the middle of its validity instead, it is stored; the edge-clock rule judges it
+        // from then on.
+        if let Err(Error::Verify(v)) = &result {
+            if let (
+                crate::error::Reason::Expired | crate::error::Reason::NotYetValid,
+                crate::error::Detail::Validity { not_before, not_after, .. },
+            ) = (v.reason, v.detail)
+            {
+                let mid = not_before.saturating_add(not_after.saturating_sub(not_before) / 2);
+                let (again, u) =
+                    check_issued(verifier, &self.cert, expect, &expected, mid, self.buf);
+                match again {
+                    Ok(_) => (result, unanchored, self.clock_off) = (again, u, true),
+                    // Refused for something else too: that is the reason to give.
+                    Err(Error::Verify(w))
+                        if !matches!(
+                            w.reason,
+                            crate::error::Reason::Expired | crate::error::Reason::NotYetValid
+                        ) =>
+                    {
+                        result = again;
+                    }
+                    Err(_) => {}
+                }
+            }
         }
+        self.unanchored = unanchored;
         match result {
             Ok(v) => {
                 self.verified = Some(v);
@@ -507,5 +531,28 @@ impl Engine<'_> {
                 Err(e)
             }
         }
+    }
+}
+
+/// The issued chain checked at `now` against the CA bundle, or (with [`Expect::prove`]) alone
+/// when it chains to none of it; and whether it was checked alone.
+fn check_issued(
+    verifier: &dyn crate::backend::SignatureVerifier,
+    cert: &[u8],
+    expect: &Expect<'_>,
+    expected: &Expected<'_>,
+    now: i64,
+    buf: &mut [u8],
+) -> (Result<Verified>, bool) {
+    let result = verify::verify_issued_with(verifier, cert, expect.ca_pem, expected, now, buf);
+    match result {
+        Err(Error::Verify(ref v))
+            if expect.prove && v.reason == crate::error::Reason::Untrusted =>
+        {
+            let alone = verify::verify_issued_unanchored(cert, expected, now, buf);
+            let ok = alone.is_ok();
+            (alone, ok)
+        }
+        r => (r, false),
     }
 }
