@@ -180,6 +180,7 @@ impl Devices {
 }
 
 /// `04 || X || Y` from big-endian coordinates (left-padded to 32 bytes).
+#[cfg(feature = "tpm")]
 pub(crate) fn point_from_xy(x: &[u8], y: &[u8]) -> Option<[u8; 65]> {
     if x.len() > 32 || y.len() > 32 {
         return None;
@@ -192,6 +193,7 @@ pub(crate) fn point_from_xy(x: &[u8], y: &[u8]) -> Option<[u8; 65]> {
 }
 
 /// `r || s` from big-endian integers (left-padded to 32 bytes).
+#[cfg(feature = "tpm")]
 pub(crate) fn rs_from(r: &[u8], s: &[u8]) -> Option<[u8; 64]> {
     let strip = |v: &[u8]| -> Option<Vec<u8>> {
         let v: Vec<u8> = v.iter().copied().skip_while(|b| *b == 0).collect();
