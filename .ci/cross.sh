@@ -5,8 +5,9 @@
 #          tests: the cross-checks still call the host's openssl, python3, go and kubectl), and
 #          the C ABI tests (examples/c-agent/tests.c built by its Makefile with the cross gcc
 #          against that target's libkubeboot.a);
-#   static the static `kubeboot` binary (musl for aarch64 and armv7; glibc with crt-static for
-#          s390x, where Rust ships no musl std), its sizes, and `kubeboot demo` run on it.
+#   static the static `kubeboot` binary (musl for x86-64 and aarch64; glibc with crt-static for
+#          armv7, whose musl std the mirror this machine reaches does not serve for Rust 1.95.0,
+#          and s390x, where Rust ships no musl std), its sizes, and `kubeboot demo` run on it.
 #
 #   .ci/cross.sh                     tests and static binaries, every architecture (by hand)
 #   .ci/cross.sh --ci                what CI runs, the short form: on s390x (the big-endian
@@ -15,7 +16,8 @@
 #                                    (PROPTEST_CASES) and the C ABI tests; the integration tests
 #                                    (the corruption sweeps take many minutes under qemu-user),
 #                                    the other architectures and the static binaries are by hand
-#   .ci/cross.sh tests|static ARCH... one part, some architectures (aarch64 armv7 s390x)
+#   .ci/cross.sh tests|static ARCH... one part, some architectures (aarch64 armv7 s390x; static:
+#                                    x86_64 too)
 #   .ci/cross.sh --sizes             the README's size table (from the static binaries built)
 #
 # Needs Debian's cross toolchains and the targets' libssl-dev (the core's benchmark peer links
@@ -26,13 +28,15 @@ cd "$ROOT"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 OUT="$CARGO_TARGET_DIR/cross"
 ALL=(aarch64 armv7 s390x)
+# The static binaries: the host's architecture too.
+STATIC=(x86_64 aarch64 armv7 s390x)
 # The core's features in the CLI's build (every host path: RSA, P-384, ring, ...).
 FEATURES=std,ring,rsa,p384,sec1-compressed,precomputed-tables,csr-name,sha512
 
 gnu_target() { case $1 in aarch64) echo aarch64-unknown-linux-gnu ;; armv7) echo armv7-unknown-linux-gnueabihf ;; s390x) echo s390x-unknown-linux-gnu ;; *) echo "unknown: $1" >&2; return 1 ;; esac; }
-static_target() { case $1 in aarch64) echo aarch64-unknown-linux-musl ;; armv7) echo armv7-unknown-linux-musleabihf ;; s390x) echo s390x-unknown-linux-gnu ;; esac; }
-prefix() { case $1 in aarch64) echo aarch64-linux-gnu ;; armv7) echo arm-linux-gnueabihf ;; s390x) echo s390x-linux-gnu ;; esac; }
-qemu() { case $1 in aarch64) echo qemu-aarch64 ;; armv7) echo qemu-arm ;; s390x) echo qemu-s390x ;; esac; }
+static_target() { case $1 in x86_64) echo x86_64-unknown-linux-musl ;; aarch64) echo aarch64-unknown-linux-musl ;; armv7) echo armv7-unknown-linux-gnueabihf ;; s390x) echo s390x-unknown-linux-gnu ;; esac; }
+prefix() { case $1 in x86_64) echo x86_64-linux-gnu ;; aarch64) echo aarch64-linux-gnu ;; armv7) echo arm-linux-gnueabihf ;; s390x) echo s390x-linux-gnu ;; esac; }
+qemu() { case $1 in x86_64) echo env ;; aarch64) echo qemu-aarch64 ;; armv7) echo qemu-arm ;; s390x) echo qemu-s390x ;; esac; }
 step() { printf '\n--> [%4ds cross] %s\n' "$(( $(date +%s) - t0 ))" "$*"; }
 t0=$(date +%s)
 
@@ -41,7 +45,7 @@ cross_env() {
   local p T
   p=$(prefix "$1"); T=${2^^}; T=${T//-/_}
   export "CARGO_TARGET_${T}_LINKER=$p-gcc"
-  export "CARGO_TARGET_${T}_RUNNER=$(qemu "$1") -L /usr/$p"
+  [[ $1 == x86_64 ]] || export "CARGO_TARGET_${T}_RUNNER=$(qemu "$1") -L /usr/$p"
   export PKG_CONFIG_ALLOW_CROSS=1 PKG_CONFIG_LIBDIR="/usr/lib/$p/pkgconfig:/usr/share/pkgconfig" PKG_CONFIG_SYSROOT_DIR=/
   export "CC_${2//-/_}=$p-gcc" "AR_${2//-/_}=$p-ar"
   rustup target list --installed | grep -qx "$2" || rustup target add "$2" >/dev/null
@@ -81,7 +85,7 @@ static() {
     "$p-strip" -o "$OUT/$arch/kubeboot.stripped" "$bin"
     file -b "$OUT/$arch/kubeboot" | grep -q "statically linked" || { file "$OUT/$arch/kubeboot"; echo "error: not static" >&2; exit 1; }
     # Runs on the target: the whole node side offline (key, CSR, CertificateSigningRequest).
-    "$(qemu "$arch")" "$OUT/$arch/kubeboot.stripped" demo --node-name "edge-$arch" | tail -n 3
+    $(qemu "$arch") "$OUT/$arch/kubeboot.stripped" demo --node-name "edge-$arch" | tail -n 3
     printf '%s %s %s %s\n' "$arch" "$t" "$(stat -c %s "$OUT/$arch/kubeboot")" "$(stat -c %s "$OUT/$arch/kubeboot.stripped")" >"$OUT/$arch/size"
     cat "$OUT/$arch/size"
   )
@@ -91,7 +95,7 @@ sizes() {
   echo "| architecture | target | release binary (bytes) | stripped (bytes) |"
   echo "|---|---|---:|---:|"
   local arch
-  for arch in "${ALL[@]}"; do
+  for arch in "${STATIC[@]}"; do
     [[ -f $OUT/$arch/size ]] || { echo "no static binary for $arch: run .ci/cross.sh static $arch" >&2; return 1; }
     read -r a t full stripped <"$OUT/$arch/size"
     printf '| %s | `%s` | %s | %s |\n' "$a" "$t" "$(printf "%'d" "$full")" "$(printf "%'d" "$stripped")"
@@ -101,12 +105,15 @@ sizes() {
 case ${1:-} in
   --sizes) sizes ;;
   --ci) PROPTEST_CASES=${PROPTEST_CASES:-32} CROSS_SHORT=1 tests s390x ;;
-  tests | static)
-    part=$1; shift
-    for a in "${@:-${ALL[@]}}"; do "$part" "$a"; done ;;
+  tests)
+    shift
+    for a in "${@:-${ALL[@]}}"; do tests "$a"; done ;;
+  static)
+    shift
+    for a in "${@:-${STATIC[@]}}"; do static "$a"; done ;;
   "")
     for a in "${ALL[@]}"; do tests "$a"; done
-    for a in "${ALL[@]}"; do static "$a"; done
+    for a in "${STATIC[@]}"; do static "$a"; done
     sizes ;;
   *) echo "usage: .ci/cross.sh [--ci | --sizes | tests|static ARCH...]" >&2; exit 2 ;;
 esac
