@@ -1339,7 +1339,10 @@ fn a_wake_during_an_attempt_is_kept_and_a_clock_stepped_back_ends_a_sleep() {
     let next = until_sleep_with_the_apiserver_down(&mut n, &mut agent);
     let after = &n.events[mark..];
     assert!(after[0].contains("step=wake reason=clock-stepped-back"), "{after:#?}");
-    assert!(after.iter().any(|e| e.contains("step=credentials kind=client state=valid")), "{after:#?}");
+    assert!(
+        after.iter().any(|e| e.contains("step=credentials kind=client state=valid")),
+        "{after:#?}"
+    );
     assert_eq!(next, until, "the same deadline: it is the certificate's");
     // A step of a few seconds is not a step.
     let mark = n.events.len();
