@@ -124,6 +124,8 @@ struct Node {
     crash_before: Option<&'static str>,
     /// Stop after this many HTTP requests (a crash mid-wait).
     crash_after_requests: Option<usize>,
+    /// How far the apiserver's clock is ahead of the node's (seconds; negative: behind).
+    api_ahead: i64,
     requests: usize,
     /// The simulated PKCS#11 token (used when the configuration names a key device).
     token: SimToken,
@@ -146,6 +148,7 @@ impl Node {
             entropy: 1,
             crash_before: None,
             crash_after_requests: None,
+            api_ahead: 0,
             requests: 0,
             token: SimToken::default(),
         }
@@ -226,7 +229,7 @@ impl Node {
                         .nth(1)
                         .and_then(|t| t.split('&').next())
                         .and_then(|t| t.parse::<i64>().ok());
-                    let res = api.handle(&req, now);
+                    let res = api.handle(&req, now + self.api_ahead);
                     match res {
                         None => agent.on_transport_error(now, "connection refused"),
                         Some((200, body)) if kind == RequestKind::Watch => {
@@ -1259,6 +1262,35 @@ fn wake_ends_a_sleep_and_reads_everything_again() {
     assert_eq!(steps[0], "wake", "{steps:?}");
     assert!(steps.contains(&"credentials") && steps.contains(&"bootstrap"), "{steps:?}");
     assert_eq!(reads.first(), Some(&"kubeconfig"), "{reads:?}");
+}
+
+#[test]
+fn a_certificate_issued_while_the_clock_is_off_is_kept() {
+    // The node's clock is a day behind the apiserver's (an edge device before NTP answers, or
+    // a clock stepped back during the wait): by it, every certificate the cluster issues is not
+    // yet valid. What was just issued for the node's new key is stored all the same, and the
+    // agent waits for its clock instead of throwing the pair away or stopping.
+    let mut api = Apiserver::new();
+    let mut n = Node::new();
+    n.api_ahead = 86_400;
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let k = n.config();
+    match n.run(&mut api, &base_config(&k)) {
+        End::Failed(Error::ClockUntrusted, d) => assert!(d.contains("which is off"), "{d}"),
+        other => panic!("{other:?} {:#?}", n.events),
+    }
+    assert!(n.has("step=warning what=\"the clock disagrees with the certificate just issued\""));
+    assert!(n.has("step=credentials kind=client state=kept reason=clock-untrusted"));
+    assert_eq!(api.csrs.len(), 1, "one CSR: its certificate was not thrown away");
+    assert!(std::fs::read_link(n.path("pki/kubelet-client-current.pem")).is_ok());
+    assert!(n.path("kubelet.conf").exists());
+    // Once the clock is right, the pair is the node's: nothing to do.
+    n.api_ahead = 0;
+    n.clock += 86_400;
+    n.events.clear();
+    assert!(matches!(n.run(&mut api, &base_config(&k)), End::Done(_)), "{:#?}", n.events);
+    assert!(n.has("step=credentials kind=client state=valid"));
+    assert_eq!(api.csrs.len(), 1);
 }
 
 /// Poll `agent` until it sleeps, answering files, entropy and events, and HTTP with a refused

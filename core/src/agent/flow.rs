@@ -475,6 +475,24 @@ impl Agent<'_> {
         if let Some(k) = self.attempt.just_stored.take() {
             let v = if k == Kind::Serving { serving_v } else { client_v };
             if let verdict::Verdict::Unusable(e, what) = v {
+                // Only its time: the pair was issued a moment ago, so the clock is off (it was
+                // stepped since, or was already when the pair was judged in the middle of its
+                // validity). The identity is kept; the clock rule judges it from now on.
+                if let Error::Verify(VerifyError {
+                    reason: Reason::Expired | Reason::NotYetValid,
+                    ..
+                }) = e
+                {
+                    let t = rfc3339::format(now);
+                    return self.wait_for_the_clock(
+                        now,
+                        format_args!(
+                            "the {what} just stored is {} by the clock ({}), which is off",
+                            e.name(),
+                            t.as_ref().map_or("?", |t| t.as_str())
+                        ),
+                    );
+                }
                 let d = detail(format_args!("the {what} just stored does not validate: {e}"));
                 self.fail(e, &d);
                 return;
