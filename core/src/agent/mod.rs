@@ -474,7 +474,7 @@ impl<'m> Agent<'m> {
     /// step: between attempts the credentials are judged again by the new clock at once
     /// (`step=wake reason=clock-stepped-back`); inside an attempt its waits move back with the
     /// clock. A clock stepped forward needs nothing: waits end early, and what is judged is
-    /// judged by the new clock (see [the edge-clock rule](self#clocks)).
+    /// judged by the new clock (the edge-clock rule: `CLOCK_FLOOR`, `clock-untrusted`).
     fn watch_clock(&mut self, now: i64) {
         let Some(last) = self.schedule.last_now.replace(now) else { return };
         let back = last.saturating_sub(now);
