@@ -267,14 +267,7 @@ impl<'m> Plan<'m> {
             (St::WriteKubeconfig, Err(e)) => failed(self, e, "writing the node kubeconfig"),
             (St::RemoveCache, r) => {
                 if let Err(e) = r.filter_not_found() {
-                    let line = cx
-                        .ev
-                        .ev("warning")
-                        .kv("what", "could not remove the key cache")
-                        .kv("reason", e.code().name())
-                        .kv("path", &cx.s.key_cache)
-                        .done();
-                    cx.ev.push(line);
+                    warn(cx.ev, "could not remove the key cache", e, &cx.s.key_cache);
                 }
                 self.st = St::Prune;
             }
@@ -282,14 +275,7 @@ impl<'m> Plan<'m> {
                 // The new pair is current either way: a replaced pair left behind is a
                 // warning, and the next store removes it.
                 if let Err(e) = r {
-                    let line = cx
-                        .ev
-                        .ev("warning")
-                        .kv("what", "could not remove the replaced pairs")
-                        .kv("reason", e.code().name())
-                        .kv("path", &cx.s.cert_dir)
-                        .done();
-                    cx.ev.push(line);
+                    warn(cx.ev, "could not remove the replaced pairs", e, &cx.s.cert_dir);
                 }
                 self.st = St::Stored;
             }
@@ -370,6 +356,13 @@ impl<'m> Plan<'m> {
             St::CleanedUp
         };
     }
+}
+
+/// A file step that failed without failing the store: `step=warning what=... reason=... path=...`.
+fn warn(ev: &mut Events, what: &str, e: StoreErrorKind, path: &str) {
+    let line =
+        ev.ev("warning").kv("what", what).kv("reason", e.code().name()).kv("path", path).done();
+    ev.push(line);
 }
 
 /// A missing file is success for a removal.
