@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kubeboot::agent::{Action, Agent, Capacities, Event, FileStep};
+use kubeboot::agent::{Action, Agent, Event, FileStep};
 use kubeboot::store::FileSteps;
 use kubeboot_hwkey::Devices;
 use tokio::sync::{broadcast, watch};
@@ -76,8 +76,9 @@ pub(crate) async fn drive(mut p: Parts<'_>) -> Result<Finished, Error> {
     getrandom::fill(&mut seed).map_err(|e| Error::Setup(format!("OS randomness: {e}")))?;
     let dns = p.settings.dns_names();
     let config = p.settings.config(&dns, utc_offset(unix_now()), u64::from_le_bytes(seed))?;
-    let mut memory = vec![0u8; Capacities::HOST.memory_len()];
-    let mut agent = Agent::new(&mut memory, &Capacities::HOST).map_err(Error::Config)?;
+    let caps = p.options.capacities;
+    let mut memory = vec![0u8; caps.memory_len()];
+    let mut agent = Agent::new(&mut memory, &caps).map_err(Error::Config)?;
     agent.start(&config).map_err(Error::Config)?;
     let _signals = match p.options.signals {
         true => Some(Abort(

@@ -141,11 +141,11 @@ impl Runtime {
     pub fn new(settings: Settings, options: Options) -> Runtime {
         let shared = credentials::Shared::new(settings.serving.is_some());
         Runtime {
+            events: broadcast::Sender::new(options.event_buffer.max(1)),
             settings,
             options,
             shared,
             control: Arc::new(control::Control::new()),
-            events: broadcast::Sender::new(256),
             status: Arc::new(watch::Sender::new(RuntimeStatus::default())),
             on_event: None,
         }

@@ -5,7 +5,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
-use kubeboot::agent::{Config, DiscoveryConfig, LogFormat, Mode, RotateNow, Serving};
+use kubeboot::agent::{Capacities, Config, DiscoveryConfig, LogFormat, Mode, RotateNow, Serving};
 use kubeboot::pin::CaPin;
 use kubeboot::token::BootstrapToken;
 
@@ -175,6 +175,13 @@ pub struct Options {
     /// after every change of the node's files the runtime reads them as the core judges them.
     /// Off for a program that only runs the agent (the `kubeboot` CLI).
     pub credentials: bool,
+    /// How much the agent keeps of each kind of data (the core's [`Capacities`]; default
+    /// [`Capacities::HOST`], 251 KiB). A program running many agents sizes them to what its nodes
+    /// need: larger input is then the agent's typed `too-large`, never a truncation.
+    pub capacities: Capacities,
+    /// How many lines a reader of [`crate::Handle::events`] may fall behind before it loses the
+    /// oldest (default 256; the buffer is allocated when the runtime is made).
+    pub event_buffer: usize,
 }
 
 impl Default for Options {
@@ -187,6 +194,8 @@ impl Default for Options {
             notify: true,
             tcti: None,
             credentials: true,
+            capacities: Capacities::HOST,
+            event_buffer: 256,
         }
     }
 }
