@@ -22,7 +22,9 @@ pub(crate) fn instant_at(unix: i64) -> tokio::time::Instant {
 /// The local UTC offset in seconds at `unix` (data files are named by local time, as the
 /// kubelet's).
 pub(crate) fn utc_offset(unix: i64) -> i32 {
-    let t: libc::time_t = unix as libc::time_t;
+    // (the C library's time_t, inferred from localtime_r: naming libc's alias warns on musl,
+    // whose time_t libc is changing)
+    let t = unix as _;
     // SAFETY: `tm` is a plain C struct, fully written by localtime_r on success; both pointers
     // are valid for the call.
     unsafe {

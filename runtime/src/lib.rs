@@ -54,6 +54,8 @@ mod credentials;
 mod current;
 mod driver;
 mod error;
+#[cfg(feature = "flags")]
+pub mod flags;
 mod http;
 #[cfg(feature = "kube")]
 mod kube_client;

@@ -9,7 +9,9 @@ use kubeboot::token::BootstrapToken;
 use kubeboot_runtime::{Discovery, Runtime, Settings};
 
 use crate::CmdResult;
-use crate::cmd_bootstrap::{daemon_options, duration, pins};
+use kubeboot_runtime::flags::{duration, pins};
+
+use crate::cmd_bootstrap::{daemon_options, rejected};
 
 /// Arguments of `kubeboot discover`.
 #[derive(Args)]
@@ -36,7 +38,7 @@ pub struct DiscoverArgs {
 
 /// Run `kubeboot discover`: the same decisions and lines as discovery before a bootstrap.
 pub fn run(a: DiscoverArgs) -> CmdResult {
-    let pins = pins("--ca-cert-hash", &a.ca_cert_hash)?;
+    let pins = pins("--ca-cert-hash", &a.ca_cert_hash).map_err(rejected)?;
     // (no node kubeconfig or cert dir is read or written in this mode)
     let mut s = Settings::new("rust", &a.out, ".");
     s.bootstrap_kubeconfig = Some(a.out.clone());
@@ -45,7 +47,7 @@ pub fn run(a: DiscoverArgs) -> CmdResult {
         token: BootstrapToken::parse(&a.token)?,
         allow_unpinned: a.unsafe_skip_ca_verification && pins.is_empty(),
         pins,
-        timeout_secs: duration("--timeout", &a.timeout)?,
+        timeout_secs: duration("--timeout", &a.timeout).map_err(rejected)?,
     });
     s.mode = Mode::Discover;
     Runtime::new(s, daemon_options()).run_blocking()?;

@@ -13,7 +13,9 @@ use kubeboot::store::FileSteps;
 use kubeboot::verify::{self, Described};
 use serde_json::{Value, json};
 
-use crate::cmd_bootstrap::{NodeArgs, parse_ips, text};
+use kubeboot_runtime::flags::{NodeFlags, ips};
+
+use crate::cmd_bootstrap::rejected;
 use crate::{CmdResult, Rejected, rfc, unix_now};
 
 /// How to print.
@@ -32,7 +34,7 @@ pub struct StatusArgs {
     #[arg(long, default_value = "/etc/kubernetes/kubelet.conf")]
     kubeconfig: PathBuf,
     #[command(flatten)]
-    node: NodeArgs,
+    node: NodeFlags,
     /// The serving certificate must have exactly these DNS names (repeatable; default: its own).
     #[arg(long)]
     dns: Vec<String>,
@@ -170,9 +172,11 @@ impl CertCheckOwned {
 pub fn run(a: StatusArgs) -> CmdResult {
     let cwd = std::env::current_dir()?;
     let dns: Vec<&str> = a.dns.iter().map(String::as_str).collect();
-    let ips = parse_ips(&a.ip)?;
+    let ips = ips(&a.ip).map_err(rejected)?;
     let mut c = Config::new("rust", text(&cwd)?, text(&a.kubeconfig)?, "");
-    a.node.configure(&mut c)?;
+    c.cert_dir = text(&a.node.cert_dir)?;
+    c.node_name = a.node.node_name.as_deref();
+    c.ca_bundle = a.node.ca_bundle.as_deref().map(text).transpose()?;
     let serving_expected = !dns.is_empty() || !ips.is_empty();
     c.serving = serving_expected.then_some(Serving { dns: &dns, ips: &ips });
     c.mode = Mode::Check;
@@ -371,4 +375,9 @@ fn print_table(rows: &[Row], cas: &[(Described, String)], ca: (&str, Option<&str
             println!("{}: {what}: {} (code {}): {e}", r.name, e.name(), e.code());
         }
     }
+}
+
+/// A path as the core takes it.
+fn text(p: &std::path::Path) -> Result<&str, Rejected> {
+    p.to_str().ok_or_else(|| Rejected::from(format!("{}: not UTF-8", p.display())))
 }

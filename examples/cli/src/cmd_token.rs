@@ -66,7 +66,9 @@ pub fn run(cmd: TokenCommand) -> CmdResult {
                     rfc3339::parse(&e)
                         .map_err(|err| Rejected::from(format!("--expiration {e:?}: {err}")))?,
                 ),
-                None => match crate::cmd_bootstrap::duration("--ttl", &ttl)? {
+                None => match kubeboot_runtime::flags::duration("--ttl", &ttl)
+                    .map_err(crate::cmd_bootstrap::rejected)?
+                {
                     0 => None,
                     secs if secs < 0 => return Err(Rejected::from("--ttl must not be negative")),
                     secs => Some(unix_now().saturating_add(secs)),

@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use kubeboot_runtime::flags::AgentFlags;
 
 /// Kubelet-style TLS bootstrapping for node agents.
 #[derive(Parser)]
@@ -51,12 +52,12 @@ enum Command {
     Demo(cmd_demo::DemoArgs),
     /// Make this node's credentials usable: nothing if they are, rotation when due, TLS
     /// bootstrap with the token (kubelet path B) when there are none or they expired.
-    Bootstrap(cmd_bootstrap::AgentArgs),
+    Bootstrap(AgentFlags),
     /// The same, rotating the client certificate (authenticated by the current one) when due,
     /// or now with --force.
     Rotate {
         #[command(flatten)]
-        args: cmd_bootstrap::AgentArgs,
+        args: AgentFlags,
         /// Rotate now, even before the rotation deadline.
         #[arg(long)]
         force: bool,
@@ -64,7 +65,7 @@ enum Command {
     /// The agent as a daemon: keep the credentials usable, rotating at every deadline.
     Run {
         #[command(flatten)]
-        args: cmd_bootstrap::AgentArgs,
+        args: AgentFlags,
         /// Stop after this many rotations (default: run forever).
         #[arg(long)]
         rotations: Option<u32>,
@@ -110,6 +111,11 @@ impl<E: std::fmt::Display> From<E> for Rejected {
 }
 
 impl Rejected {
+    /// A usage error (exit status 2): `reason` is the whole line.
+    pub fn usage(reason: String) -> Rejected {
+        Rejected { reason, usage: true }
+    }
+
     /// `value` of `flag`, refused by the grammar with `e` (`kubeboot::grammar::write_refusal`).
     pub fn refusal(flag: &str, value: &str, e: kubeboot::Error) -> Rejected {
         let mut reason = String::new();
@@ -197,7 +203,7 @@ fn main() -> ExitCode {
         Command::Demo(d) => cmd_demo::run(d),
         Command::Bootstrap(a) => cmd_bootstrap::run(&a, cmd_bootstrap::Run::Once),
         Command::Rotate { mut args, force } => {
-            args.force_rotation(force);
+            args.rotate_now |= force;
             cmd_bootstrap::run(&args, cmd_bootstrap::Run::Once)
         }
         Command::Run { args, rotations, config: _ } => {
