@@ -94,7 +94,11 @@ fn build(c: &Connection<'_>, devices: &Devices) -> Result<Https, String> {
         }
         None => None,
     };
-    let config = tls::client_config(&Trust { ca_pem: c.ca_pem, insecure: c.insecure }, client)?;
+    let mut config = tls::client_config(&Trust { ca_pem: c.ca_pem, insecure: c.insecure }, client)?;
+    // No session cache: the agent talks to one server per client, keeps its connection alive,
+    // and a new Connection::id is a new client anyway (rustls's default cache of 256 sessions is
+    // allocated with the configuration: kilobytes per agent for nothing).
+    config.resumption = rustls::client::Resumption::disabled();
     let connector = tls::connector(config, c.server_name)?;
     Ok(Client::builder(TokioExecutor::new()).build(connector))
 }
