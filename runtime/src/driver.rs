@@ -143,7 +143,7 @@ pub(crate) async fn drive(mut p: Parts<'_>) -> Result<Finished, Error> {
                 // The request and its answer (a watch's whole stream) write nothing: a stop
                 // meanwhile ends the run at once.
                 tokio::select! {
-                    () = prepared.exchange(&mut agent, &mut say) => {}
+                    kept = prepared.exchange(&mut agent, &mut say) => http.keep(kept),
                     () = p.control.stopped() => break Ok(Finished::Stopped),
                 }
             }

@@ -1,40 +1,60 @@
-//! The agent's requests over HTTPS (hyper over rustls, HTTP/1.1): one client per
-//! [`Connection::id`] (a new id drops the old client and its pooled connections), responses
-//! read up to [`MAX_RESPONSE`] bytes (a longer one is the transport error
-//! [`RESPONSE_TOO_LARGE`], never a truncated body), watches streamed into the agent with its
-//! idle wake-ups ([`HttpRequest::idle_at`]): a quiet stream is reported as progress without
-//! being ended.
+//! The agent's requests over HTTPS (hyper over rustls, HTTP/1.1): one connection per
+//! [`Connection::id`], kept alive from one request to the next (the agent sends one request at a
+//! time, so a pool would only open more: hyper-util's opened a second connection whenever the
+//! first had not gone back to it yet); a new id, a watch the agent closed, a broken or stale
+//! connection mean a new one. Responses are read up to [`MAX_RESPONSE`] bytes (a longer one is
+//! the transport error [`RESPONSE_TOO_LARGE`], never a truncated body), watches streamed into the
+//! agent with its idle wake-ups ([`HttpRequest::idle_at`]): a quiet stream is reported as
+//! progress without being ended.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
 use kubeboot::agent::StreamControl;
 use kubeboot::agent::{Action, Agent, Connection, Event, HttpRequest, Method, RequestKind};
 use kubeboot::grammar::{MAX_RESPONSE, RESPONSE_TOO_LARGE};
 use kubeboot::pushback::Headers;
 use kubeboot_hwkey::Devices;
+use rustls::pki_types::ServerName;
 use tokio::time::Instant;
+use tokio_rustls::TlsConnector;
 
 use crate::clock::{instant_at, unix_now};
 use crate::tls::{self, Fixed, Trust};
 
-type Https = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+/// How long connecting (TCP and the TLS handshake) may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where one [`Connection`]'s requests go, and how (built once per [`Connection::id`]).
+#[derive(Clone)]
+struct Target {
+    tls: TlsConnector,
+    /// The name the server certificate is checked against (`tls-server-name`, else the host).
+    name: ServerName<'static>,
+    /// `host:port` to connect to, and the `Host` header.
+    authority: String,
+    host: String,
+    port: u16,
+    /// The server URL's path, without a trailing `/` (requests' paths go after it).
+    base: String,
+}
 
 /// The agent's HTTPS client.
 pub(crate) struct Http {
-    current: Option<(u32, Result<Https, String>)>,
+    current: Option<(u32, Result<Target, String>)>,
+    /// The open connection of the current id, between requests.
+    idle: Option<SendRequest<Full<Bytes>>>,
     devices: Devices,
 }
 
 /// A request taken out of the agent's action (which borrows the agent), ready to send.
 pub(crate) struct Prepared {
-    client: Result<Https, String>,
+    target: Result<Target, String>,
+    idle: Option<SendRequest<Full<Bytes>>>,
     request: Option<http::Request<Full<Bytes>>>,
     watch: bool,
     give_up: Instant,
@@ -44,49 +64,59 @@ pub(crate) struct Prepared {
 impl Http {
     /// A client whose device keys are reached through `devices`.
     pub(crate) fn new(devices: Devices) -> Http {
-        Http { current: None, devices }
+        Http { current: None, idle: None, devices }
     }
 
-    fn client(&mut self, c: &Connection<'_>) -> Result<Https, String> {
+    fn target(&mut self, c: &Connection<'_>) -> Result<Target, String> {
         if self.current.as_ref().is_none_or(|(id, _)| *id != c.id) {
-            // (the old client goes, and with it the connections it pooled)
-            self.current = Some((c.id, build(c, &self.devices)));
+            // (the old settings go, and with them the connection made with them)
+            self.idle = None;
+            self.current = Some((c.id, target(c, &self.devices)));
         }
-        self.current.as_ref().map(|(_, c)| c.clone()).unwrap_or_else(|| Err("no client".into()))
+        self.current.as_ref().map(|(_, t)| t.clone()).unwrap_or_else(|| Err("no client".into()))
     }
 
-    /// Take `req` out of the agent's action.
+    /// Take `req` out of the agent's action (and the open connection with it).
     pub(crate) fn prepare(&mut self, req: &HttpRequest<'_>, now: i64) -> Prepared {
-        let client = self.client(&req.connection);
+        let target = self.target(&req.connection);
         let method = match req.method {
             Method::Post => http::Method::POST,
             Method::Get => http::Method::GET,
         };
-        let mut b = http::Request::builder()
-            .method(method)
-            .uri(format!("{}{}", req.connection.server, req.path))
-            .header("Accept", req.accept)
-            .header("User-Agent", req.user_agent);
-        if let Some(a) = req.authorization {
-            b = b.header("Authorization", a);
-        }
-        if let Some(ct) = req.content_type {
-            b = b.header("Content-Type", ct);
-        }
-        let request = b.body(Full::new(Bytes::copy_from_slice(req.body))).ok();
+        let request = target.as_ref().ok().and_then(|t| {
+            let mut b = http::Request::builder()
+                .method(method)
+                .uri(format!("{}{}", t.base, req.path))
+                .header("Host", &t.authority)
+                .header("Accept", req.accept)
+                .header("User-Agent", req.user_agent);
+            if let Some(a) = req.authorization {
+                b = b.header("Authorization", a);
+            }
+            if let Some(ct) = req.content_type {
+                b = b.header("Content-Type", ct);
+            }
+            b.body(Full::new(Bytes::copy_from_slice(req.body))).ok()
+        });
         let secs = (req.give_up_at - now).clamp(1, 600) as u64;
         Prepared {
-            client,
+            target,
+            idle: self.idle.take(),
             request,
             watch: req.kind == RequestKind::Watch,
             give_up: Instant::now() + Duration::from_secs(secs),
             idle_at: req.idle_at,
         }
     }
+
+    /// Keep `conn` for the next request (an exchange that left it reusable).
+    pub(crate) fn keep(&mut self, conn: Option<SendRequest<Full<Bytes>>>) {
+        self.idle = conn;
+    }
 }
 
-/// A client for one connection's settings.
-fn build(c: &Connection<'_>, devices: &Devices) -> Result<Https, String> {
+/// The settings of one connection id: its TLS client (CA, client certificate) and address.
+fn target(c: &Connection<'_>, devices: &Devices) -> Result<Target, String> {
     let client = match c.client_certificate {
         Some(cc) => {
             let key = tls::certified_key(cc.chain_pem, cc.key_pem, devices)?;
@@ -95,39 +125,92 @@ fn build(c: &Connection<'_>, devices: &Devices) -> Result<Https, String> {
         None => None,
     };
     let mut config = tls::client_config(&Trust { ca_pem: c.ca_pem, insecure: c.insecure }, client)?;
-    // No session cache: the agent talks to one server per client, keeps its connection alive,
-    // and a new Connection::id is a new client anyway (rustls's default cache of 256 sessions is
-    // allocated with the configuration: kilobytes per agent for nothing).
+    // No session cache: the agent talks to one server per id over one kept-alive connection
+    // (rustls's default cache of 256 sessions is allocated with the configuration).
     config.resumption = rustls::client::Resumption::disabled();
-    let connector = tls::connector(config, c.server_name)?;
-    Ok(Client::builder(TokioExecutor::new()).build(connector))
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let uri: http::Uri = c.server.parse().map_err(|e| format!("the server URL: {e}"))?;
+    if uri.scheme_str() != Some("https") {
+        return Err("the server URL is not https://".into());
+    }
+    let authority = uri.authority().ok_or("the server URL has no host")?;
+    let host = authority.host().trim_start_matches('[').trim_end_matches(']').to_owned();
+    let port = authority.port_u16().unwrap_or(443);
+    let checked = c.server_name.unwrap_or(&host).trim_start_matches('[').trim_end_matches(']');
+    let name = ServerName::try_from(checked.to_owned())
+        .map_err(|_| "tls-server-name is not a DNS name or an IP address")?;
+    Ok(Target {
+        tls: TlsConnector::from(Arc::new(config)),
+        name,
+        authority: authority.as_str().to_owned(),
+        host,
+        port,
+        base: uri.path().trim_end_matches('/').to_owned(),
+    })
+}
+
+impl Target {
+    /// A new connection: TCP, the TLS handshake, HTTP/1.1 (its task runs beside the agent).
+    async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, String> {
+        let setup = async {
+            let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
+                .await
+                .map_err(|e| format!("tcp connect error: {e}"))?;
+            let _ = tcp.set_nodelay(true);
+            let tls = self.tls.connect(self.name.clone(), tcp).await.map_err(|e| e.to_string())?;
+            hyper::client::conn::http1::handshake(TokioIo::new(tls))
+                .await
+                .map_err(|e| error_chain(&e))
+        };
+        let (send, conn) = tokio::time::timeout(CONNECT_TIMEOUT, setup)
+            .await
+            .map_err(|_| "connect timed out".to_owned())??;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        Ok(send)
+    }
 }
 
 impl Prepared {
     /// Send it and give the agent the outcome: a whole response, a watch's stream, or a transport
-    /// error. Every line the agent has to say while a watch stays open goes to `say`.
+    /// error. Every line the agent has to say while a watch stays open goes to `say`. Returns the
+    /// connection when it can carry the next request.
     pub(crate) async fn exchange(
         self,
         agent: &mut Agent<'_>,
         say: &mut (dyn FnMut(&Event<'_>) + Send),
-    ) {
-        let client = match self.client {
-            Ok(c) => c,
-            Err(why) => return agent.on_transport_error(unix_now(), &why),
+    ) -> Option<SendRequest<Full<Bytes>>> {
+        let target = match self.target {
+            Ok(t) => t,
+            Err(why) => {
+                agent.on_transport_error(unix_now(), &why);
+                return None;
+            }
         };
         let Some(request) = self.request else {
-            return agent.on_transport_error(unix_now(), "the request is not valid HTTP");
+            agent.on_transport_error(unix_now(), "the request is not valid HTTP");
+            return None;
         };
-        let response = match tokio::time::timeout_at(self.give_up, client.request(request)).await {
+        let sent = tokio::time::timeout_at(self.give_up, send(&target, self.idle, request)).await;
+        let (conn, response) = match sent {
             Ok(Ok(r)) => r,
-            Ok(Err(e)) => return agent.on_transport_error(unix_now(), &error_chain(&e)),
-            Err(_) => return agent.on_transport_error(unix_now(), "timed out"),
+            Ok(Err(why)) => {
+                agent.on_transport_error(unix_now(), &why);
+                return None;
+            }
+            Err(_) => {
+                agent.on_transport_error(unix_now(), "timed out");
+                return None;
+            }
         };
         let status = response.status().as_u16();
         let retry_after = response.headers().get("Retry-After").map(|v| v.as_bytes().to_vec());
         let mut body = response.into_body();
         if self.watch && status == 200 {
-            return stream(body, agent, self.give_up, self.idle_at, say).await;
+            // (reusable only when the server ended the stream: one the agent closed is dropped)
+            let ended = stream(body, agent, self.give_up, self.idle_at, say).await;
+            return ended.then_some(conn);
         }
         let mut whole = Vec::new();
         let read = tokio::time::timeout_at(self.give_up, async {
@@ -147,22 +230,67 @@ impl Prepared {
             Ok(Ok(())) => {
                 let headers = Headers::retry_after(retry_after.as_deref());
                 agent.on_http_response(unix_now(), status, &headers, &whole);
+                Some(conn)
             }
-            Ok(Err(why)) => agent.on_transport_error(unix_now(), &why),
-            Err(_) => agent.on_transport_error(unix_now(), "timed out"),
+            Ok(Err(why)) => {
+                agent.on_transport_error(unix_now(), &why);
+                None
+            }
+            Err(_) => {
+                agent.on_transport_error(unix_now(), "timed out");
+                None
+            }
         }
     }
 }
 
+/// Send `request` on the kept connection, or a new one when there is none or it is closed; a
+/// request the kept connection closed before sending (`is_canceled`: the server had hung up on
+/// it while idle) goes once more on a new connection.
+async fn send(
+    target: &Target,
+    idle: Option<SendRequest<Full<Bytes>>>,
+    request: http::Request<Full<Bytes>>,
+) -> Result<(SendRequest<Full<Bytes>>, http::Response<hyper::body::Incoming>), String> {
+    // (after a whole response the connection is ready at once; a wait means it is not usable)
+    if let Some(mut conn) = idle.filter(|c| !c.is_closed())
+        && matches!(tokio::time::timeout(Duration::from_secs(2), conn.ready()).await, Ok(Ok(())))
+    {
+        let again = copy(&request);
+        match conn.send_request(request).await {
+            Ok(r) => return Ok((conn, r)),
+            Err(e) if e.is_canceled() => {
+                let mut conn = target.connect().await?;
+                let r = conn.send_request(again).await.map_err(|e| error_chain(&e))?;
+                return Ok((conn, r));
+            }
+            Err(e) => return Err(error_chain(&e)),
+        }
+    }
+    let mut conn = target.connect().await?;
+    let r = conn.send_request(request).await.map_err(|e| error_chain(&e))?;
+    Ok((conn, r))
+}
+
+/// The same request again (`http::Request` is not `Clone`; these carry no extensions).
+fn copy(r: &http::Request<Full<Bytes>>) -> http::Request<Full<Bytes>> {
+    let mut again = http::Request::new(r.body().clone());
+    *again.method_mut() = r.method().clone();
+    *again.uri_mut() = r.uri().clone();
+    *again.headers_mut() = r.headers().clone();
+    again
+}
+
 /// Feed a 200 watch into the agent until it closes it, the server ends it, or the request's time
-/// is up; wake the agent whenever the stream is quiet until its `idle_at`.
+/// is up; wake the agent whenever the stream is quiet until its `idle_at`. True when the server
+/// ended it cleanly (the connection can carry another request).
 async fn stream(
     mut body: hyper::body::Incoming,
     agent: &mut Agent<'_>,
     give_up: Instant,
     mut idle_at: Option<i64>,
     say: &mut (dyn FnMut(&Event<'_>) + Send),
-) {
+) -> bool {
     let mut total = 0usize;
     loop {
         let idle = async {
@@ -177,14 +305,22 @@ async fn stream(
                     Ok(data) => {
                         total += data.len();
                         if total > MAX_RESPONSE {
-                            return agent.on_transport_error(unix_now(), RESPONSE_TOO_LARGE);
+                            agent.on_transport_error(unix_now(), RESPONSE_TOO_LARGE);
+                            return false;
                         }
                         agent.on_stream_data(unix_now(), &data)
                     }
                     Err(_) => StreamControl::Continue,
                 },
-                // (the end, or a broken read)
-                _ => return agent.on_stream_end(unix_now()),
+                None => {
+                    agent.on_stream_end(unix_now());
+                    return true;
+                }
+                // (a broken read)
+                Some(Err(_)) => {
+                    agent.on_stream_end(unix_now());
+                    return false;
+                }
             },
             () = idle => {
                 let woke = idle_at.unwrap_or_default();
@@ -193,13 +329,16 @@ async fn stream(
                 idle_at = next_idle(agent).map(|t| t.max(woke + 1));
                 c
             }
-            () = tokio::time::sleep_until(give_up) => return agent.on_stream_end(unix_now()),
+            () = tokio::time::sleep_until(give_up) => {
+                agent.on_stream_end(unix_now());
+                return false;
+            }
         };
         while let Some(e) = agent.next_event() {
             say(&e);
         }
         if control == StreamControl::Close {
-            return;
+            return false;
         }
         if let Some(t) = next_idle(agent) {
             idle_at = Some(idle_at.map_or(t, |old| t.max(old)));

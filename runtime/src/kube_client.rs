@@ -8,11 +8,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use hyper_rustls::HttpsConnector;
+use hyper_rustls::{FixedServerNameResolver, HttpsConnector};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use kube::client::Body;
+use rustls::ClientConfig;
+use rustls::pki_types::ServerName;
 
 use crate::credentials::{Credentials, Identity, Shared};
 use crate::tls::{self, Fixed, Trust};
@@ -29,7 +31,7 @@ impl Pool {
     fn new(identity: &Identity) -> Result<Pool, String> {
         let trust = Trust { ca_pem: identity.ca_pem.as_deref(), insecure: identity.insecure };
         let config = tls::client_config(&trust, Some(Arc::new(Fixed(identity.certified.clone()))))?;
-        let connector = tls::connector(config, identity.server_name.as_deref())?;
+        let connector = connector(config, identity.server_name.as_deref())?;
         let client = Client::builder(TokioExecutor::new()).build(connector);
         Ok(Pool { generation: identity.generation, client })
     }
@@ -84,3 +86,25 @@ impl tower_service::Service<http::Request<Body>> for Switch {
 
 #[cfg(test)]
 mod tests;
+
+/// An HTTPS connector (HTTP/1.1) over a client configuration; `server_name` replaces the URL's
+/// host in the server certificate's check (`tls-server-name`). Connecting gives up after 10 s.
+fn connector(
+    config: ClientConfig,
+    server_name: Option<&str>,
+) -> Result<HttpsConnector<HttpConnector>, String> {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_connect_timeout(Some(std::time::Duration::from_secs(10)));
+    let builder = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config).https_only();
+    let builder = match server_name {
+        Some(name) => {
+            let name = name.trim_start_matches('[').trim_end_matches(']').to_owned();
+            let name = ServerName::try_from(name)
+                .map_err(|_| "tls-server-name is not a DNS name or an IP address")?;
+            builder.with_server_name_resolver(FixedServerNameResolver::new(name))
+        }
+        None => builder,
+    };
+    Ok(builder.enable_http1().wrap_connector(http))
+}

@@ -6,8 +6,6 @@
 
 use std::sync::Arc;
 
-use hyper_rustls::{FixedServerNameResolver, HttpsConnector};
-use hyper_util::client::legacy::connect::HttpConnector;
 use kubeboot::keyref::Holder;
 use kubeboot_hwkey::Devices;
 use kubeboot_hwkey::tls::DeviceSigningKey;
@@ -156,26 +154,4 @@ impl ServerCertVerifier for Unverified {
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
     }
-}
-
-/// An HTTPS connector (HTTP/1.1) over a client configuration; `server_name` replaces the URL's
-/// host in the server certificate's check (`tls-server-name`). Connecting gives up after 10 s.
-pub(crate) fn connector(
-    config: ClientConfig,
-    server_name: Option<&str>,
-) -> Result<HttpsConnector<HttpConnector>, String> {
-    let mut http = HttpConnector::new();
-    http.enforce_http(false);
-    http.set_connect_timeout(Some(std::time::Duration::from_secs(10)));
-    let builder = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config).https_only();
-    let builder = match server_name {
-        Some(name) => {
-            let name = name.trim_start_matches('[').trim_end_matches(']').to_owned();
-            let name = ServerName::try_from(name)
-                .map_err(|_| "tls-server-name is not a DNS name or an IP address")?;
-            builder.with_server_name_resolver(FixedServerNameResolver::new(name))
-        }
-        None => builder,
-    };
-    Ok(builder.enable_http1().wrap_connector(http))
 }
