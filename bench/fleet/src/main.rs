@@ -30,16 +30,18 @@ use kubeboot_runtime::{Event, Finished, Options, Runtime, Settings};
 
 /// Each node's agent capacities, sized to a node that bootstraps its client certificate (the
 /// runtime's default, `Capacities::HOST`, takes 251 KiB): the work buffer 8 KiB (a CSR watch
-/// event of v1.37.2 is under 4 KiB), each CA bundle and chain 2 KiB (the fleet's are about
-/// 1 KiB), the node's key its SEC1 PEM (software P-256), a file step 4 KiB (a pair is under
-/// 1.5 KiB, the node kubeconfig under 1 KiB), paths 512 B, no serving DNS names. Larger input is
-/// a typed `too-large`, never a truncation, so a node that needed more would say so.
+/// event of v1.37.2 is under 4 KiB), each CA bundle and chain 1.5 KiB (the fleet's CAs and issued
+/// certificates are under 1 KiB of PEM each), the node's key its SEC1 PEM (software P-256), a
+/// file step 2 KiB (a pair is under 1.3 KiB, the node kubeconfig with its CA about 1.4 KiB),
+/// paths 256 B (the longest, a pair's temporary file under CI's target directory, is about
+/// 160), no serving DNS names. Larger input is a typed `too-large`, never a truncation, so a node
+/// that needed more would say so.
 const CAPS: Capacities = Capacities {
     response: 8192,
-    pem: 2048,
+    pem: 1536,
     key: kubeboot::key::SEC1_PEM_LEN,
-    file: 4096,
-    path: 512,
+    file: 2048,
+    path: 256,
     serving_dns: 0,
 };
 
