@@ -86,7 +86,7 @@ static() {
     # (musl's x86-64 and aarch64 binaries are static PIE: `file` says "static-pie linked")
     file -b "$OUT/$arch/kubeboot" | grep -Eq "statically linked|static-pie linked" || { file "$OUT/$arch/kubeboot"; echo "error: not static" >&2; exit 1; }
     # Runs on the target: the whole node side offline (key, CSR, CertificateSigningRequest).
-    $(qemu "$arch") "$OUT/$arch/kubeboot.stripped" demo --node-name "edge-$arch" | tail -n 3
+    $(qemu "$arch") "$OUT/$arch/kubeboot.stripped" demo --node-name "edge-${arch//_/-}" | tail -n 3
     printf '%s %s %s %s\n' "$arch" "$t" "$(stat -c %s "$OUT/$arch/kubeboot")" "$(stat -c %s "$OUT/$arch/kubeboot.stripped")" >"$OUT/$arch/size"
     cat "$OUT/$arch/size"
   )
