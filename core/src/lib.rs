@@ -181,6 +181,7 @@ pub mod rotation;
 #[cfg(all(feature = "std", unix))]
 pub mod store;
 pub mod token;
+pub mod tpm;
 pub mod verify;
 
 /// RFC 3339 parsing/formatting (Go `time.RFC3339` semantics), shared by all modules.
