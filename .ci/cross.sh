@@ -77,7 +77,7 @@ static() {
   (
     cross_env "$arch" "$t"
     step "$arch: the static kubeboot ($t, no TPM: Debian has no static libtss2)"
-    if [[ $t == *-gnu ]]; then export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static"; fi
+    if [[ $t == *-gnu* ]]; then export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static"; fi
     nice cargo build -q --release --locked -p kubeboot-cli --no-default-features --target "$t"
     bin="$CARGO_TARGET_DIR/$t/release/kubeboot"
     mkdir -p "$OUT/$arch"
