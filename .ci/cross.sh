@@ -92,6 +92,9 @@ static() {
   )
 }
 
+# grouped N: N with thousands separators (whatever the locale)
+grouped() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; }
+
 sizes() {
   echo "| architecture | target | release binary (bytes) | stripped (bytes) |"
   echo "|---|---|---:|---:|"
@@ -99,7 +102,7 @@ sizes() {
   for arch in "${STATIC[@]}"; do
     [[ -f $OUT/$arch/size ]] || { echo "no static binary for $arch: run .ci/cross.sh static $arch" >&2; return 1; }
     read -r a t full stripped <"$OUT/$arch/size"
-    printf '| %s | `%s` | %s | %s |\n' "$a" "$t" "$(printf "%'d" "$full")" "$(printf "%'d" "$stripped")"
+    printf '| %s | `%s` | %s | %s |\n' "$a" "$t" "$(grouped "$full")" "$(grouped "$stripped")"
   done
 }
 
