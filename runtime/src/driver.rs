@@ -58,6 +58,10 @@ impl Outputs {
     }
 }
 
+/// The longest sleep across which the agent's connection is kept (a Retry-After or a backoff
+/// between two requests of one attempt); a longer one closes it.
+const KEEP_ACROSS_SLEEP_SECS: i64 = 60;
+
 /// What a run uses besides the agent.
 pub(crate) struct Parts<'a> {
     pub(crate) settings: &'a Settings,
@@ -148,6 +152,10 @@ pub(crate) async fn drive(mut p: Parts<'_>) -> Result<Finished, Error> {
                 }
             }
             Action::Sleep { until } => {
+                if until - now > KEEP_ACROSS_SLEEP_SECS {
+                    // (a daemon's sleep until its rotation deadline holds no connection open)
+                    http.keep(None);
+                }
                 // (the textfile's TTLs are as of its last write: it is rewritten in time)
                 let until = until.min(now + metrics_out.max_sleep_secs());
                 let nap = clock::until(until).max(Duration::from_millis(100));
