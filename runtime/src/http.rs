@@ -181,39 +181,35 @@ impl Prepared {
         agent: &mut Agent<'_>,
         say: &mut (dyn FnMut(&Event<'_>) + Send),
     ) -> Option<SendRequest<Full<Bytes>>> {
-        let target = match self.target {
-            Ok(t) => t,
+        match self.answer(agent, say).await {
+            Ok(kept) => kept,
             Err(why) => {
                 agent.on_transport_error(unix_now(), &why);
-                return None;
+                None
             }
-        };
-        let Some(request) = self.request else {
-            agent.on_transport_error(unix_now(), "the request is not valid HTTP");
-            return None;
-        };
+        }
+    }
+
+    /// [`Prepared::exchange`] up to its transport error, which the caller hands to the agent.
+    async fn answer(
+        self,
+        agent: &mut Agent<'_>,
+        say: &mut (dyn FnMut(&Event<'_>) + Send),
+    ) -> Result<Option<SendRequest<Full<Bytes>>>, String> {
+        let target = self.target?;
+        let request = self.request.ok_or("the request is not valid HTTP")?;
         let sent = tokio::time::timeout_at(self.give_up, send(&target, self.idle, request)).await;
-        let (conn, response) = match sent {
-            Ok(Ok(r)) => r,
-            Ok(Err(why)) => {
-                agent.on_transport_error(unix_now(), &why);
-                return None;
-            }
-            Err(_) => {
-                agent.on_transport_error(unix_now(), "timed out");
-                return None;
-            }
-        };
+        let (conn, response) = sent.map_err(|_| "timed out")??;
         let status = response.status().as_u16();
         let retry_after = response.headers().get("Retry-After").map(|v| v.as_bytes().to_vec());
         let mut body = response.into_body();
         if self.watch && status == 200 {
             // (reusable only when the server ended the stream: one the agent closed is dropped)
             let ended = stream(body, agent, self.give_up, self.idle_at, say).await;
-            return ended.then_some(conn);
+            return Ok(ended.then_some(conn));
         }
         let mut whole = Vec::new();
-        let read = tokio::time::timeout_at(self.give_up, async {
+        tokio::time::timeout_at(self.give_up, async {
             while let Some(frame) = body.frame().await {
                 let frame = frame.map_err(|e| error_chain(&e))?;
                 if let Ok(data) = frame.into_data() {
@@ -225,22 +221,11 @@ impl Prepared {
             }
             Ok(())
         })
-        .await;
-        match read {
-            Ok(Ok(())) => {
-                let headers = Headers::retry_after(retry_after.as_deref());
-                agent.on_http_response(unix_now(), status, &headers, &whole);
-                Some(conn)
-            }
-            Ok(Err(why)) => {
-                agent.on_transport_error(unix_now(), &why);
-                None
-            }
-            Err(_) => {
-                agent.on_transport_error(unix_now(), "timed out");
-                None
-            }
-        }
+        .await
+        .map_err(|_| "timed out")??;
+        let headers = Headers::retry_after(retry_after.as_deref());
+        agent.on_http_response(unix_now(), status, &headers, &whole);
+        Ok(Some(conn))
     }
 }
 
@@ -257,16 +242,20 @@ async fn send(
         && matches!(tokio::time::timeout(Duration::from_secs(2), conn.ready()).await, Ok(Ok(())))
     {
         let again = copy(&request);
-        match conn.send_request(request).await {
-            Ok(r) => return Ok((conn, r)),
-            Err(e) if e.is_canceled() => {
-                let mut conn = target.connect().await?;
-                let r = conn.send_request(again).await.map_err(|e| error_chain(&e))?;
-                return Ok((conn, r));
-            }
-            Err(e) => return Err(error_chain(&e)),
-        }
+        return match conn.send_request(request).await {
+            Ok(r) => Ok((conn, r)),
+            Err(e) if e.is_canceled() => send_new(target, again).await,
+            Err(e) => Err(error_chain(&e)),
+        };
     }
+    send_new(target, request).await
+}
+
+/// Send `request` on a new connection.
+async fn send_new(
+    target: &Target,
+    request: http::Request<Full<Bytes>>,
+) -> Result<(SendRequest<Full<Bytes>>, http::Response<hyper::body::Incoming>), String> {
     let mut conn = target.connect().await?;
     let r = conn.send_request(request).await.map_err(|e| error_chain(&e))?;
     Ok((conn, r))
