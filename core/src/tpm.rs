@@ -145,6 +145,14 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// What a `TPM2B_*` wrapper holds: its size, then exactly that many bytes.
+fn inside_size(bytes: &[u8]) -> Result<&[u8], TpmError> {
+    let mut r = Reader(bytes);
+    let inner = r.sized(usize::from(u16::MAX))?;
+    r.end()?;
+    Ok(inner)
+}
+
 /// The longest `TPM2B_NAME` (a hash algorithm and a SHA-512 digest).
 pub const MAX_NAME: usize = 2 + 64;
 /// The longest `TPM2B_DATA` the TPM takes as qualifying data.
@@ -196,10 +204,7 @@ impl<'a> Public<'a> {
 
     /// Read a `TPM2B_PUBLIC` (its size, then the `TPMT_PUBLIC`), as `tpm2_readpublic -o` writes.
     pub fn parse_sized(bytes: &'a [u8]) -> Result<Self, TpmError> {
-        let mut r = Reader(bytes);
-        let inner = r.sized(usize::from(u16::MAX))?;
-        r.end()?;
-        Public::parse(inner)
+        Public::parse(inside_size(bytes)?)
     }
 
     /// The key's Name: `TPM_ALG_SHA256 || SHA-256(TPMT_PUBLIC)`.
@@ -276,9 +281,7 @@ impl<'a> Attest<'a> {
 
     /// Read a `TPM2B_ATTEST` (its size, then the `TPMS_ATTEST`); the `TPMS_ATTEST` bytes too.
     pub fn parse_sized(bytes: &'a [u8]) -> Result<(Self, &'a [u8]), TpmError> {
-        let mut r = Reader(bytes);
-        let inner = r.sized(usize::from(u16::MAX))?;
-        r.end()?;
+        let inner = inside_size(bytes)?;
         Ok((Attest::parse(inner)?, inner))
     }
 }
