@@ -155,6 +155,7 @@ extern crate std;
 
 pub mod agent;
 pub mod api;
+pub mod attest;
 pub mod backend;
 mod buf;
 mod calendar;

@@ -59,6 +59,9 @@ pub(crate) const ANY_EXT_KEY_USAGE: ObjectIdentifier = oid("2.5.29.37.0");
 pub(crate) const SERVER_AUTH: ObjectIdentifier = oid("1.3.6.1.5.5.7.3.1");
 /// id-kp-clientAuth.
 pub(crate) const CLIENT_AUTH: ObjectIdentifier = oid("1.3.6.1.5.5.7.3.2");
+/// tcg-kp-AIKCertificate (TCG EK Credential Profile): the purpose of an attestation key's
+/// certificate (a TCG IAK certificate carries it).
+pub(crate) const TCG_KP_AIK_CERTIFICATE: ObjectIdentifier = oid("2.23.133.8.3");
 /// PKCS#9 extensionRequest.
 pub(crate) const EXTENSION_REQUEST: ObjectIdentifier = oid("1.2.840.113549.1.9.14");
 

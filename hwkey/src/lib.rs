@@ -122,6 +122,26 @@ impl Devices {
         }
     }
 
+    /// `TPM2_Certify` of the TPM key `reference` by the TPM's attestation key over `qualifying`
+    /// ([`kubeboot::attest::qualifying_data`]): only a TPM's key can be attested.
+    #[cfg(feature = "tpm")]
+    pub fn certify(&self, reference: &[u8], qualifying: &[u8]) -> DeviceResult<tpm::Certified> {
+        let mut scratch = vec![0u8; reference.len()];
+        match Holder::of_pem(reference) {
+            Ok(Holder::Tpm) => {}
+            Ok(h) => {
+                return Err(DeviceError(format!(
+                    "a {} key cannot be attested: attestation needs a key made in a TPM",
+                    h.as_str()
+                )));
+            }
+            Err(e) => return Err(DeviceError(format!("the key reference: {e}"))),
+        }
+        let blob = keyref::Tss2::from_pem(reference, &mut scratch)
+            .map_err(|e| DeviceError(format!("tpm {}: the TSS2 key: {e}", self.tcti())))?;
+        tpm::Tpm::connect(&self.tcti())?.certify(&blob, qualifying)
+    }
+
     /// Answer the agent's outstanding key operation, if there is one. Returns what failed (to
     /// print), the agent having been told.
     pub fn perform(&self, agent: &mut Agent<'_>, now: i64) -> Option<DeviceError> {

@@ -31,11 +31,14 @@ use tss_esapi::tss2_esys::TPMT_TK_HASHCHECK;
 
 use crate::{DeviceError, DeviceResult, NewKey, point_from_xy, rs_from, sha256};
 
+mod attest;
+pub use attest::{Certified, EK_CERT_INDICES, NV_EK_CERT_ECC, NV_EK_CERT_ECC_P384, NV_EK_CERT_RSA};
+
 /// A connection to the TPM.
 pub struct Tpm {
     /// `tpm <tcti>` (for messages).
     pub name: String,
-    context: Context,
+    pub(crate) context: Context,
 }
 
 fn storage_key_template() -> tss_esapi::Result<Public> {
@@ -89,7 +92,7 @@ fn signing_key_template() -> tss_esapi::Result<Public> {
         .build()
 }
 
-fn point_of(public: &Public) -> Option<[u8; 65]> {
+pub(crate) fn point_of(public: &Public) -> Option<[u8; 65]> {
     match public {
         Public::Ecc { unique, .. } => point_from_xy(unique.x().value(), unique.y().value()),
         _ => None,
@@ -114,7 +117,7 @@ impl Tpm {
         Ok(Tpm { name, context })
     }
 
-    fn err(&self, what: &str, e: tss_esapi::Error) -> DeviceError {
+    pub(crate) fn err(&self, what: &str, e: tss_esapi::Error) -> DeviceError {
         DeviceError(format!("{}: {what}: {e}", self.name))
     }
 
@@ -128,7 +131,7 @@ impl Tpm {
         r.map(|k| k.key_handle).map_err(|e| self.err("creating the storage key", e))
     }
 
-    fn flush(&mut self, handle: KeyHandle) {
+    pub(crate) fn flush(&mut self, handle: KeyHandle) {
         let _ = self.context.flush_context(handle.into());
     }
 
@@ -162,7 +165,7 @@ impl Tpm {
     }
 
     /// Load a blob under the storage key; the caller flushes the key.
-    fn load(&mut self, blob: &Tss2<'_>) -> DeviceResult<(KeyHandle, Public)> {
+    pub(crate) fn load(&mut self, blob: &Tss2<'_>) -> DeviceResult<(KeyHandle, Public)> {
         if blob.parent != keyref::TPM_RH_OWNER {
             return Err(DeviceError(format!(
                 "{}: the key's parent {:#x} is not the owner hierarchy's storage key",

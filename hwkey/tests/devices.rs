@@ -8,6 +8,7 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use kubeboot::attest;
 use kubeboot::csr::CsrBuilder;
 use kubeboot::key::{P256Signer, spki_from_point};
 use kubeboot::keyref;
@@ -407,4 +408,206 @@ fn tls_client_authentication_is_signed_by_the_device() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
     let _ = keyref::LABEL_TSS2;
+}
+
+/// A TPM as its manufacturer leaves it: `swtpm_setup` made its endorsement key and wrote the
+/// EK certificate (signed by swtpm's local CA) into its NV memory.
+fn manufactured_swtpm(dir: &Path) -> Swtpm {
+    std::fs::create_dir_all(dir.join("state")).unwrap();
+    run(Command::new("swtpm_setup")
+        .args(["--tpm2", "--ecc", "--create-ek-cert", "--overwrite", "--tpmstate"])
+        .arg(dir.join("state")));
+    Swtpm::start(dir)
+}
+
+/// A factory CA (OpenSSL) and the attestation key certificate it issues for `point`, shaped like
+/// a TCG IAK certificate: the serial number in the subject, EKU tcg-kp-AIKCertificate.
+fn factory_certifies(dir: &Path, ca: &str, serial: &str, point: &[u8; 65]) -> Vec<u8> {
+    let key = dir.join(format!("{ca}.key"));
+    let crt = dir.join(format!("{ca}.crt"));
+    if !crt.exists() {
+        run(Command::new("openssl")
+            .args(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out"])
+            .arg(&key));
+        run(Command::new("openssl")
+            .args([
+                "req",
+                "-x509",
+                "-new",
+                "-days",
+                "3650",
+                "-subj",
+                &format!("/O=kubeboot test/CN={ca}"),
+                "-key",
+            ])
+            .arg(&key)
+            .arg("-out")
+            .arg(&crt));
+    }
+    let public = dir.join(format!("ak-{serial}.der"));
+    std::fs::write(&public, spki_from_point(point)).unwrap();
+    let ext = dir.join("ak.cnf");
+    std::fs::write(
+        &ext,
+        "keyUsage=critical,digitalSignature\nextendedKeyUsage=2.23.133.8.3\nbasicConstraints=critical,CA:FALSE\n",
+    )
+    .unwrap();
+    let out = dir.join(format!("ak-{serial}.pem"));
+    run(Command::new("openssl")
+        .args([
+            "x509",
+            "-new",
+            "-days",
+            "365",
+            "-subj",
+            &format!("/CN=kubeboot test TPM/serialNumber={serial}"),
+        ])
+        .args(["-force_pubkey"])
+        .arg(&public)
+        .args(["-keyform", "DER", "-CA"])
+        .arg(&crt)
+        .arg("-CAkey")
+        .arg(&key)
+        .arg("-extfile")
+        .arg(&ext)
+        .arg("-out")
+        .arg(&out));
+    std::fs::read(out).unwrap()
+}
+
+/// A node key made in the TPM, its CSR for `node`, and the request with the evidence after it.
+fn attested_request(devices: &Devices, node: &str, chain: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let k = devices.generate("tpm", "unused").unwrap();
+    let signer = devices.open(&k.reference).unwrap();
+    let mut csr = vec![0u8; 2048];
+    let n = CsrBuilder::client(node).unwrap().write_pem(&*signer, &mut csr).unwrap();
+    csr.truncate(n);
+    (request_for(devices, &k.reference, &csr, chain), k.reference)
+}
+
+/// The request for `csr` (PEM) with the certify of `key` over its qualifying data.
+fn request_for(devices: &Devices, key: &[u8], csr: &[u8], chain: &[u8]) -> Vec<u8> {
+    let mut scratch = vec![0u8; csr.len()];
+    let parsed = kubeboot::request::CertificateRequest::from_pem(csr, &mut scratch).unwrap();
+    let q = attest::qualifying_data(parsed.spki_der(), parsed.subject_der());
+    let certified = devices.certify(key, &q).unwrap();
+    let mut blob_scratch = vec![0u8; key.len()];
+    let blob = keyref::Tss2::from_pem(key, &mut blob_scratch).unwrap();
+    let public = &blob.public[2..];
+    let mut out = vec![0u8; 8192];
+    let mut der = vec![0u8; 4096];
+    let n = attest::write_evidence(
+        public,
+        &certified.attest,
+        &certified.signature,
+        chain,
+        &mut der,
+        &mut out,
+    )
+    .unwrap();
+    [csr, &out[..n]].concat()
+}
+
+fn judged(
+    request: &[u8],
+    device_ca: &Path,
+    enrolled: &str,
+) -> Result<(String, String, String), attest::AttestError> {
+    let mut scratch = vec![0u8; request.len()];
+    let (csr, evidence) = attest::Evidence::split(request, &mut scratch)?;
+    let evidence = evidence.ok_or(attest::AttestError::Absent)?;
+    let ca_pem = std::fs::read(device_ca).unwrap();
+    let mut ca_scratch = vec![0u8; ca_pem.len()];
+    let cas: kubeboot::verify::TrustedCas<'_> =
+        kubeboot::verify::TrustedCas::from_pem(&ca_pem, &mut ca_scratch).unwrap();
+    let list = attest::Enrolment::parse(enrolled).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+        as i64;
+    let ok =
+        attest::judge(&kubeboot::backend::Software, &csr, &evidence, cas.anchors(), &list, now)?;
+    let hex: String = ok.key_name.iter().map(|b| format!("{b:02x}")).collect();
+    Ok((ok.serial.to_string(), ok.node.to_owned(), hex))
+}
+
+/// The node key is certified by the TPM's attestation key over its CSR's digest; the core's
+/// judgement accepts exactly that and refuses each forgery with its reason. Checked against
+/// tools nobody here wrote: OpenSSL issues the attestation key's certificate and verifies the
+/// TPM's signature with it, tpm2-tools prints the key's Name, swtpm's local CA made the EK
+/// certificate the TPM hands out.
+#[test]
+fn tpm_certify_binds_the_node_key_to_its_csr() {
+    use kubeboot::attest::AttestError;
+    let dir = tmp("attest");
+    let tpm = manufactured_swtpm(&dir.join("a"));
+    let devices = Devices { tcti: Some(tpm.tcti()) };
+    let mut t = kubeboot_hwkey::tpm::Tpm::connect(&tpm.tcti()).unwrap();
+    let ak = t.attestation_key_point().unwrap();
+    // The same TPM derives the same attestation key every time.
+    assert_eq!(t.attestation_key_point().unwrap(), ak);
+    // The EK certificate swtpm_setup stored (ECC P-384 with --ecc): OpenSSL reads it.
+    let (index, ek) = t.ek_certificate().unwrap().expect("an EK certificate in NV");
+    assert_eq!(index, kubeboot_hwkey::tpm::NV_EK_CERT_ECC_P384);
+    std::fs::write(dir.join("ek.der"), &ek).unwrap();
+    let text = run(Command::new("openssl")
+        .args(["x509", "-inform", "DER", "-noout", "-text", "-in"])
+        .arg(dir.join("ek.der")));
+    assert!(text.contains("swtpm-localca"), "{text}");
+    drop(t);
+    let chain = factory_certifies(&dir, "factory", "SN-A1", &ak);
+    let device_ca = dir.join("factory.crt");
+
+    let (request, key) = attested_request(&devices, "edge-1", &chain);
+    let (serial, node, name) = judged(&request, &device_ca, "SN-A1 edge-1\n").unwrap();
+    assert_eq!((serial.as_str(), node.as_str()), ("SN-A1", "edge-1"));
+    // tpm2-tools names the same key.
+    let pem = dir.join("key.pem");
+    std::fs::write(&pem, &key).unwrap();
+    let ctx = dir.join("key.ctx");
+    let tools = |args: &[&str]| {
+        let mut c = Command::new(args[0]);
+        c.env("TPM2TOOLS_TCTI", tpm.tcti()).args(&args[1..]);
+        c
+    };
+    run(&mut tools(&["tpm2_load", "-r", pem.to_str().unwrap(), "-c", ctx.to_str().unwrap()]));
+    let public = run(&mut tools(&["tpm2_readpublic", "-c", ctx.to_str().unwrap()]));
+    run(&mut tools(&["tpm2_flushcontext", "-t"]));
+    assert!(public.contains(&format!("name: {name}")), "{public}\nwant {name}");
+    // OpenSSL verifies the TPM's signature over the attestation with the certified key.
+    let mut scratch = vec![0u8; request.len()];
+    let (_, evidence) = attest::Evidence::split(&request, &mut scratch).unwrap();
+    let evidence = evidence.unwrap();
+    let sig = kubeboot::tpm::Signature::parse(evidence.signature).unwrap();
+    assert!(openssl_verifies(&dir, &ak, evidence.attest, &sig.rs));
+
+    // The refusals, each with its reason.
+    assert_eq!(judged(&request, &device_ca, "SN-B2 edge-1\n"), Err(AttestError::NotEnrolled));
+    assert_eq!(judged(&request, &device_ca, "SN-A1 edge-2\n"), Err(AttestError::WrongNode));
+    // Carried onto another CSR of the same key (another node name): not this CSR's digest.
+    let signer = devices.open(&key).unwrap();
+    let mut csr2 = vec![0u8; 2048];
+    let n = CsrBuilder::client("edge-2").unwrap().write_pem(&*signer, &mut csr2).unwrap();
+    let first_end = b"-----END CERTIFICATE REQUEST-----\n";
+    let cut =
+        request.windows(first_end.len()).position(|w| w == first_end).unwrap() + first_end.len();
+    let replayed = [&csr2[..n], &request[cut..]].concat();
+    assert_eq!(judged(&replayed, &device_ca, "SN-A1 edge-2\n"), Err(AttestError::Replayed));
+    // A software key's CSR with the TPM key's evidence: not the CSR's key.
+    let soft = kubeboot::key::NodeKey::from_entropy(&[7u8; 48]).unwrap();
+    let n = CsrBuilder::client("edge-1").unwrap().write_pem(&soft, &mut csr2).unwrap();
+    let forged = [&csr2[..n], &request[cut..]].concat();
+    assert_eq!(judged(&forged, &device_ca, "SN-A1 edge-1\n"), Err(AttestError::KeyMismatch));
+    // An attestation key certified by another CA.
+    let rogue = factory_certifies(&dir, "rogue", "SN-A1", &ak);
+    let (request3, _) = attested_request(&devices, "edge-1", &rogue);
+    assert!(matches!(judged(&request3, &device_ca, "SN-A1 edge-1\n"), Err(AttestError::Chain(_))));
+    // Another TPM's attestation presented with this TPM's certificate.
+    let other = manufactured_swtpm(&dir.join("b"));
+    let (request4, _) = attested_request(&Devices { tcti: Some(other.tcti()) }, "edge-1", &chain);
+    assert_eq!(judged(&request4, &device_ca, "SN-A1 edge-1\n"), Err(AttestError::Signature));
+    // A PKCS#11 or software key cannot be attested.
+    let mut soft_pem = vec![0u8; 512];
+    let n = soft.to_sec1_pem(&mut soft_pem).unwrap();
+    let e = devices.certify(&soft_pem[..n], &[0; 32]).err().unwrap().0;
+    assert!(e.contains("cannot be attested"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

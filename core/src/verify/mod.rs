@@ -70,6 +70,7 @@ use crate::oid;
 
 mod cert;
 mod constraints;
+mod device;
 mod names;
 mod path;
 mod render;
@@ -83,6 +84,7 @@ pub(crate) use cert::cert_key_and_validity;
 pub(crate) use cert::cert_spki;
 use cert::*;
 use constraints::*;
+pub use device::{DEVICE_SERIAL_CAP, DeviceCert, verify_device_der};
 use names::*;
 pub use names::{Described, SERIAL_HEX_CAP, San, describe, for_each_san, subject_node_name};
 use path::*;
