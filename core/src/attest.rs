@@ -279,7 +279,8 @@ pub fn write_evidence(
 }
 
 /// The operator's allowlist of devices: one line per device, `<serial number> <node name>`
-/// (whitespace between; `#` starts a comment; blank lines are skipped). One device, one name: a
+/// (spaces or tabs between; a serial number is printable ASCII; `#` starts a comment; blank
+/// lines are skipped). One device, one name: a
 /// serial number or a node name on two lines is refused when the list is read.
 #[derive(Clone, Copy, Debug)]
 pub struct Enrolment<'a> {
@@ -329,13 +330,17 @@ impl<'a> Enrolment<'a> {
     /// lines skipped.
     fn lines(&self) -> impl Iterator<Item = (usize, Result<(&'a str, &'a str), &'static str>)> {
         self.text.lines().enumerate().filter_map(|(i, line)| {
-            let line = line.split('#').next().unwrap_or("").trim();
-            if line.is_empty() {
-                return None;
-            }
-            let mut fields = line.split_ascii_whitespace();
+            let line = line.split('#').next().unwrap_or("");
+            let mut fields = line.split([' ', '\t', '\r']).filter(|f| !f.is_empty());
             let entry = match (fields.next(), fields.next(), fields.next()) {
-                (Some(serial), Some(node), None) => Ok((serial, node)),
+                (None, ..) => return None,
+                (Some(serial), Some(node), None) => {
+                    if serial.bytes().all(|b| b.is_ascii_graphic()) {
+                        Ok((serial, node))
+                    } else {
+                        Err("a serial number of other than printable ASCII")
+                    }
+                }
                 _ => Err("want `<serial number> <node name>`"),
             };
             Some((i + 1, entry))

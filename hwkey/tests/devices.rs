@@ -558,6 +558,16 @@ fn tpm_certify_binds_the_node_key_to_its_csr() {
 
     let (request, key) = attested_request(&devices, "edge-1", &chain);
     let (serial, node, name) = judged(&request, &device_ca, "SN-A1 edge-1\n").unwrap();
+    // The fuzz target's seed (fuzz/seeds/attest_request): KUBEBOOT_ATTEST_SEEDS=<dir>.
+    if let Some(seeds) = std::env::var_os("KUBEBOOT_ATTEST_SEEDS") {
+        let seeds = PathBuf::from(seeds);
+        std::fs::write(seeds.join("request.pem"), &request).unwrap();
+        run(Command::new("openssl")
+            .args(["x509", "-outform", "DER", "-in"])
+            .arg(&device_ca)
+            .arg("-out")
+            .arg(seeds.join("factory.der")));
+    }
     assert_eq!((serial.as_str(), node.as_str()), ("SN-A1", "edge-1"));
     // tpm2-tools names the same key.
     let pem = dir.join("key.pem");
