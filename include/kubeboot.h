@@ -541,6 +541,9 @@ enum kubeboot_key_op_kind
   KUBEBOOT_KEY_OP_KIND_SIGN = 2,
   // Destroy `key_ref`'s key (PKCS#11: both objects; TPM: nothing to destroy).
   KUBEBOOT_KEY_OP_KIND_DESTROY = 3,
+  // An attested bootstrap: `TPM2_Certify` of `key_ref`'s TPM key by the TPM's attestation
+  // key over the 32 bytes of `message` (the qualifying data).
+  KUBEBOOT_KEY_OP_KIND_CERTIFY = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -736,6 +739,12 @@ typedef struct kubeboot_agent_config {
   const char *key_device;
   // Its length.
   size_t key_device_len;
+  // An attested join: the attestation key's certificate chain (PEM file); the bootstrap CSR
+  // carries a `TPM2_Certify` of the node key (`KUBEBOOT_KEY_OP_KIND_CERTIFY`). Needs
+  // `key_device` `tpm`. NULL: none.
+  const char *attestation;
+  // Its length.
+  size_t attestation_len;
 } kubeboot_agent_config;
 
 // `KUBEBOOT_ACTION_KIND_READ`: read the whole file at `path` (following symlinks); answer with
@@ -1372,6 +1381,16 @@ kubeboot_result kubeboot_agent_sign_with(struct kubeboot_agent *agent,
 
 // The answer to a DESTROY: the key is gone. `INVALID_STATE` when no DESTROY is outstanding.
 kubeboot_result kubeboot_agent_on_key_destroyed(struct kubeboot_agent *agent, int64_t now);
+
+// The answer to a CERTIFY: the `TPMS_ATTEST` and the `TPMT_SIGNATURE` the TPM returned, as it
+// marshals them. `INVALID_STATE` when no CERTIFY is outstanding. An answer that is not a
+// certify of that key over that qualifying data fails the attempt (`KEY_DEVICE`).
+kubeboot_result kubeboot_agent_on_key_certified(struct kubeboot_agent *agent,
+                                                int64_t now,
+                                                const uint8_t *attest,
+                                                size_t attest_len,
+                                                const uint8_t *signature,
+                                                size_t signature_len);
 
 // The outstanding KEY operation failed: `why` (UTF-8, one line naming the device and what
 // failed, e.g. `pkcs11 token=node: C_Login: CKR_PIN_INCORRECT`; never a secret; may be NULL

@@ -72,6 +72,19 @@ pub struct Args {
     #[arg(long, value_name = "ID")]
     pub leader_elect_identity: Option<String>,
 
+    /// Attested joins (docs/attestation.md): the device CAs (PEM) that certify the TPMs'
+    /// attestation keys. With --enrolment, bootstrap client CSRs (signer
+    /// kubernetes.io/kube-apiserver-client-kubelet, requested by system:bootstrap:<id>) are
+    /// approved only with an attestation the core accepts, and denied otherwise; turn off
+    /// kube-controller-manager's auto-approval for bootstrappers in that cluster.
+    #[arg(long, value_name = "FILE", requires = "enrolment")]
+    pub attestation_ca: Option<PathBuf>,
+
+    /// The operator's allowlist of devices for attested joins: `<serial number> <node name>` a
+    /// line, `#` comments; one device, one name. Read at every decision.
+    #[arg(long, value_name = "FILE", requires = "attestation_ca")]
+    pub enrolment: Option<PathBuf>,
+
     /// Where /metrics, /healthz and /readyz are served (IP:PORT; empty: nowhere).
     #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8080")]
     pub metrics_bind_address: String,
@@ -111,6 +124,8 @@ pub struct Settings {
     pub renew_grace: u64,
     /// `--metrics-bind-address`, if any.
     pub bind: Option<SocketAddr>,
+    /// `--attestation-ca` and `--enrolment`, if given.
+    pub attestation: Option<crate::attested::Attestation>,
 }
 
 /// A flag value that cannot be used: its one line, `<flag> "<value>": <reason>`.
@@ -119,6 +134,11 @@ pub struct Settings {
 pub struct BadFlag(String);
 
 impl BadFlag {
+    /// A whole line.
+    pub(crate) fn line(line: String) -> Self {
+        BadFlag(line)
+    }
+
     /// A value the core's grammar refused with `e`: [`grammar::write_refusal`]'s line.
     fn refused(flag: &str, value: &str, e: kubeboot::Error) -> Self {
         let mut line = String::new();
@@ -185,6 +205,10 @@ impl Args {
             lease_duration,
             renew_grace,
             bind,
+            attestation: match (&self.attestation_ca, &self.enrolment) {
+                (Some(ca), Some(list)) => Some(crate::attested::Attestation::read(ca, list)?),
+                _ => None,
+            },
         })
     }
 

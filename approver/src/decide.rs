@@ -22,7 +22,9 @@ use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::{Api, Resource, ResourceExt};
 use kubeboot::error::{Error as CoreError, PolicyViolation};
-use kubeboot::policy::SIGNER_SERVING;
+use kubeboot::policy::{SIGNER_CLIENT, SIGNER_SERVING};
+
+use crate::attested::Attested;
 use kubeboot::policy::serving::{AddressType, ForeignSan, NodeAddress, ServingCsr};
 use kubeboot::request::SubjectAltName;
 
@@ -165,7 +167,8 @@ pub async fn reconcile(
     ctx: Arc<Ctx>,
 ) -> Result<Action, ApiError> {
     let uid = csr.uid().unwrap_or_default();
-    if csr.spec.signer_name != SIGNER_SERVING {
+    let attested = csr.spec.signer_name == SIGNER_CLIENT && ctx.settings.attestation.is_some();
+    if csr.spec.signer_name != SIGNER_SERVING && !attested {
         return Ok(Action::await_change());
     }
     if is_final(&csr) {
@@ -180,13 +183,14 @@ pub async fn reconcile(
     if lock(&ctx.settled).get(&uid) == Some(&rv) {
         return Ok(Action::await_change());
     }
-    let result = judge(&csr, &ctx).await;
+    let result = if attested { Ok(judge_attested(&csr, &ctx)) } else { judge(&csr, &ctx).await };
     match result {
         Ok(Judged::Verdict(v)) => {
             lock(&ctx.attempts).remove(&uid);
             write(&csr, &ctx, v).await
         }
         Ok(Judged::Retry(after)) => Ok(Action::requeue(after)),
+        Ok(Judged::NotOurs) => Ok(Action::await_change()),
         Err(e) => Err(e),
     }
 }
@@ -213,6 +217,33 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 enum Judged {
     Verdict(Verdict),
     Retry(Duration),
+    /// Not a CSR this approver decides.
+    NotOurs,
+}
+
+/// A bootstrap client CSR's attestation ([`crate::attested`]).
+fn judge_attested(csr: &CertificateSigningRequest, ctx: &Ctx) -> Judged {
+    let Some(att) = &ctx.settings.attestation else { return Judged::NotOurs };
+    let now = Timestamp::now().as_second();
+    match crate::attested::judge(csr, att, now) {
+        Attested::NotOurs => Judged::NotOurs,
+        Attested::Approve(message) => Judged::Verdict(Verdict {
+            outcome: Outcome::Approved,
+            reason: "ok",
+            ident: crate::attested::ATTESTED_REASON,
+            message,
+        }),
+        Attested::Deny(e, message) => Judged::Verdict(Verdict {
+            outcome: Outcome::Denied,
+            reason: e.name(),
+            ident: e.ident(),
+            message,
+        }),
+        Attested::Unreadable(why) => {
+            tracing::warn!(csr = %csr.name_any(), why = %why, "the enrolment cannot be read; the CSR stays pending");
+            Judged::Retry(Duration::from_secs(10))
+        }
+    }
 }
 
 async fn judge(csr: &CertificateSigningRequest, ctx: &Ctx) -> Result<Judged, ApiError> {
@@ -332,13 +363,13 @@ async fn write(
         let outcome =
             if v.outcome == Outcome::Approved { Outcome::WouldApprove } else { Outcome::WouldDeny };
         log(&name, outcome, &v, seconds, true);
-        ctx.metrics.decided(SIGNER_SERVING, outcome, v.reason, seconds);
+        ctx.metrics.decided(&csr.spec.signer_name, outcome, v.reason, seconds);
         lock(&ctx.settled).insert(uid, csr.resource_version().unwrap_or_default());
         return Ok(Action::await_change());
     }
     if v.outcome == Outcome::Pending {
         log(&name, v.outcome, &v, seconds, false);
-        ctx.metrics.decided(SIGNER_SERVING, v.outcome, v.reason, seconds);
+        ctx.metrics.decided(&csr.spec.signer_name, v.outcome, v.reason, seconds);
         event(ctx, csr, EventType::Warning, v.ident, &v.message).await;
         lock(&ctx.settled).insert(uid, csr.resource_version().unwrap_or_default());
         return Ok(Action::await_change());
@@ -379,7 +410,7 @@ async fn write(
         tracing::error!(csr = %name, "BUG: this CSR was decided twice by this process");
     }
     log(&name, v.outcome, &v, seconds, false);
-    ctx.metrics.decided(SIGNER_SERVING, v.outcome, v.reason, seconds);
+    ctx.metrics.decided(&csr.spec.signer_name, v.outcome, v.reason, seconds);
     event(ctx, csr, event_type, v.ident, &v.message).await;
     Ok(Action::await_change())
 }

@@ -16,6 +16,7 @@
 //! cannot run pods. docs/approver.md has the checks, flags, metrics and installation.
 
 mod args;
+mod attested;
 mod decide;
 mod leader;
 mod metrics;
@@ -130,8 +131,11 @@ pub async fn run(args: Args) -> Result<(), Error> {
         allowed_key_types = %settings.policy.keys,
         max_expiration_seconds = settings.policy.max_expiration_seconds,
         dns_patterns = ?args.dns_patterns,
+        attestation_ca = ?args.attestation_ca,
+        enrolment = ?args.enrolment,
         "kubeboot approver starting"
     );
+    let settings_attested = settings.attestation.is_some();
     let ctx = Arc::new(decide::Ctx::new(
         client.clone(),
         recorder,
@@ -140,9 +144,17 @@ pub async fn run(args: Args) -> Result<(), Error> {
         Arc::clone(&leadership.leader),
     ));
     let csrs: Api<CertificateSigningRequest> = Api::all(client);
-    let selector = format!("spec.signerName={}", kubeboot::policy::SIGNER_SERVING);
+    // With attested joins, the client signer's CSRs too (a field selector takes one value).
+    let selector = match settings_attested {
+        false => format!("spec.signerName={}", kubeboot::policy::SIGNER_SERVING),
+        true => String::new(),
+    };
     let gained = std::mem::replace(&mut leadership.gained, futures::channel::mpsc::unbounded().1);
-    let controller = Controller::new(csrs, watcher::Config::default().fields(&selector))
+    let watch = match selector.as_str() {
+        "" => watcher::Config::default(),
+        s => watcher::Config::default().fields(s),
+    };
+    let controller = Controller::new(csrs, watch)
         .with_config(ControllerConfig::default().concurrency(args.concurrency))
         .reconcile_all_on(gained)
         .shutdown_on_signal();

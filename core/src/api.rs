@@ -6,7 +6,7 @@
 //! * rotation requests use `metadata.generateName: csr-` instead ([`ObjectName::Generate`]).
 
 use crate::error::{Error, Result};
-use crate::out::{Sink, put_base64, put_decimal, write_measured};
+use crate::out::{Sink, put_base64_parts, put_decimal, write_measured};
 
 /// The API path CSRs are created at.
 pub const CSR_PATH: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
@@ -112,6 +112,8 @@ pub enum ObjectName<'a> {
 pub struct CsrObject<'a> {
     name: ObjectName<'a>,
     request_pem: &'a [u8],
+    /// PEM blocks after the CSR in `spec.request` (an attested join's evidence).
+    evidence: &'a [u8],
     signer_name: &'a str,
     usages: &'a [&'a str],
     expiration_seconds: Option<u32>,
@@ -136,7 +138,13 @@ impl<'a> CsrObject<'a> {
                 return Err(Error::InvalidExpirationSeconds);
             }
         }
-        Ok(CsrObject { name, request_pem, signer_name, usages, expiration_seconds })
+        Ok(CsrObject { name, request_pem, evidence: &[], signer_name, usages, expiration_seconds })
+    }
+
+    /// Carry `evidence` (PEM blocks, [`crate::attest`]) after the CSR in `spec.request`.
+    pub fn with_evidence(mut self, evidence: &'a [u8]) -> Self {
+        self.evidence = evidence;
+        self
     }
 
     /// Write the JSON body into `buf`; a short buffer is [`Error::BufferTooSmall`] with the exact
@@ -160,7 +168,7 @@ impl<'a> CsrObject<'a> {
             }
         }
         s.put(b"},\"spec\":{\"request\":\"");
-        put_base64(s, self.request_pem);
+        put_base64_parts(s, &[self.request_pem, self.evidence]);
         s.put(b"\",\"signerName\":");
         put_json_string(s, self.signer_name);
         s.put(b",\"usages\":[");

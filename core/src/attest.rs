@@ -117,6 +117,26 @@ impl AttestError {
     }
 }
 
+impl AttestError {
+    /// The CamelCase identifier (`AttestationReplayed`, ...): a CSR condition's or Event's
+    /// reason.
+    pub fn ident(self) -> &'static str {
+        match self {
+            AttestError::Absent => "AttestationAbsent",
+            AttestError::Blocks(_) => "AttestationBlocks",
+            AttestError::Tpm(..) => "AttestationMalformed",
+            AttestError::Chain(_) => "AttestationUntrusted",
+            AttestError::Signature => "AttestationBadSignature",
+            AttestError::NameMismatch => "AttestationNameMismatch",
+            AttestError::KeyMismatch => "AttestationKeyMismatch",
+            AttestError::Duplicable => "AttestationDuplicableKey",
+            AttestError::Replayed => "AttestationReplayed",
+            AttestError::NotEnrolled => "AttestationNotEnrolled",
+            AttestError::WrongNode => "AttestationWrongNode",
+        }
+    }
+}
+
 impl fmt::Display for AttestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -214,63 +234,61 @@ impl<'a> Evidence<'a> {
     }
 }
 
-/// How long [`write_evidence`] output is for these parts (`chain_der`: each certificate's DER
-/// length).
-pub fn evidence_len(
-    public_len: usize,
-    attest_len: usize,
-    signature_len: usize,
-    chain_der: impl IntoIterator<Item = usize>,
-) -> crate::Result<usize> {
-    let mut n = pem::encoded_len(LABEL_PUBLIC, public_len)?
-        + pem::encoded_len(LABEL_DATA, attest_len)?
-        + pem::encoded_len(LABEL_SIGNATURE, signature_len)?;
-    for len in chain_der {
-        n += pem::encoded_len(LABEL_CERTIFICATE, len)?;
-    }
-    Ok(n)
-}
-
 /// Write the evidence blocks a node appends after its CSR: the key's `TPMT_PUBLIC`, the
 /// `TPMS_ATTEST` and `TPMT_SIGNATURE` of its certify, and each `CERTIFICATE` of `chain_pem` (the
 /// attestation key's certificate first, as provisioning wrote it) relabelled
-/// `ATTESTATION CERTIFICATE`, decoded through `scratch`. Returns the bytes written into `out`.
-/// More than [`MAX_CHAIN`] certificates, none, or a block of another label is
-/// [`crate::Error::Malformed`].
+/// `ATTESTATION CERTIFICATE` (its base64 lines copied as they are). Returns the bytes written
+/// into `out`. No certificate, more than [`MAX_CHAIN`], a block of another label or one with
+/// headers is [`crate::Error::Malformed`].
 pub fn write_evidence(
     public: &[u8],
     attest: &[u8],
     signature: &[u8],
     chain_pem: &[u8],
-    scratch: &mut [u8],
     out: &mut [u8],
 ) -> crate::Result<usize> {
     let mut at = 0usize;
-    let mut put = |label: &str, der: &[u8], out: &mut [u8]| -> crate::Result<()> {
-        let room = out.get_mut(at..).ok_or(crate::Error::BufferTooSmall { needed: at })?;
+    for (label, der) in [(LABEL_PUBLIC, public), (LABEL_DATA, attest), (LABEL_SIGNATURE, signature)]
+    {
+        let room = out.get_mut(at..).unwrap_or_default();
         at += pem::encode(label, der, room).map_err(|e| match e {
             crate::Error::BufferTooSmall { needed } => {
                 crate::Error::BufferTooSmall { needed: at + needed }
             }
             e => e,
         })?;
+    }
+    let mut raw = |bytes: &[u8], out: &mut [u8]| -> crate::Result<()> {
+        let end = at + bytes.len();
+        out.get_mut(at..end)
+            .ok_or(crate::Error::BufferTooSmall { needed: end })?
+            .copy_from_slice(bytes);
+        at = end;
         Ok(())
     };
-    put(LABEL_PUBLIC, public, out)?;
-    put(LABEL_DATA, attest, out)?;
-    put(LABEL_SIGNATURE, signature, out)?;
     let mut certs = 0usize;
     for block in pem::blocks(chain_pem) {
         let block = block?;
-        if block.label != "CERTIFICATE" {
-            return Err(crate::Error::Malformed);
-        }
         certs += 1;
-        if certs > MAX_CHAIN {
+        if block.label != "CERTIFICATE" || certs > MAX_CHAIN {
             return Err(crate::Error::Malformed);
         }
-        let der = block.decode(scratch)?;
-        put(LABEL_CERTIFICATE, der, out)?;
+        let text = core::str::from_utf8(block.text).map_err(|_| crate::Error::Malformed)?;
+        let mut lines = text.lines();
+        lines.next(); // -----BEGIN CERTIFICATE-----
+        raw(b"-----BEGIN ATTESTATION CERTIFICATE-----\n", out)?;
+        for line in lines {
+            let line = line.trim_end_matches('\r');
+            if line.starts_with("-----END") {
+                break;
+            }
+            if !line.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')) {
+                return Err(crate::Error::Malformed);
+            }
+            raw(line.as_bytes(), out)?;
+            raw(b"\n", out)?;
+        }
+        raw(b"-----END ATTESTATION CERTIFICATE-----\n", out)?;
     }
     if certs == 0 {
         return Err(crate::Error::Malformed);

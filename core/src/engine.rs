@@ -285,6 +285,9 @@ pub struct Engine<'m> {
     uid: heapless::String<MAX_NAME>,
     path: heapless::String<512>,
     buf: &'m mut [u8],
+    /// Bytes at the end of `buf` that hold an attested join's evidence, sent after the CSR
+    /// ([`Engine::attach_evidence`]); the rest of `buf` is the work area.
+    evidence: usize,
     /// Bytes of a partial watch event at the start of `buf`.
     pending: usize,
     cert: Bytes<'m>,
@@ -347,6 +350,7 @@ impl<'m> Engine<'m> {
             uid: heapless::String::new(),
             path: heapless::String::new(),
             buf: work,
+            evidence: 0,
             pending: 0,
             cert,
             verified: None,
@@ -390,6 +394,7 @@ impl<'m> Engine<'m> {
             uid,
             path,
             buf: _,
+            evidence,
             pending,
             cert,
             verified,
@@ -417,6 +422,7 @@ impl<'m> Engine<'m> {
         name.clear();
         uid.clear();
         path.clear();
+        *evidence = 0;
         *pending = 0;
         cert.clear();
         *verified = None;
@@ -512,7 +518,48 @@ impl<'m> Engine<'m> {
     /// The work buffer, as scratch for a caller that owns the engine while it is idle (the
     /// agent validates the node's files with it).
     pub fn scratch(&mut self) -> &mut [u8] {
-        self.buf
+        let n = self.work_len();
+        self.buf.get_mut(..n).unwrap_or_default()
+    }
+
+    /// The work area's length: the work buffer less the evidence at its end.
+    fn work_len(&self) -> usize {
+        self.buf.len().saturating_sub(self.evidence)
+    }
+
+    /// The CSR as built by [`Engine::start`] (PEM).
+    pub fn csr_pem(&self) -> &[u8] {
+        &self.csr_pem
+    }
+
+    /// The [`crate::attest::qualifying_data`] of the CSR built by [`Engine::start`] (what its
+    /// attestation must certify).
+    pub fn qualifying_data(&mut self) -> Result<[u8; 32]> {
+        let n = self.work_len();
+        let scratch = self.buf.get_mut(..n).ok_or(Error::InvalidState)?;
+        let csr = crate::request::CertificateRequest::from_pem(&self.csr_pem, scratch)?;
+        Ok(crate::attest::qualifying_data(csr.spki_der(), csr.subject_der()))
+    }
+
+    /// Send `write`'s output after the CSR in `spec.request` of this attempt's create (an
+    /// attested join's evidence, [`crate::attest::write_evidence`]). `write` gets scratch and
+    /// the destination, each half of the work buffer, and returns how many bytes of the
+    /// destination it wrote; they stay at the end of the work buffer, out of the work area,
+    /// until [`Engine::reset`].
+    pub fn attach_evidence(
+        &mut self,
+        write: impl FnOnce(&mut [u8], &mut [u8]) -> Result<usize>,
+    ) -> Result<()> {
+        let len = self.buf.len();
+        let half = len / 2;
+        let (scratch, dest) = self.buf.split_at_mut(half);
+        let n = write(scratch, dest)?;
+        if n > dest.len() {
+            return Err(Error::TooLarge);
+        }
+        self.buf.copy_within(half..half + n, len - n);
+        self.evidence = n;
+        Ok(())
     }
 
     /// The work buffer as it is (discovery keeps what it fetched there while the engine is idle).
@@ -671,7 +718,8 @@ impl<'m> Engine<'m> {
             self.cfg.usages(),
             self.cfg.expiration_seconds,
         )?;
-        obj.write_json(self.buf).map_err(|e| match e {
+        let (work, evidence) = self.buf.split_at_mut(self.buf.len().saturating_sub(self.evidence));
+        obj.with_evidence(evidence).write_json(work).map_err(|e| match e {
             Error::BufferTooSmall { .. } => Error::TooLarge,
             e => e,
         })

@@ -136,10 +136,32 @@ pub(crate) fn put_decimal(sink: &mut dyn Sink, v: u64) {
 
 /// Write bytes as standard base64 (with padding), streaming in 48-byte chunks.
 pub(crate) fn put_base64(sink: &mut dyn Sink, data: &[u8]) {
+    put_base64_parts(sink, &[data]);
+}
+
+/// Standard base64 (with padding) of the concatenation of `parts`, written in 64-character
+/// pieces; no line breaks.
+pub(crate) fn put_base64_parts(sink: &mut dyn Sink, parts: &[&[u8]]) {
     use base64ct::{Base64, Encoding};
     let mut out = [0u8; 64];
-    for chunk in data.chunks(48) {
-        if let Ok(s) = Base64::encode(chunk, &mut out) {
+    let mut chunk = [0u8; 48];
+    let mut filled = 0usize;
+    for part in parts {
+        for &b in *part {
+            if let Some(slot) = chunk.get_mut(filled) {
+                *slot = b;
+            }
+            filled += 1;
+            if filled == chunk.len() {
+                if let Ok(s) = Base64::encode(&chunk, &mut out) {
+                    sink.put(s.as_bytes());
+                }
+                filled = 0;
+            }
+        }
+    }
+    if let Some(rest) = chunk.get(..filled).filter(|r| !r.is_empty()) {
+        if let Ok(s) = Base64::encode(rest, &mut out) {
             sink.put(s.as_bytes());
         }
     }

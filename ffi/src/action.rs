@@ -188,6 +188,9 @@ pub enum kubeboot_key_op_kind {
     Sign = 2,
     /// Destroy `key_ref`'s key (PKCS#11: both objects; TPM: nothing to destroy).
     Destroy = 3,
+    /// An attested bootstrap: `TPM2_Certify` of `key_ref`'s TPM key by the TPM's attestation
+    /// key over the 32 bytes of `message` (the qualifying data).
+    Certify = 4,
 }
 
 /// Who holds a key.
@@ -498,6 +501,10 @@ pub(crate) fn key_action(op: &KeyOp<'_>) -> kubeboot_key_action {
         KeyOp::Destroy { key } => {
             x.op = K::Destroy;
             (x.holder, x.key_ref) = (holder_of(key), bytes(key));
+        }
+        KeyOp::Certify { key, qualifying } => {
+            x.op = K::Certify;
+            (x.holder, x.key_ref, x.message) = (holder_of(key), bytes(key), bytes(qualifying));
         }
         _ => x.op = K::Public,
     }

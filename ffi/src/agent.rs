@@ -213,6 +213,12 @@ pub struct kubeboot_agent_config {
     pub key_device: *const c_char,
     /// Its length.
     pub key_device_len: usize,
+    /// An attested join: the attestation key's certificate chain (PEM file); the bootstrap CSR
+    /// carries a `TPM2_Certify` of the node key (`KUBEBOOT_KEY_OP_KIND_CERTIFY`). Needs
+    /// `key_device` `tpm`. NULL: none.
+    pub attestation: *const c_char,
+    /// Its length.
+    pub attestation_len: usize,
 }
 
 /// The opaque agent. Made by [`kubeboot_agent_init_in`] (in the caller's memory) or
@@ -493,6 +499,8 @@ pub extern "C" fn kubeboot_agent_config_default(
             ca_refresh_seconds: kb::agent::DEFAULT_CA_REFRESH_SECS,
             key_device: null,
             key_device_len: 0,
+            attestation: null,
+            attestation_len: 0,
         };
         kubeboot_result::Ok
     }}
@@ -522,6 +530,7 @@ pub extern "C" fn kubeboot_agent_start(
         let ca_bundle = try_opt_str!(c.ca_bundle, c.ca_bundle_len);
         let discovery_server = try_opt_str!(c.discovery_server, c.discovery_server_len);
         let key_device = try_opt_str!(c.key_device, c.key_device_len);
+        let attestation = try_opt_str!(c.attestation, c.attestation_len);
         let mut pin_text = heapless::Vec::new();
         if let Err(e) = strs(try_slice!(c.discovery_pins, c.discovery_pin_count), &mut pin_text) {
             return if e == kubeboot_result::TooManySans { kubeboot_result::InvalidPin } else { e };
@@ -578,6 +587,7 @@ pub extern "C" fn kubeboot_agent_start(
         };
         config.ca_refresh_secs = c.ca_refresh_seconds;
         config.key_device = key_device;
+        config.attestation = attestation;
         config.verifier = crate::verify::verifier();
         match a.agent.start(&config) {
             Ok(()) => kubeboot_result::Ok,

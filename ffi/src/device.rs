@@ -12,6 +12,7 @@
 //! | `KUBEBOOT_KEY_OP_KIND_GENERATE` | make a P-256 signing key that never leaves `device`, named `label` | [`kubeboot_agent_on_key_generated`] (its reference and point) |
 //! | `KUBEBOOT_KEY_OP_KIND_SIGN` | ECDSA P-256 over SHA-256 of `message` with `key_ref`'s key | [`kubeboot_agent_on_key_signature`] (`r ‖ s`) or [`kubeboot_agent_sign_with`] (a `kubeboot_signer`) |
 //! | `KUBEBOOT_KEY_OP_KIND_DESTROY` | destroy `key_ref`'s key (PKCS#11: both objects; TPM: nothing) | [`kubeboot_agent_on_key_destroyed`] |
+//! | `KUBEBOOT_KEY_OP_KIND_CERTIFY` | `TPM2_Certify` of `key_ref`'s TPM key by the TPM's attestation key over `message` (32 bytes) | [`kubeboot_agent_on_key_certified`] (`TPMS_ATTEST`, `TPMT_SIGNATURE`) |
 //!
 //! Any operation that fails is answered with [`kubeboot_agent_on_key_error`] and a one-line
 //! reason naming the device (never a secret): the agent decides what it means. A PKCS#11 key's
@@ -186,6 +187,30 @@ pub extern "C" fn kubeboot_agent_on_key_destroyed(
     }}
 }
 
+/// The answer to a CERTIFY: the `TPMS_ATTEST` and the `TPMT_SIGNATURE` the TPM returned, as it
+/// marshals them. `INVALID_STATE` when no CERTIFY is outstanding. An answer that is not a
+/// certify of that key over that qualifying data fails the attempt (`KEY_DEVICE`).
+#[unsafe(no_mangle)]
+pub extern "C" fn kubeboot_agent_on_key_certified(
+    agent: *mut kubeboot_agent,
+    now: i64,
+    attest: *const u8,
+    attest_len: usize,
+    signature: *const u8,
+    signature_len: usize,
+) -> kubeboot_result {
+    ffi_panic_boundary! {{
+        let a = try_mut!(agent);
+        let attest = try_slice!(attest, attest_len);
+        let signature = try_slice!(signature, signature_len);
+        if outstanding(a) != Some(kubeboot_key_op_kind::Certify) {
+            return kubeboot_result::InvalidState;
+        }
+        a.agent.on_certified(now, Ok((attest, signature)));
+        kubeboot_result::Ok
+    }}
+}
+
 /// The outstanding KEY operation failed: `why` (UTF-8, one line naming the device and what
 /// failed, e.g. `pkcs11 token=node: C_Login: CKR_PIN_INCORRECT`; never a secret; may be NULL
 /// with 0; cut at 256 bytes) goes into the agent's event or failure. `INVALID_STATE` when no KEY
@@ -206,6 +231,7 @@ pub extern "C" fn kubeboot_agent_on_key_error(
             Some(kubeboot_key_op_kind::Generate) => a.agent.on_key_generated(now, Err(why)),
             Some(kubeboot_key_op_kind::Sign) => a.agent.on_signature(now, Err(why)),
             Some(kubeboot_key_op_kind::Destroy) => a.agent.on_key_destroyed(now, Err(why)),
+            Some(kubeboot_key_op_kind::Certify) => a.agent.on_certified(now, Err(why)),
             _ => return kubeboot_result::InvalidState,
         }
         kubeboot_result::Ok

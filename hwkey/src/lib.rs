@@ -149,6 +149,7 @@ impl Devices {
             Public(Vec<u8>),
             Generate(String, String),
             Sign(Vec<u8>, Vec<u8>),
+            Certify(Vec<u8>, [u8; 32]),
             Destroy(Vec<u8>),
         }
         let op = match agent.outstanding()? {
@@ -158,6 +159,9 @@ impl Devices {
             }
             Action::Key(KeyOp::Sign { key, message }) => Op::Sign(key.to_vec(), message.to_vec()),
             Action::Key(KeyOp::Destroy { key }) => Op::Destroy(key.to_vec()),
+            Action::Key(KeyOp::Certify { key, qualifying }) => {
+                Op::Certify(key.to_vec(), *qualifying)
+            }
             _ => return None,
         };
         match op {
@@ -187,6 +191,22 @@ impl Devices {
                     }
                 }
             }
+            Op::Certify(key, qualifying) => {
+                #[cfg(feature = "tpm")]
+                let r = self.certify(&key, &qualifying);
+                #[cfg(not(feature = "tpm"))]
+                let r: DeviceResult<tpm_less::Certified> = {
+                    let _ = (key, qualifying);
+                    Err(DeviceError("this build has no tpm support (attestation needs it)".into()))
+                };
+                match r {
+                    Ok(c) => agent.on_certified(now, Ok((&c.attest, &c.signature))),
+                    Err(e) => {
+                        agent.on_certified(now, Err(&e.0));
+                        return Some(e);
+                    }
+                }
+            }
             Op::Destroy(key) => match self.destroy(&key) {
                 Ok(()) => agent.on_key_destroyed(now, Ok(())),
                 Err(e) => {
@@ -196,6 +216,15 @@ impl Devices {
             },
         }
         None
+    }
+}
+
+#[cfg(not(feature = "tpm"))]
+mod tpm_less {
+    /// What a certify would answer (no TPM in this build).
+    pub(crate) struct Certified {
+        pub(crate) attest: Vec<u8>,
+        pub(crate) signature: Vec<u8>,
     }
 }
 

@@ -495,16 +495,9 @@ fn request_for(devices: &Devices, key: &[u8], csr: &[u8], chain: &[u8]) -> Vec<u
     let blob = keyref::Tss2::from_pem(key, &mut blob_scratch).unwrap();
     let public = &blob.public[2..];
     let mut out = vec![0u8; 8192];
-    let mut der = vec![0u8; 4096];
-    let n = attest::write_evidence(
-        public,
-        &certified.attest,
-        &certified.signature,
-        chain,
-        &mut der,
-        &mut out,
-    )
-    .unwrap();
+    let n =
+        attest::write_evidence(public, &certified.attest, &certified.signature, chain, &mut out)
+            .unwrap();
     [csr, &out[..n]].concat()
 }
 

@@ -114,6 +114,12 @@ pub struct AgentFlags {
     /// cert dir and the node kubeconfig then hold the key's reference, never the key.
     #[arg(long, value_name = "DEVICE")]
     pub key: Option<String>,
+    /// Attest the bootstrap (with `--key tpm:`): the bootstrap CSR carries a TPM2_Certify of the
+    /// node key by the TPM's attestation key, bound to this CSR, and this chain (the attestation
+    /// key's certificate, as `kubeboot device provision` wrote it), for an approver that checks
+    /// them (`kubeboot approver --attestation-ca`).
+    #[arg(long, value_name = "FILE")]
+    pub attestation: Option<PathBuf>,
     /// The TPM's TCTI, as tpm2-tools takes it (default: TPM2TOOLS_TCTI, then
     /// device:/dev/tpmrm0).
     #[arg(long)]
@@ -185,6 +191,7 @@ impl AgentFlags {
             let device = grammar::key_device(k).map_err(|e| Refused::refusal("--key", k, e))?;
             s.key_device = Some(device.into());
         }
+        s.attestation.clone_from(&self.attestation);
         Ok(s)
     }
 

@@ -64,6 +64,9 @@ pub struct Settings {
     pub key_device: Option<String>,
     /// How often a daemon re-reads the cluster's CA (seconds; `0`: never).
     pub ca_refresh_secs: i64,
+    /// An attested join: the attestation key's certificate chain
+    /// ([`kubeboot::agent::Config::attestation`]; needs `key_device` `tpm`).
+    pub attestation: Option<PathBuf>,
 }
 
 impl Settings {
@@ -94,6 +97,7 @@ impl Settings {
             log_format: LogFormat::Text,
             key_device: None,
             ca_refresh_secs: c.ca_refresh_secs,
+            attestation: None,
         }
     }
 
@@ -134,6 +138,7 @@ impl Settings {
         c.log_format = self.log_format;
         c.key_device = self.key_device.as_deref();
         c.ca_refresh_secs = self.ca_refresh_secs;
+        c.attestation = self.attestation.as_deref().map(utf8).transpose()?;
         Ok(c)
     }
 

@@ -25,6 +25,8 @@ pub enum FileRole {
     KeyCache,
     /// The serving pair (`kubelet-server-current.pem`).
     ServingPair,
+    /// The attestation key's certificate chain ([`super::Config::attestation`]).
+    AttestationChain,
 }
 
 impl FileRole {
@@ -40,6 +42,7 @@ impl FileRole {
             FileRole::TokenFile => "token-file",
             FileRole::KeyCache => "key-cache",
             FileRole::ServingPair => "serving-pair",
+            FileRole::AttestationChain => "attestation-chain",
         }
     }
 }
@@ -466,6 +469,16 @@ pub enum KeyOp<'a> {
         /// The bytes to sign (a CSR's `CertificationRequestInfo`; not secret).
         message: &'a [u8],
     },
+    /// An attested bootstrap ([`super::Config::attestation`]): `TPM2_Certify` of the TPM key
+    /// by the TPM's attestation key over `qualifying` (the CSR's
+    /// [`crate::attest::qualifying_data`]): answer [`Agent::on_certified`] with the
+    /// `TPMS_ATTEST` and `TPMT_SIGNATURE` as the TPM marshals them.
+    Certify {
+        /// The key reference (a `TSS2 PRIVATE KEY`).
+        key: &'a [u8],
+        /// The qualifying data.
+        qualifying: &'a [u8; 32],
+    },
     /// Destroy the key (PKCS#11: the private and public objects; TPM: nothing is left to
     /// destroy, the blob file goes with its pair file): answer [`Agent::on_key_destroyed`].
     Destroy {
@@ -475,12 +488,13 @@ pub enum KeyOp<'a> {
 }
 
 impl KeyOp<'_> {
-    /// `public`, `generate`, `sign`, `destroy`.
+    /// `public`, `generate`, `sign`, `certify`, `destroy`.
     pub fn name(&self) -> &'static str {
         match self {
             KeyOp::Public { .. } => "public",
             KeyOp::Generate { .. } => "generate",
             KeyOp::Sign { .. } => "sign",
+            KeyOp::Certify { .. } => "certify",
             KeyOp::Destroy { .. } => "destroy",
         }
     }

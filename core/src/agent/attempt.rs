@@ -75,6 +75,16 @@ impl Agent<'_> {
                 self.wait.announced = false;
                 self.attempt.issued = false;
                 self.phase = Phase::Engine;
+                self.attestation.reset();
+                if kind == Kind::Bootstrap && !self.settings.attestation.is_empty() {
+                    match self.engine.qualifying_data() {
+                        Ok(q) => {
+                            self.attestation.begin(q);
+                            self.phase = Phase::Attest;
+                        }
+                        Err(e) => self.attempt_failed(now, e, "the CSR's qualifying data"),
+                    }
+                }
             }
             Err(Error::InvalidState) => self.attempt_failed(now, Error::InvalidState, "no key"),
             Err(e) => self.attempt_failed(now, e, "building the CSR"),
@@ -94,6 +104,8 @@ impl Agent<'_> {
         let mut hint = Detail::new();
         if by_a_person {
             let _ = write!(hint, "kubectl certificate approve {name}");
+        } else if self.attempt.kind == Kind::Bootstrap && !self.settings.attestation.is_empty() {
+            let _ = write!(hint, "approved by an approver that checks its attestation");
         } else {
             let _ = write!(hint, "approved by kube-controller-manager (csrapproving)");
         }

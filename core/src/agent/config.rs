@@ -139,6 +139,13 @@ pub struct Config<'a> {
     /// the node's CA file (`<cert_dir>/ca.crt`, which the node kubeconfig names) current; `0`:
     /// never. Also at start and at [`super::Agent::wake`]. See [the CA refresh](super#the-ca-refresh).
     pub ca_refresh_secs: i64,
+    /// An attested join ([`crate::attest`]): the attestation key's certificate chain (PEM, the
+    /// key's certificate first, as `kubeboot device provision` writes it). The bootstrap CSR then
+    /// carries, after the CSR, a `TPM2_Certify` of the node key by the device's attestation key
+    /// over the CSR's [`crate::attest::qualifying_data`] ([`super::KeyOp::Certify`]), the key's
+    /// public area and this chain. Needs [`Config::key_device`] `tpm` ([`Error::InvalidConfig`]
+    /// otherwise). Rotations are not attested (the node's certificate authenticates them).
+    pub attestation: Option<&'a str>,
 }
 
 impl<'a> Config<'a> {
@@ -173,6 +180,7 @@ impl<'a> Config<'a> {
             log_format: LogFormat::Text,
             key_device: None,
             ca_refresh_secs: DEFAULT_CA_REFRESH_SECS,
+            attestation: None,
         }
     }
 }
@@ -199,6 +207,8 @@ pub(super) struct Settings<'m> {
     pub(super) key_cache: Text<'m>,
     pub(super) ca_file: Text<'m>,
     pub(super) bundle: Text<'m>,
+    /// The attestation key's chain (empty: no attestation).
+    pub(super) attestation: Text<'m>,
     pub(super) discovery: Option<DiscoverySettings>,
     pub(super) serving: bool,
     pub(super) dns: Text<'m>,
@@ -219,9 +229,9 @@ pub(super) struct Settings<'m> {
 }
 
 impl<'m> Settings<'m> {
-    /// Settings over the configuration's regions: six paths and the DNS names.
-    pub(super) fn new(paths: [Text<'m>; 6], dns: Text<'m>) -> Self {
-        let [kubeconfig, bootstrap, cert_dir, key_cache, ca_file, bundle] = paths;
+    /// Settings over the configuration's regions: seven paths and the DNS names.
+    pub(super) fn new(paths: [Text<'m>; 7], dns: Text<'m>) -> Self {
+        let [kubeconfig, bootstrap, cert_dir, key_cache, ca_file, bundle, attestation] = paths;
         Settings {
             user_agent: heapless::String::new(),
             node_name: None,
@@ -231,6 +241,7 @@ impl<'m> Settings<'m> {
             key_cache,
             ca_file,
             bundle,
+            attestation,
             discovery: None,
             serving: false,
             dns,
@@ -261,6 +272,7 @@ impl<'m> Settings<'m> {
             key_cache,
             ca_file,
             bundle,
+            attestation,
             discovery,
             serving,
             dns,
@@ -279,7 +291,7 @@ impl<'m> Settings<'m> {
         } = self;
         user_agent.clear();
         *node_name = None;
-        for t in [kubeconfig, bootstrap, cert_dir, key_cache, ca_file, bundle, dns] {
+        for t in [kubeconfig, bootstrap, cert_dir, key_cache, ca_file, bundle, attestation, dns] {
             t.clear();
         }
         *discovery = None;
@@ -352,6 +364,14 @@ impl<'m> Settings<'m> {
                 return Err(Error::InvalidConfig);
             }
             self.device.push_str(d).map_err(|_| Error::InvalidKeyReference)?;
+        }
+        if let Some(a) = c.attestation {
+            // Only a TPM's key can be certified by the TPM's attestation key.
+            let tpm = c.key_device.and_then(|d| keyref::Device::parse(d).ok());
+            if !matches!(tpm, Some(keyref::Device::Tpm)) {
+                return Err(Error::InvalidConfig);
+            }
+            path::resolve_into(wd, a, &mut self.attestation)?;
         }
         if let Some(s) = c.serving {
             // As the kubelet since v1.31: no serving certificate without an IP address.

@@ -32,9 +32,9 @@ pub struct Capacities {
     pub serving_dns: usize,
 }
 
-/// The paths the agent keeps: six of its configuration, eight the loader finds, three of the
+/// The paths the agent keeps: seven of its configuration, eight the loader finds, three of the
 /// file plan.
-pub(crate) const PATHS: usize = 6 + 8 + 3;
+pub(crate) const PATHS: usize = 7 + 8 + 3;
 /// The CA bundles and chains the agent keeps: four the loader reads, the issued chain.
 pub(crate) const PEMS: usize = 5;
 /// Room for one DNS name and its separator.
@@ -99,8 +99,8 @@ impl Default for Capacities {
 
 /// The regions of one agent's memory, by owner.
 pub(crate) struct Regions<'m> {
-    /// The configuration's six paths and its DNS names.
-    pub(crate) settings: [Text<'m>; 6],
+    /// The configuration's seven paths and its DNS names.
+    pub(crate) settings: [Text<'m>; 7],
     pub(crate) dns: Text<'m>,
     /// The loader's eight paths, its four PEM regions and the client key.
     pub(crate) loader_paths: [Text<'m>; 8],
@@ -172,7 +172,7 @@ mod tests {
             serving_dns: 1,
         };
         let mut mem = [0u8; 12_000];
-        assert_eq!(caps.memory_len(), 64 * 17 + 1024 * 5 + 512 + 2048 + 2048 + 254);
+        assert_eq!(caps.memory_len(), 64 * 18 + 1024 * 5 + 512 + 2048 + 2048 + 254);
         let r = Regions::carve(&mut mem[..caps.memory_len()], &caps).unwrap();
         assert_eq!(r.work.len(), 2048);
         assert_eq!(r.out.capacity(), 2048);

@@ -126,6 +126,7 @@ use crate::pushback::Headers;
 
 mod action;
 mod attempt;
+mod attestation;
 mod config;
 mod event;
 mod flow;
@@ -231,6 +232,8 @@ enum Phase {
     Sign,
     /// Start the engine.
     StartEngine,
+    /// An attested bootstrap: the TPM certifies the key over the CSR built.
+    Attest,
     /// The engine: one CSR.
     Engine,
     /// The file plan stores the issued pair.
@@ -273,6 +276,7 @@ pub struct Agent<'m> {
     events: Events,
     loader: Loader<'m>,
     keys: Keys,
+    attestation: attestation::Attestation,
     engine: Engine<'m>,
     discovery: Discovery,
     trust: Trust,
@@ -321,6 +325,7 @@ impl<'m> Agent<'m> {
             events: Events::new(),
             loader: Loader::new(r.loader_paths, r.loader_pems, r.key),
             keys: Keys::new(),
+            attestation: attestation::Attestation::new(),
             engine: Engine::new(r.work, r.cert),
             discovery: Discovery::idle(),
             trust: Trust::new(),
@@ -372,6 +377,7 @@ impl<'m> Agent<'m> {
             events,
             loader,
             keys,
+            attestation,
             engine,
             discovery,
             trust,
@@ -392,6 +398,7 @@ impl<'m> Agent<'m> {
         loader.reset();
         loader.forget_proofs();
         keys.reset();
+        attestation.reset();
         engine.reset();
         discovery.reset();
         trust.reset();
@@ -596,6 +603,7 @@ impl<'m> Agent<'m> {
                 let (keys, mut cx) = self.keys_cx();
                 keys.on_read(&mut cx, now, result);
             }
+            Phase::Attest => self.attestation.on_read(&self.settings, &mut self.out, result),
             _ => {}
         }
     }
@@ -685,6 +693,19 @@ impl<'m> Agent<'m> {
         }
         let (keys, mut cx) = self.keys_cx();
         keys.on_signature(&mut cx, result);
+    }
+
+    /// The answer to [`KeyOp::Certify`]: the `TPMS_ATTEST` and the `TPMT_SIGNATURE` the TPM
+    /// returned (as it marshals them), or why the device could not certify. Ignored when no such
+    /// operation is outstanding.
+    pub fn on_certified(&mut self, _now: i64, result: core::result::Result<(&[u8], &[u8]), &str>) {
+        if !matches!(self.outstanding(), Some(Action::Key(KeyOp::Certify { .. })))
+            || !self.io.answer(Pending::Key)
+        {
+            return;
+        }
+        let Agent { attestation, settings, engine, out, keys, .. } = self;
+        attestation.on_certified(settings, engine, out, &keys.new_ref, result);
     }
 
     /// The answer to [`KeyOp::Destroy`] (a key already gone is success). A failure is reported

@@ -1,6 +1,7 @@
 //! Routing: which sub-machine has the turn, its internal steps, and its needs turned into the
 //! [`Action`] the front-end sees (and the answer back to the one that asked).
 
+use super::attestation;
 use super::keys::{self, KeysCx};
 use super::loader::{self, LoadCx, Loader};
 use super::plan::{self, PlanCx};
@@ -103,6 +104,24 @@ impl<'m> Agent<'m> {
             },
             Phase::Discover => self.io.pending == Pending::Discovery || self.drive_discovery(now),
             Phase::Engine => self.io.pending == Pending::Engine || self.drive_engine(now),
+            Phase::Attest => {
+                match self.attestation.next(&self.settings, &self.out, &self.keys.new_ref) {
+                    attestation::Next::Done => {
+                        self.phase = Phase::Engine;
+                        false
+                    }
+                    attestation::Next::Failed => {
+                        let (e, d) = self
+                            .attestation
+                            .failure()
+                            .map_or((Error::InvalidState, ""), |(e, d)| (e, d));
+                        let d = super::flow::detail(format_args!("{d}"));
+                        self.attempt_failed(now, e, &d);
+                        false
+                    }
+                    _ => true,
+                }
+            }
         }
     }
 
@@ -309,6 +328,13 @@ impl<'m> Agent<'m> {
                     _ => return None,
                 }
             }
+            Phase::Attest => match self.attestation.next(s, &self.out, &self.keys.new_ref) {
+                attestation::Next::Read(role, max_len, path) => {
+                    Action::Read(Read { path, role, max_len })
+                }
+                attestation::Next::Key(op) => Action::Key(op),
+                _ => return None,
+            },
             Phase::Trust => match self.trust.next(s, &self.out) {
                 trust::Next::Http => Action::Http(self.trust.request(
                     s,

@@ -70,7 +70,7 @@ impl Engine<'_> {
             200 | 201 => {
                 self.unauthorized = 0;
                 let len = body.len();
-                if len > self.buf.len() {
+                if len > self.work_len() {
                     self.fail(Error::TooLarge, Some(status), "", "response larger than the buffer");
                     return Err(Error::TooLarge);
                 }
@@ -180,7 +180,7 @@ impl Engine<'_> {
                 None => (chunk, &[][..], false),
             };
             let end = self.pending + part.len();
-            if end > self.buf.len() {
+            if end > self.work_len() {
                 self.fail(Error::TooLarge, None, "", "watch event larger than the buffer");
                 return StreamControl::Close;
             }

@@ -20,18 +20,27 @@ pub fn read(path: &Path) -> Result<Vec<u8>, Rejected> {
 /// Write `data` to `path` with mode 0600. Without `force` an existing file is an error and is
 /// left alone; with `force` the new content replaces it atomically (temp file, fsync, rename).
 pub fn write_private(path: &Path, data: &[u8], force: bool) -> Result<(), Rejected> {
+    write_mode(path, data, force, 0o600)
+}
+
+/// [`write_private`] for what is not secret (a certificate): mode 0644.
+pub fn write_public(path: &Path, data: &[u8], force: bool) -> Result<(), Rejected> {
+    write_mode(path, data, force, 0o644)
+}
+
+fn write_mode(path: &Path, data: &[u8], force: bool, mode: u32) -> Result<(), Rejected> {
     let fail = |e: std::io::Error| Rejected::from(format!("{}: {e}", path.display()));
     if !force {
         let mut f =
-            OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).map_err(
-                |e| match e.kind() {
+            OpenOptions::new().write(true).create_new(true).mode(mode).open(path).map_err(|e| {
+                match e.kind() {
                     std::io::ErrorKind::AlreadyExists => Rejected::from(format!(
                         "{}: exists (use --force to replace it)",
                         path.display()
                     )),
                     _ => fail(e),
-                },
-            )?;
+                }
+            })?;
         if let Err(e) = f.write_all(data).and_then(|()| f.sync_all()) {
             let _ = fs::remove_file(path);
             return Err(fail(e));
@@ -44,7 +53,7 @@ pub fn write_private(path: &Path, data: &[u8], force: bool) -> Result<(), Reject
         .ok_or_else(|| Rejected::from(format!("{}: not a file path", path.display())))?;
     let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
     let result = (|| {
-        let mut f: File = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        let mut f: File = OpenOptions::new().write(true).create_new(true).mode(mode).open(&tmp)?;
         f.write_all(data)?;
         f.sync_all()?;
         fs::rename(&tmp, path)?;

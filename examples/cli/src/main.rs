@@ -6,6 +6,8 @@
 mod cmd_bootstrap;
 mod cmd_csr;
 mod cmd_demo;
+#[cfg(feature = "tpm")]
+mod cmd_device;
 mod cmd_discover;
 mod cmd_docs;
 mod cmd_key;
@@ -91,6 +93,11 @@ enum Command {
     /// Kubeconfig files: show, write the node kubeconfig.
     #[command(subcommand)]
     Kubeconfig(cmd_kubeconfig::KubeconfigCommand),
+    /// A device's identity for an attested join: `device provision` certifies the TPM's
+    /// attestation key with the factory CA (docs/attestation.md).
+    #[cfg(feature = "tpm")]
+    #[command(subcommand)]
+    Device(cmd_device::DeviceCommand),
     /// Approve kubelet-serving CSRs only for the addresses the node really has: the
     /// kubeboot-approver controller, run until SIGTERM (docs/approver.md).
     Approver(kubeboot_approver::Args),
@@ -197,6 +204,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Token(t) => cmd_token::run(t),
         Command::Key(k) => cmd_key::run(k),
+        #[cfg(feature = "tpm")]
+        Command::Device(d) => cmd_device::run(d),
         Command::Csr(c) => cmd_csr::run(c),
         Command::Verify(v) => cmd_verify::run(v),
         Command::CaHash(c) => cmd_verify::ca_hash(c),
