@@ -19,6 +19,8 @@
 #   E2E_SIGNING_DURATION  --cluster-signing-duration (default 1h)
 #   E2E_TOKEN             bootstrap token id.secret (default: random)
 #   E2E_TOKEN_GROUPS      auth-extra-groups (default system:bootstrappers:kubeboot:e2e)
+#   E2E_NODECLIENT        0: no nodeclient binding for system:bootstrappers (kube-controller-manager
+#                         then never approves a bootstrap CSR by itself; e2e/attest)
 #   E2E_TOKEN_SECRET_CMD  command printing the token Secret YAML, called as
 #                         `$E2E_TOKEN_SECRET_CMD ID SECRET GROUPS EXPIRATION`
 #                         (default: the heredoc in token_secret_yaml below)
@@ -224,7 +226,8 @@ setup_bootstrap() {
   # bootstrapping docs).
   kc create clusterrolebinding create-csrs-for-bootstrapping \
     --clusterrole=system:node-bootstrapper --group=system:bootstrappers >&2
-  kc create clusterrolebinding auto-approve-csrs-for-group \
+  # (E2E_NODECLIENT=0: none, as a cluster whose bootstrap CSRs an attestation approver decides)
+  [[ ${E2E_NODECLIENT:-1} == 0 ]] || kc create clusterrolebinding auto-approve-csrs-for-group \
     --clusterrole=system:certificates.k8s.io:certificatesigningrequests:nodeclient --group=system:bootstrappers >&2
   kc create clusterrolebinding auto-approve-renewals-for-nodes \
     --clusterrole=system:certificates.k8s.io:certificatesigningrequests:selfnodeclient --group=system:nodes >&2

@@ -61,6 +61,8 @@ pub struct Ctx {
     pub metrics: Arc<Metrics>,
     /// Whether this replica may decide now.
     pub leader: Arc<AtomicBool>,
+    /// This replica's identity (the Events' reportingInstance).
+    pub identity: String,
     /// CSRs (by UID) left pending: not judged again until they change.
     settled: Mutex<HashMap<String, String>>,
     /// Failed attempts per CSR (by UID), for the backoff.
@@ -77,6 +79,7 @@ impl Ctx {
         settings: Settings,
         metrics: Arc<Metrics>,
         leader: Arc<AtomicBool>,
+        identity: String,
     ) -> Self {
         Ctx {
             csrs: Api::all(client.clone()),
@@ -86,6 +89,7 @@ impl Ctx {
             settings,
             metrics,
             leader,
+            identity,
             settled: Mutex::default(),
             attempts: Mutex::default(),
             decided: Mutex::default(),
@@ -441,10 +445,62 @@ async fn event(
         action: ACTION.to_owned(),
         secondary: None,
     };
-    if let Err(e) = ctx.recorder.publish(&ev, &csr.object_ref(&())).await {
+    let name = csr.name_any();
+    let r = if is_subdomain(&name) {
+        ctx.recorder.publish(&ev, &csr.object_ref(&())).await.map(drop)
+    } else {
+        // kube-runtime's Recorder names the Event `<object name>.<suffix>`, which the apiserver
+        // refuses for a name that is not a DNS subdomain (the bootstrap path's
+        // `node-csr-<base64url>`): create it under a name of our own.
+        publish_named(ctx, csr, &ev).await
+    };
+    if let Err(e) = r {
         ctx.metrics.error("event");
-        tracing::warn!(csr = %csr.name_any(), error = %e, "could not publish the Event");
+        tracing::warn!(csr = %name, error = %e, "could not publish the Event");
     }
+}
+
+/// Whether `name` is an RFC 1123 subdomain (lowercase letters, digits, `-` and `.`).
+fn is_subdomain(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|l| {
+            !l.is_empty()
+                && l.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+        })
+}
+
+/// The Event the Recorder would publish, named `kubeboot-approver-<random>` in `default`.
+async fn publish_named(
+    ctx: &Ctx,
+    csr: &CertificateSigningRequest,
+    ev: &Event,
+) -> Result<(), kube::Error> {
+    use k8s_openapi::api::events::v1::Event as ApiEvent;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+    let api: Api<ApiEvent> = Api::namespaced(ctx.csrs.clone().into_client(), "default");
+    let obj = ApiEvent {
+        metadata: ObjectMeta {
+            generate_name: Some("kubeboot-approver-".to_owned()),
+            namespace: Some("default".to_owned()),
+            ..Default::default()
+        },
+        event_time: Some(MicroTime(Timestamp::now())),
+        action: Some(ev.action.clone()),
+        reason: Some(ev.reason.clone()),
+        note: ev.note.clone(),
+        type_: Some(match ev.type_ {
+            EventType::Normal => "Normal".to_owned(),
+            EventType::Warning => "Warning".to_owned(),
+        }),
+        regarding: Some(csr.object_ref(&())),
+        reporting_controller: Some("kubeboot-approver".to_owned()),
+        reporting_instance: Some(ctx.identity.clone()),
+        ..Default::default()
+    };
+    api.create(&PostParams::default(), &obj).await.map(drop)
 }
 
 #[cfg(test)]
@@ -472,6 +528,13 @@ mod tests {
         assert!(v.message.starts_with("policy-ip-san-not-node-address: "));
         assert!(v.message.ends_with("(IP:192.0.2.9 is not ...)"));
         assert_eq!(core_refusal(CoreError::Malformed).reason, "policy-not-certificate-request");
+    }
+
+    #[test]
+    fn event_names_must_be_subdomains() {
+        assert!(is_subdomain("csr-8f2kq"));
+        assert!(!is_subdomain("node-csr-WUnGKBV6s1MG6px3Wum_WyGh0CFiDwNuxZIj-AXS8VA"));
+        assert!(!is_subdomain("-a") && !is_subdomain("a..b") && !is_subdomain(""));
     }
 
     #[test]

@@ -142,6 +142,7 @@ pub async fn run(args: Args) -> Result<(), Error> {
         settings,
         Arc::clone(&metrics),
         Arc::clone(&leadership.leader),
+        identity.clone(),
     ));
     let csrs: Api<CertificateSigningRequest> = Api::all(client);
     // With attested joins, the client signer's CSRs too (a field selector takes one value).

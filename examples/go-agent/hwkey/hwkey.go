@@ -33,7 +33,10 @@ type Devices struct {
 	tokens tokens
 }
 
-var _ kubeboot.KeyStore = (*Devices)(nil)
+var (
+	_ kubeboot.KeyStore = (*Devices)(nil)
+	_ kubeboot.Attester = (*Devices)(nil)
+)
 
 // tcti is the TCTI in use.
 func (d *Devices) tcti() string {
@@ -66,6 +69,15 @@ func (d *Devices) Open(reference []byte) (crypto.Signer, error) {
 		return d.tokens.open(reference)
 	}
 	return nil, errors.New("the key reference names no device")
+}
+
+// Certify is TPM2_Certify of a TPM key by the TPM's attestation key over qualifying (an
+// attested bootstrap); only a TPM's key can be attested.
+func (d *Devices) Certify(reference, qualifying []byte) ([]byte, []byte, error) {
+	if holderOf(reference) != kubeboot.HolderTPM {
+		return nil, nil, errors.New("the key cannot be attested: attestation needs a key made in a TPM")
+	}
+	return tpmCertify(d.tcti(), reference, qualifying)
 }
 
 // Destroy destroys the key a reference names (a TPM keeps nothing of its keys: the blob goes

@@ -115,6 +115,10 @@ type AgentConfig struct {
 	// ActionKey actions (PerformKeyAction with a KeyStore), and the cert dir and the node
 	// kubeconfig hold the key's reference instead of the key.
 	KeyDevice string
+	// Attestation: an attested join (docs/attestation.md): the attestation key's certificate
+	// chain (PEM file, as `kubeboot device provision` writes it); the bootstrap CSR carries a
+	// TPM2_Certify of the node key (KeyOpCertify). Needs KeyDevice "tpm".
+	Attestation string
 }
 
 // DefaultAgentConfig is kubeboot_agent_config_default's configuration (the kubelet's): once,
@@ -224,6 +228,7 @@ func (a *Agent) Start(cfg AgentConfig) error {
 	c.seed = C.uint64_t(cfg.Seed)
 	c.log_format = C.uint32_t(cfg.LogFormat)
 	c.key_device, c.key_device_len = str(cfg.KeyDevice)
+	c.attestation, c.attestation_len = str(cfg.Attestation)
 	c.ca_refresh_seconds = seconds(cfg.CARefresh)
 	var err error
 	start := func() {

@@ -35,6 +35,10 @@ const (
 	KeyOpSign KeyOp = C.KUBEBOOT_KEY_OP_KIND_SIGN
 	// KeyOpDestroy: destroy KeyRequest.Ref's key (OnKeyDestroyed; gone already is success).
 	KeyOpDestroy KeyOp = C.KUBEBOOT_KEY_OP_KIND_DESTROY
+	// KeyOpCertify: an attested bootstrap (Config.Attestation): TPM2_Certify of KeyRequest.Ref's
+	// TPM key by the TPM's attestation key over the qualifying data in KeyRequest.Message
+	// (OnKeyCertified; the KeyStore must be an Attester).
+	KeyOpCertify KeyOp = C.KUBEBOOT_KEY_OP_KIND_CERTIFY
 )
 
 // KeyHolder says who holds a node key.
@@ -57,7 +61,8 @@ type KeyRequest struct {
 	Ref []byte
 	// Device ("tpm" or a token's pkcs11: URI) and Label name the key to make (GENERATE).
 	Device, Label string
-	// Message is what to sign (SIGN; a CSR's CertificationRequestInfo).
+	// Message is what to sign (SIGN; a CSR's CertificationRequestInfo), or the qualifying data
+	// to certify over (CERTIFY; 32 bytes).
 	Message []byte
 }
 
@@ -81,6 +86,13 @@ type KeyStore interface {
 	Open(reference []byte) (crypto.Signer, error)
 	// Destroy destroys the key a reference names (nil when it is gone already).
 	Destroy(reference []byte) error
+}
+
+// Attester is a KeyStore whose device can attest its keys (a TPM): Certify returns the
+// TPMS_ATTEST and TPMT_SIGNATURE of TPM2_Certify of the key a reference names by the TPM's
+// attestation key over qualifying, as the TPM marshals them.
+type Attester interface {
+	Certify(reference, qualifying []byte) (attest, signature []byte, err error)
 }
 
 // point is the uncompressed point of a P-256 public key.
@@ -152,6 +164,16 @@ func (a *Agent) PerformKeyAction(now time.Time, k *KeyRequest, ks KeyStore) erro
 				return err
 			}
 			return a.OnKeyDestroyed(now)
+		case KeyOpCertify:
+			at, ok := ks.(Attester)
+			if !ok {
+				return errors.New("this key store cannot attest its keys (attestation needs a TPM)")
+			}
+			attest, sig, err := at.Certify(k.Ref, k.Message)
+			if err != nil {
+				return err
+			}
+			return a.OnKeyCertified(now, attest, sig)
 		}
 		return fmt.Errorf("unknown key operation %d", k.Op)
 	}()
@@ -197,6 +219,17 @@ func (a *Agent) OnKeySignature(now time.Time, rs []byte) error {
 // OnKeyDestroyed answers KeyOpDestroy.
 func (a *Agent) OnKeyDestroyed(now time.Time) error {
 	return a.call(func(h *C.kubeboot_agent) C.kubeboot_result { return C.kubeboot_agent_on_key_destroyed(h, unix(now)) })
+}
+
+// OnKeyCertified answers KeyOpCertify with the TPMS_ATTEST and the TPMT_SIGNATURE.
+func (a *Agent) OnKeyCertified(now time.Time, attest, signature []byte) error {
+	ap, an, f1 := cBytes(attest)
+	defer f1()
+	sp, sn, f2 := cBytes(signature)
+	defer f2()
+	return a.call(func(h *C.kubeboot_agent) C.kubeboot_result {
+		return C.kubeboot_agent_on_key_certified(h, unix(now), ap, an, sp, sn)
+	})
 }
 
 // OnKeyError answers the outstanding key operation with why it failed (one line naming the

@@ -72,6 +72,7 @@ func flags(fs *agentrun.Flags, o *options) {
 	agentrun.Value(fs, "log-format", "text (agent=go step=... key=value) or json (one object per line)", &c.LogFormat, agentrun.ParseLogFormat)
 	agentrun.Value(fs, "ca-refresh-interval", "daemon: how often to re-read the cluster's CA into <cert-dir>/ca.crt (0: never)", &c.CARefresh, agentrun.ParseDuration)
 	agentrun.Value(fs, "key", "make every client key in a device: pkcs11:token=T?module-path=M&pin-source=F, or tpm:", &c.KeyDevice, agentrun.ParseKey)
+	fs.StringVar(&c.Attestation, "attestation", "", "attest the bootstrap (with --key tpm:): the attestation key's certificate chain, as kubeboot device provision wrote it")
 	fs.StringVar(&o.tcti, "tcti", "", "the TPM's TCTI (swtpm:host=H,port=P, device:/dev/tpmrm0; default TPM2TOOLS_TCTI)")
 }
 
