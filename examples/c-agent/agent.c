@@ -68,6 +68,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(f, "--metrics-bind-address") && !(rc = value_address(v, &addr, &addr_len)))
             o.metrics_bind_address = v;
         else if (!strcmp(f, "--key") && !(rc = value_key(v, device, sizeof device))) TEXT(key_device, device);
+        else if (!strcmp(f, "--attestation")) TEXT(attestation, v);
         else if (!strcmp(f, "--wait")) rc = value_duration(v, &c->bootstrap_wait_seconds);
         else if (!strcmp(f, "--rotation-wait")) rc = value_duration(v, &c->rotation_wait_seconds);
         else if (!strcmp(f, "--ca-refresh-interval")) rc = value_duration(v, &c->ca_refresh_seconds);

@@ -284,6 +284,11 @@ static int start_and_drive(const struct kubeboot_rt_options *o) {
 
 int kubeboot_rt_run(const struct kubeboot_rt_options *o) {
     const kubeboot_agent_config *c = &o->agent;
+    if (c->attestation_len)
+        return fprintf(stderr, "%s: --attestation: an attested join certifies the node key with the TPM's attestation "
+                               "key (TPM2_Certify), and the C runtime has no TPM route (libcurl 7.88 has no provider "
+                               "key type; README); use the Rust or Go "
+                               "agent\n", o->program), 1;
     if (c->key_device && c->key_device_len == 3 && memcmp(c->key_device, "tpm", 3) == 0)
         return fprintf(stderr, "%s: key device tpm: the C runtime has no TPM route: libcurl 7.88 has no provider key "
                                "type (PROV is curl 8.12) and tpm2-pkcs11 is another key model than the TSS2 blobs the "

@@ -15,7 +15,6 @@
 //!   the attempt with [`Error::Malformed`] naming the file.
 
 use super::config::Settings;
-use super::flow::{Detail, detail};
 use super::{FileRole, KeyOp};
 use crate::buf::Bytes;
 use crate::engine::Engine;
@@ -43,11 +42,12 @@ pub(super) enum Next<'a> {
     Failed,
 }
 
-/// One bootstrap's attestation (see the module docs).
+/// One bootstrap's attestation (see the module docs). Small: it lives in the agent's value.
 pub(super) struct Attestation {
     st: St,
     qualifying: [u8; 32],
-    failure: Option<(Error, Detail)>,
+    /// Why it failed (the route adds the chain's path and the device's words).
+    failure: Option<(Error, &'static str)>,
 }
 
 impl Attestation {
@@ -82,19 +82,18 @@ impl Attestation {
     }
 
     /// Why it failed.
-    pub(super) fn failure(&self) -> Option<(Error, &str)> {
-        self.failure.as_ref().map(|(e, d)| (*e, d.as_str()))
+    pub(super) fn failure(&self) -> Option<(Error, &'static str)> {
+        self.failure
     }
 
-    fn fail(&mut self, e: Error, d: Detail) {
-        self.failure = Some((e, d));
+    fn fail(&mut self, e: Error, why: &'static str) {
+        self.failure = Some((e, why));
         self.st = St::Failed;
     }
 
     /// The chain file's bytes, kept in `out` until the certify is answered.
     pub(super) fn on_read(
         &mut self,
-        s: &Settings<'_>,
         out: &mut Bytes<'_>,
         result: core::result::Result<&[u8], StoreErrorKind>,
     ) {
@@ -103,12 +102,8 @@ impl Attestation {
         }
         match result.map(|b| out.set(b)) {
             Ok(Ok(())) => self.st = St::Certify,
-            Ok(Err(e)) => self
-                .fail(e, detail(format_args!("the attestation chain {}", s.attestation.as_str()))),
-            Err(k) => self.fail(
-                Error::Store(k),
-                detail(format_args!("reading the attestation chain {}", s.attestation.as_str())),
-            ),
+            Ok(Err(e)) => self.fail(e, "the attestation chain is larger than the file region"),
+            Err(k) => self.fail(Error::Store(k), "reading the attestation chain"),
         }
     }
 
@@ -117,60 +112,53 @@ impl Attestation {
     /// `out`, which is then cleared.
     pub(super) fn on_certified(
         &mut self,
-        s: &Settings<'_>,
         engine: &mut Engine<'_>,
         out: &mut Bytes<'_>,
         key: &[u8],
         result: core::result::Result<(&[u8], &[u8]), &str>,
-    ) {
+    ) -> core::result::Result<(), ()> {
         if self.st != St::Certify {
-            return;
+            return Ok(());
         }
-        let (attest, signature) = match result {
-            Ok(r) => r,
-            Err(why) => {
-                out.clear();
-                let d = detail(format_args!("certifying the key in the tpm device: {why}"));
-                return self.fail(Error::KeyDevice, d);
-            }
+        let Ok((attest, signature)) = result else {
+            out.clear();
+            self.fail(Error::KeyDevice, "certifying the key in the tpm device");
+            return Err(());
         };
         let q = self.qualifying;
-        let mut why: &'static str = "";
+        let mut why: &'static str = "attaching the attestation";
         let chain = out.as_slice();
         let r = engine.attach_evidence(|scratch, dest| {
             let blob = Tss2::from_pem(key, scratch)?;
             let public = tpm::Public::parse_sized(blob.public).map_err(|_| Error::KeyDevice)?;
             why = match tpm::Attest::parse(attest) {
-                Err(_) => "the answer is not a TPM's certify (TPMS_ATTEST)",
+                Err(_) => "certifying the key in the tpm device: the answer is not a TPM's certify",
                 Ok(a) if a.extra_data != q.as_slice() => {
-                    "the certify is not over this CSR's qualifying data"
+                    "certifying the key in the tpm device: not over this CSR's qualifying data"
                 }
-                Ok(a) if a.name != public.name().as_slice() => "the certify is not of this key",
-                Ok(_) => "",
+                Ok(a) if a.name != public.name().as_slice() => {
+                    "certifying the key in the tpm device: not of this key"
+                }
+                Ok(_) if tpm::Signature::parse(signature).is_err() => {
+                    "certifying the key in the tpm device: not an ECDSA P-256 TPMT_SIGNATURE"
+                }
+                Ok(_) => "the attestation chain is not 1 to 4 CERTIFICATE blocks",
             };
-            if !why.is_empty() || tpm::Signature::parse(signature).is_err() {
-                if why.is_empty() {
-                    why = "the signature is not an ECDSA P-256 TPMT_SIGNATURE";
-                }
+            if why.starts_with("certifying") {
                 return Err(Error::KeyDevice);
             }
-            why = "the attestation chain is not 1 to 4 CERTIFICATE blocks";
-            let n = crate::attest::write_evidence(public.bytes, attest, signature, chain, dest)?;
-            why = "";
-            Ok(n)
+            crate::attest::write_evidence(public.bytes, attest, signature, chain, dest)
         });
         out.clear();
         match r {
-            Ok(()) => self.st = St::Done,
-            Err(Error::KeyDevice) => {
-                let d = detail(format_args!("certifying the key in the tpm device: {why}"));
-                self.fail(Error::KeyDevice, d)
+            Ok(()) => {
+                self.st = St::Done;
+                Ok(())
             }
-            Err(e) if !why.is_empty() => {
-                let d = detail(format_args!("{}: {why}", s.attestation.as_str()));
-                self.fail(e, d)
+            Err(e) => {
+                self.fail(e, why);
+                Err(())
             }
-            Err(e) => self.fail(e, detail(format_args!("attaching the attestation"))),
         }
     }
 }

@@ -603,7 +603,7 @@ impl<'m> Agent<'m> {
                 let (keys, mut cx) = self.keys_cx();
                 keys.on_read(&mut cx, now, result);
             }
-            Phase::Attest => self.attestation.on_read(&self.settings, &mut self.out, result),
+            Phase::Attest => self.attestation.on_read(&mut self.out, result),
             _ => {}
         }
     }
@@ -698,14 +698,23 @@ impl<'m> Agent<'m> {
     /// The answer to [`KeyOp::Certify`]: the `TPMS_ATTEST` and the `TPMT_SIGNATURE` the TPM
     /// returned (as it marshals them), or why the device could not certify. Ignored when no such
     /// operation is outstanding.
-    pub fn on_certified(&mut self, _now: i64, result: core::result::Result<(&[u8], &[u8]), &str>) {
+    pub fn on_certified(&mut self, now: i64, result: core::result::Result<(&[u8], &[u8]), &str>) {
         if !matches!(self.outstanding(), Some(Action::Key(KeyOp::Certify { .. })))
             || !self.io.answer(Pending::Key)
         {
             return;
         }
-        let Agent { attestation, settings, engine, out, keys, .. } = self;
-        attestation.on_certified(settings, engine, out, &keys.new_ref, result);
+        let device_said = result.err();
+        let Agent { attestation, engine, out, keys, .. } = self;
+        if attestation.on_certified(engine, out, &keys.new_ref, result).is_ok() {
+            return;
+        }
+        let (e, why) = attestation.failure().unwrap_or((Error::InvalidState, ""));
+        let d = match device_said {
+            Some(said) => flow::detail(format_args!("{why}: {said}")),
+            None => flow::detail(format_args!("{why} ({})", self.settings.attestation.as_str())),
+        };
+        self.attempt_failed(now, e, &d);
     }
 
     /// The answer to [`KeyOp::Destroy`] (a key already gone is success). A failure is reported

@@ -111,11 +111,10 @@ impl<'m> Agent<'m> {
                         false
                     }
                     attestation::Next::Failed => {
-                        let (e, d) = self
-                            .attestation
-                            .failure()
-                            .map_or((Error::InvalidState, ""), |(e, d)| (e, d));
-                        let d = super::flow::detail(format_args!("{d}"));
+                        let (e, why) =
+                            self.attestation.failure().unwrap_or((Error::InvalidState, ""));
+                        let path = self.settings.attestation.as_str();
+                        let d = super::flow::detail(format_args!("{why} ({path})"));
                         self.attempt_failed(now, e, &d);
                         false
                     }
