@@ -1663,6 +1663,7 @@ enum Op {
     Generate { device: String, label: String },
     Public { key: Vec<u8> },
     Sign { key: Vec<u8>, message: Vec<u8> },
+    Certify { key: Vec<u8>, qualifying: [u8; 32] },
     Destroy { key: Vec<u8> },
 }
 
@@ -1675,6 +1676,9 @@ impl From<KeyOp<'_>> for Op {
             KeyOp::Public { key } => Op::Public { key: key.into() },
             KeyOp::Sign { key, message } => Op::Sign { key: key.into(), message: message.into() },
             KeyOp::Destroy { key } => Op::Destroy { key: key.into() },
+            KeyOp::Certify { key, qualifying } => {
+                Op::Certify { key: key.into(), qualifying: *qualifying }
+            }
             other => panic!("unknown key operation {other:?}"),
         }
     }
@@ -1690,11 +1694,54 @@ struct SimToken {
     signed: usize,
     /// Sign with another key than the reference's (a broken device or front-end).
     wrong_key: bool,
+    /// What the simulated TPM answers to a certify.
+    certify: Certify,
+    certified: usize,
+}
+
+/// A simulated TPM's answer to [`KeyOp::Certify`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Certify {
+    #[default]
+    Good,
+    /// Over other qualifying data (an attestation made for another CSR).
+    OtherQualifying,
+    /// Of another key.
+    OtherKey,
+    /// Not a TPMS_ATTEST.
+    Garbage,
+    /// The device fails.
+    Fails,
+}
+
+/// `TPM2B` of `v`.
+fn tpm2b(v: &[u8]) -> Vec<u8> {
+    [&(v.len() as u16).to_be_bytes()[..], v].concat()
+}
+
+/// A P-256 ECDSA signing key's `TPMT_PUBLIC` with attributes `attrs`.
+fn tpmt_public(point: &[u8; 65], attrs: u32) -> Vec<u8> {
+    let mut p = vec![0x00, 0x23, 0x00, 0x0b];
+    p.extend_from_slice(&attrs.to_be_bytes());
+    p.extend_from_slice(&[0, 0]); // authPolicy
+    p.extend_from_slice(&[0x00, 0x10, 0x00, 0x18, 0x00, 0x0b, 0x00, 0x03, 0x00, 0x10]);
+    p.extend(tpm2b(&point[1..33]));
+    p.extend(tpm2b(&point[33..]));
+    p
+}
+
+/// The simulated TPM's attestation key.
+fn sim_ak() -> kubeboot::key::NodeKey {
+    kubeboot::key::NodeKey::from_entropy(&[0xA4; 32]).unwrap()
 }
 
 impl SimToken {
     fn label(reference: &[u8]) -> Result<String, String> {
         let mut scratch = [0u8; 2048];
+        if let Ok(blob) = keyref::Tss2::from_pem(reference, &mut scratch) {
+            let public = kubeboot::tpm::Public::parse_sized(blob.public).unwrap();
+            return Ok(public.point.iter().map(|b| format!("{b:02x}")).collect());
+        }
         let uri = keyref::pkcs11_uri_of(reference, &mut scratch).map_err(|e| e.to_string())?;
         Ok(keyref::Pkcs11Uri::parse(uri).unwrap().object.unwrap().to_owned())
     }
@@ -1714,11 +1761,31 @@ impl SimToken {
                 if self.down {
                     return agent.on_key_generated(now, Err("pkcs11 token=sim: unreachable"));
                 }
-                let keyref::Device::Pkcs11(d) = keyref::Device::parse(device).unwrap() else {
-                    panic!("{device}")
-                };
                 let seed = [self.made.len() as u8 + 0x40; 32];
                 let key = kubeboot::key::NodeKey::from_entropy(&seed).unwrap();
+                let d = match keyref::Device::parse(device).unwrap() {
+                    keyref::Device::Pkcs11(d) => d,
+                    keyref::Device::Tpm => {
+                        // A TSS2 blob: the key's public area and a private area only the
+                        // simulated TPM would read.
+                        let point = key.public_point();
+                        let attrs = kubeboot::attest::REQUIRED_ATTRIBUTES | (1 << 6) | (1 << 18);
+                        let public = tpm2b(&tpmt_public(&point, attrs));
+                        let private = tpm2b(b"sealed by the sim tpm");
+                        let blob = keyref::Tss2 {
+                            empty_auth: true,
+                            parent: keyref::TPM_RH_OWNER,
+                            public: &public,
+                            private: &private,
+                        };
+                        let mut pem = [0u8; 2048];
+                        let m = blob.write_pem(&mut pem).unwrap();
+                        let label = Self::label(&pem[..m]).unwrap();
+                        self.keys.insert(label.clone(), key);
+                        self.made.push(label);
+                        return agent.on_key_generated(now, Ok((&pem[..m], &point)));
+                    }
+                };
                 let mut uri = [0u8; 1024];
                 let n = keyref::write_key_uri(&d, label, &[0x42, self.made.len() as u8], &mut uri)
                     .unwrap();
@@ -1745,6 +1812,41 @@ impl SimToken {
                     Ok(rs) => agent.on_signature(now, Ok(&rs)),
                     Err(e) => agent.on_signature(now, Err(&e)),
                 }
+            }
+            Op::Certify { key, qualifying } => {
+                self.certified += 1;
+                let k = match (self.key(&key), self.certify) {
+                    (_, Certify::Fails) | (Err(_), _) => {
+                        return agent
+                            .on_certified(now, Err("tpm sim: TPM2_Certify: TPM_RC_FAILURE"));
+                    }
+                    (Ok(k), _) => k,
+                };
+                let other = kubeboot::key::NodeKey::from_entropy(&[0x55; 32]).unwrap();
+                let certified = if self.certify == Certify::OtherKey { &other } else { k };
+                let attrs = kubeboot::attest::REQUIRED_ATTRIBUTES | (1 << 6) | (1 << 18);
+                let public = tpmt_public(&certified.public_point(), attrs);
+                let name = kubeboot::tpm::Public::parse(&public).unwrap().name();
+                let q =
+                    if self.certify == Certify::OtherQualifying { [9u8; 32] } else { qualifying };
+                let mut attest = vec![0xff, 0x54, 0x43, 0x47, 0x80, 0x17];
+                attest.extend(tpm2b(
+                    &[0x00, 0x0b].iter().chain(&[0xAA; 32]).copied().collect::<Vec<_>>(),
+                ));
+                attest.extend(tpm2b(&q));
+                attest.extend_from_slice(&[0; 8]); // clock
+                attest.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 1]); // resets, restarts, safe
+                attest.extend_from_slice(&[0; 8]); // firmwareVersion
+                attest.extend(tpm2b(&name));
+                attest.extend(tpm2b(&name));
+                if self.certify == Certify::Garbage {
+                    attest = b"not a TPMS_ATTEST".to_vec();
+                }
+                let rs = sim_ak().sign_p256_sha256(&attest).unwrap();
+                let mut sig = vec![0x00, 0x18, 0x00, 0x0b];
+                sig.extend(tpm2b(&rs[..32]));
+                sig.extend(tpm2b(&rs[32..]));
+                agent.on_certified(now, Ok((&attest, &sig)))
             }
             Op::Destroy { key } => {
                 let r = self.key(&key).map(|_| ());
@@ -2165,4 +2267,141 @@ fn a_configured_ca_bundle_is_the_only_trust() {
     let End::Failed(e, _) = end else { panic!("{end:?} {:#?}", n.events) };
     assert_eq!(e.name(), "untrusted");
     assert_eq!(reviews(&api), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// An attested bootstrap (a simulated TPM; the real one is e2e/attest's swtpm)
+
+/// A device CA and the simulated TPM's attestation key certificate (serial SN-SIM), as
+/// `kubeboot device provision` issues it: (device CA PEM, chain PEM).
+fn sim_device_ca() -> (String, String) {
+    let ca_key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.distinguished_name.push(DnType::CommonName, "sim device factory");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.not_before = rcgen::date_time_ymd(2026, 1, 1);
+    ca.not_after = rcgen::date_time_ymd(2036, 1, 1);
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca, &ca_key);
+    let mut ak = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ak.distinguished_name.push(DnType::CustomDnType(vec![2, 5, 4, 5]), "SN-SIM");
+    ak.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::Other(vec![2, 23, 133, 8, 3])];
+    ak.not_before = rcgen::date_time_ymd(2026, 1, 1);
+    ak.not_after = rcgen::date_time_ymd(2036, 1, 1);
+    let spki = kubeboot::key::spki_from_point(&sim_ak().public_point());
+    let public = rcgen::SubjectPublicKeyInfo::from_der(&spki).unwrap();
+    (ca_cert.pem(), ak.signed_by(&public, &issuer).unwrap().pem())
+}
+
+/// Bootstrap with the key in the simulated TPM and `attestation` configured; the TPM answers
+/// certifies as `certify` says.
+fn attested_run(certify: Certify) -> (Apiserver, Node, End, String) {
+    let mut api = Apiserver::new();
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&mut api, TOKEN);
+    let (ca, chain) = sim_device_ca();
+    std::fs::write(n.path("attestation.pem"), chain).unwrap();
+    n.token.certify = certify;
+    let k = n.config();
+    let chain_path = n.p("attestation.pem");
+    let mut c = base_config(&k);
+    c.key_device = Some("tpm");
+    c.attestation = Some(&chain_path);
+    let end = n.run(&mut api, &c);
+    (api, n, end, ca)
+}
+
+#[test]
+fn an_attested_bootstrap_sends_the_tpms_certify_of_its_csr() {
+    let (api, n, end, ca) = attested_run(Certify::Good);
+    assert!(matches!(end, End::Done(_)), "{end:?} {:#?}", n.events);
+    assert_eq!(n.token.certified, 1, "one certify, for the bootstrap CSR");
+    let csrs: Vec<_> = api.csrs.values().collect();
+    assert_eq!(csrs.len(), 1);
+    let request = Base64::decode_vec(&csrs[0].request_b64).unwrap();
+    // What the approver reads: the CSR first, the evidence after it; the core's judgement
+    // accepts it for the enrolled node.
+    let mut scratch = vec![0u8; request.len()];
+    let (csr, evidence) = kubeboot::attest::Evidence::split(&request, &mut scratch).unwrap();
+    let evidence = evidence.expect("the evidence after the CSR");
+    assert_eq!(evidence.chain.len(), 1);
+    let mut ca_scratch = vec![0u8; ca.len()];
+    let cas: kubeboot::verify::TrustedCas<'_> =
+        kubeboot::verify::TrustedCas::from_pem(ca.as_bytes(), &mut ca_scratch).unwrap();
+    let line = format!("SN-SIM {NODE}\n");
+    let list = kubeboot::attest::Enrolment::parse(&line).unwrap();
+    let ok = kubeboot::attest::judge(
+        &kubeboot::backend::Software,
+        &csr,
+        &evidence,
+        cas.anchors(),
+        &list,
+        T0,
+    )
+    .unwrap();
+    assert_eq!((ok.serial.as_str(), ok.node), ("SN-SIM", NODE));
+    // The CSR's key is the TPM's, and the pair file holds its reference.
+    assert_eq!(current_point(&n), n.token.point(&n.token.made[0]).to_vec());
+    let pair = std::fs::read_to_string(n.path("pki/kubelet-client-current.pem")).unwrap();
+    assert!(pair.contains("-----BEGIN TSS2 PRIVATE KEY-----"), "{pair}");
+}
+
+#[test]
+fn a_wrong_certify_fails_the_attempt_before_any_csr() {
+    for (certify, why) in [
+        (Certify::OtherQualifying, "not over this CSR's qualifying data"),
+        (Certify::OtherKey, "not of this key"),
+        (Certify::Garbage, "the answer is not a TPM's certify"),
+        (Certify::Fails, "TPM_RC_FAILURE"),
+    ] {
+        let (api, n, end, _) = attested_run(certify);
+        match &end {
+            End::Failed(Error::KeyDevice, detail) => {
+                assert!(detail.contains(why), "{certify:?}: {detail}")
+            }
+            other => panic!("{certify:?}: {other:?} {:#?}", n.events),
+        }
+        assert!(api.csrs.is_empty(), "{certify:?}: no CSR was created");
+        assert!(!n.path("pki/kubelet-client-current.pem").exists());
+    }
+}
+
+#[test]
+fn attestation_needs_a_tpm_key_and_a_chain_file() {
+    // Not with a software key, nor with a PKCS#11 token: refused at start.
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
+    let n = Node::new();
+    let k = n.config();
+    for device in [None, Some(DEVICE)] {
+        let mut c = base_config(&k);
+        c.key_device = device;
+        c.attestation = Some("/etc/kubeboot/attestation.pem");
+        assert_eq!(agent.start(&c), Err(Error::InvalidConfig), "{device:?}");
+    }
+    // A chain file that is missing, or not certificates: a typed failure, no CSR.
+    let mut api = Apiserver::new();
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&mut api, TOKEN);
+    let k = n.config();
+    for (content, want) in [
+        (None, "reading the attestation chain"),
+        (Some("not a certificate\n"), "not 1 to 4 CERTIFICATE blocks"),
+    ] {
+        let chain_path = n.p("attestation.pem");
+        match content {
+            Some(text) => std::fs::write(&chain_path, text).unwrap(),
+            None => {
+                let _ = std::fs::remove_file(&chain_path);
+            }
+        }
+        let mut c = base_config(&k);
+        c.key_device = Some("tpm");
+        c.attestation = Some(&chain_path);
+        match n.run(&mut api, &c) {
+            End::Failed(_, detail) => assert!(detail.contains(want), "{detail}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(api.csrs.is_empty());
+    }
 }

@@ -307,6 +307,16 @@ fn common_name(name: &x509_cert::name::Name) -> Option<String> {
     })
 }
 
+/// The first PEM block of `text` (kube-apiserver reads only the first: an attested join's
+/// evidence blocks follow the CSR).
+fn first_block(text: &str) -> &str {
+    const END: &str = "-----END CERTIFICATE REQUEST-----";
+    match text.find(END) {
+        Some(i) => &text[..i + END.len()],
+        None => text,
+    }
+}
+
 fn status(code: u16, reason: &str) -> (u16, Vec<u8>) {
     let body = json!({
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -378,7 +388,8 @@ impl Apiserver {
     /// CSR's CN and SANs, serverAuth for the serving signer and clientAuth otherwise.
     pub fn issue(&self, csr_pem: &[u8], serving: bool, now: i64, lifetime: i64) -> String {
         let text = std::str::from_utf8(csr_pem).expect("a PEM CSR");
-        let req = x509_cert::request::CertReq::from_pem(text.as_bytes()).expect("a CSR");
+        let req =
+            x509_cert::request::CertReq::from_pem(first_block(text).as_bytes()).expect("a CSR");
         let cn = common_name(&req.info.subject).unwrap_or_default();
         let mut p = CertificateParams::new(Vec::<String>::new()).expect("params");
         let mut dn = DistinguishedName::new();
@@ -701,7 +712,7 @@ impl Apiserver {
         let Ok(pem) = Base64::decode_vec(request) else { return status(422, "Invalid") };
         let parsed = std::str::from_utf8(&pem)
             .ok()
-            .and_then(|t| x509_cert::request::CertReq::from_pem(t.as_bytes()).ok());
+            .and_then(|t| x509_cert::request::CertReq::from_pem(first_block(t).as_bytes()).ok());
         if parsed.is_none() {
             return status(422, "Invalid");
         }
