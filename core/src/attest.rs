@@ -470,6 +470,106 @@ mod tests {
         s
     }
 
+    /// A PEM block of `label` around `der`.
+    fn block(label: &str, der: &[u8]) -> std::vec::Vec<u8> {
+        let mut out = std::vec![0u8; pem::encoded_len(label, der.len()).unwrap()];
+        let n = pem::encode(label, der, &mut out).unwrap();
+        out.truncate(n);
+        out
+    }
+
+    fn csr() -> std::vec::Vec<u8> {
+        let key = crate::key::NodeKey::from_entropy(&[3u8; 32]).unwrap();
+        let mut pem = std::vec![0u8; 2048];
+        let n =
+            crate::csr::CsrBuilder::client("edge-1").unwrap().write_pem(&key, &mut pem).unwrap();
+        pem.truncate(n);
+        pem
+    }
+
+    fn split_err(parts: &[&[u8]]) -> AttestError {
+        let request = parts.concat();
+        let mut scratch = std::vec![0u8; request.len()];
+        Evidence::split(&request, &mut scratch).err().expect("refused")
+    }
+
+    #[test]
+    fn the_blocks_are_the_csr_then_each_evidence_block_once() {
+        let (csr, p, d, s, c) = (
+            csr(),
+            block(LABEL_PUBLIC, b"p"),
+            block(LABEL_DATA, b"d"),
+            block(LABEL_SIGNATURE, b"s"),
+            block(LABEL_CERTIFICATE, b"c"),
+        );
+        let request = [&csr[..], &p, &d, &s, &c, &c].concat();
+        let mut scratch = std::vec![0u8; request.len()];
+        let (_, e) = Evidence::split(&request, &mut scratch).unwrap();
+        let e = e.unwrap();
+        assert_eq!((e.public, e.attest, e.signature), (&b"p"[..], &b"d"[..], &b"s"[..]));
+        assert_eq!(e.chain.len(), 2);
+        let mut scratch = std::vec![0u8; csr.len()];
+        assert!(Evidence::split(&csr, &mut scratch).unwrap().1.is_none(), "the CSR alone");
+        let blocks = |what| AttestError::Blocks(what);
+        assert_eq!(
+            split_err(&[&p, &csr]),
+            blocks("the first block is not the CERTIFICATE REQUEST")
+        );
+        assert_eq!(split_err(&[&csr, &p, &p, &d, &s, &c]), blocks("an evidence block twice"));
+        assert_eq!(split_err(&[&csr, &d, &s, &c]), blocks("no ATTESTED KEY PUBLIC"));
+        assert_eq!(split_err(&[&csr, &p, &s, &c]), blocks("no ATTESTATION DATA"));
+        assert_eq!(split_err(&[&csr, &p, &d, &c]), blocks("no ATTESTATION SIGNATURE"));
+        assert_eq!(split_err(&[&csr, &p, &d, &s]), blocks("no ATTESTATION CERTIFICATE"));
+        assert_eq!(
+            split_err(&[&csr, &p, &d, &s, &c, &c, &c, &c, &c]),
+            blocks("too many ATTESTATION CERTIFICATE blocks")
+        );
+        assert_eq!(split_err(&[&csr, &csr]), blocks("a second CERTIFICATE REQUEST"));
+        assert_eq!(
+            split_err(&[&csr, &block("VM IDENTITY", b"{}")]),
+            blocks("a block of an unknown label")
+        );
+        assert_eq!(split_err(&[&csr[..csr.len() - 10]]), blocks("a block is not PEM"));
+        assert_eq!(
+            split_err(&[
+                b"-----BEGIN CERTIFICATE REQUEST-----\n!!!!\n-----END CERTIFICATE REQUEST-----\n"
+            ]),
+            blocks("a block's base64")
+        );
+        assert_eq!(
+            split_err(&[&block(LABEL_REQUEST, b"junk")]),
+            blocks("the CERTIFICATE REQUEST does not parse")
+        );
+        assert_eq!(split_err(&[b""]), blocks("no CERTIFICATE REQUEST"));
+    }
+
+    #[test]
+    fn the_node_writes_what_the_approver_reads() {
+        let cert = block("CERTIFICATE", &[0x30, 0x03, 0x02, 0x01, 0x01]);
+        let mut out = std::vec![0u8; 4096];
+        let n =
+            write_evidence(b"pub", b"att", b"sig", &[&cert[..], &cert].concat(), &mut out).unwrap();
+        let request = [&csr()[..], &out[..n]].concat();
+        let mut scratch = std::vec![0u8; request.len()];
+        let e = Evidence::split(&request, &mut scratch).unwrap().1.unwrap();
+        assert_eq!((e.public, e.attest, e.signature), (&b"pub"[..], &b"att"[..], &b"sig"[..]));
+        assert_eq!(e.chain.as_slice(), &[&[0x30, 0x03, 0x02, 0x01, 0x01][..]; 2]);
+        // What a chain file must be.
+        let mut refused = |chain: &[u8]| write_evidence(b"p", b"a", b"s", chain, &mut out).err();
+        assert_eq!(refused(b""), Some(crate::Error::Malformed));
+        assert_eq!(refused(&block("PRIVATE KEY", b"k")), Some(crate::Error::Malformed));
+        assert_eq!(
+            refused(&[&cert[..], &cert, &cert, &cert, &cert].concat()),
+            Some(crate::Error::Malformed)
+        );
+        let headers = b"-----BEGIN CERTIFICATE-----\nProc-Type: 4,ENCRYPTED\n\nMAM=\n-----END CERTIFICATE-----\n";
+        assert_eq!(refused(headers), Some(crate::Error::Malformed));
+        assert!(matches!(
+            write_evidence(b"p", b"a", b"s", &cert, &mut [0u8; 40]),
+            Err(crate::Error::BufferTooSmall { .. })
+        ));
+    }
+
     #[test]
     fn qualifying_data_binds_key_and_subject() {
         let a = qualifying_data(b"key-a", b"name-1");
