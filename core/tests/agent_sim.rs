@@ -2298,7 +2298,7 @@ fn sim_device_ca() -> (String, String) {
 fn attested_run(certify: Certify) -> (Apiserver, Node, End, String) {
     let mut api = Apiserver::new();
     let mut n = Node::new();
-    n.write_bootstrap_kubeconfig(&mut api, TOKEN);
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
     let (ca, chain) = sim_device_ca();
     std::fs::write(n.path("attestation.pem"), chain).unwrap();
     n.token.certify = certify;
@@ -2382,7 +2382,7 @@ fn attestation_needs_a_tpm_key_and_a_chain_file() {
     // A chain file that is missing, or not certificates: a typed failure, no CSR.
     let mut api = Apiserver::new();
     let mut n = Node::new();
-    n.write_bootstrap_kubeconfig(&mut api, TOKEN);
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
     let k = n.config();
     for (content, want) in [
         (None, "reading the attestation chain"),
