@@ -66,12 +66,16 @@ fn storage_key_template() -> tss_esapi::Result<Public> {
         .build()
 }
 
-fn signing_key_template() -> tss_esapi::Result<Public> {
+/// An ECDSA P-256 / SHA-256 signing key that never leaves the TPM
+/// (`fixedTPM|fixedParent|sensitiveDataOrigin|userWithAuth|sign`, empty unique): a node key
+/// (unrestricted), or with `restricted` the attestation key, which signs only what the TPM made.
+pub(crate) fn signing_key_template(restricted: bool) -> tss_esapi::Result<Public> {
     let attributes = ObjectAttributesBuilder::new()
         .with_fixed_tpm(true)
         .with_fixed_parent(true)
         .with_sensitive_data_origin(true)
         .with_user_with_auth(true)
+        .with_restricted(restricted)
         .with_sign_encrypt(true)
         .build()?;
     PublicBuilder::new()
@@ -85,7 +89,7 @@ fn signing_key_template() -> tss_esapi::Result<Public> {
                 .with_key_derivation_function_scheme(KeyDerivationFunctionScheme::Null)
                 .with_is_signing_key(true)
                 .with_is_decryption_key(false)
-                .with_restricted(false)
+                .with_restricted(restricted)
                 .build()?,
         )
         .with_ecc_unique_identifier(EccPoint::default())
@@ -138,7 +142,7 @@ impl Tpm {
     /// Make a signing key under the storage key: its `TSS2 PRIVATE KEY` blob and public point.
     pub fn generate(mut self) -> DeviceResult<NewKey> {
         let srk = self.storage_key()?;
-        let template = signing_key_template().map_err(|e| self.err("the key template", e))?;
+        let template = signing_key_template(false).map_err(|e| self.err("the key template", e))?;
         let r = self
             .context
             .execute_with_nullauth_session(|ctx| ctx.create(srk, template, None, None, None, None));

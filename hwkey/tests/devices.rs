@@ -194,6 +194,13 @@ impl Swtpm {
         format!("swtpm:host=127.0.0.1,port={}", self.port)
     }
 
+    /// A tpm2-tools command (`args[0]`) on this TPM.
+    fn tools(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(args[0]);
+        c.env("TPM2TOOLS_TCTI", self.tcti()).args(&args[1..]);
+        c
+    }
+
     fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
@@ -334,11 +341,7 @@ fn tpm_keys_are_blobs_only_this_tpm_loads() {
     std::fs::write(&pem, &k.reference).unwrap();
     // tpm2-tools loads the blob and shows what the TPM enforces.
     let ctx = dir.join("key.ctx");
-    let tools = |args: &[&str]| {
-        let mut c = Command::new(args[0]);
-        c.env("TPM2TOOLS_TCTI", tpm.tcti()).args(&args[1..]);
-        c
-    };
+    let tools = |args: &[&str]| tpm.tools(args);
     run(&mut tools(&["tpm2_load", "-r", pem.to_str().unwrap(), "-c", ctx.to_str().unwrap()]));
     let public = run(&mut tools(&["tpm2_readpublic", "-c", ctx.to_str().unwrap()]));
     assert!(
@@ -566,11 +569,7 @@ fn tpm_certify_binds_the_node_key_to_its_csr() {
     let pem = dir.join("key.pem");
     std::fs::write(&pem, &key).unwrap();
     let ctx = dir.join("key.ctx");
-    let tools = |args: &[&str]| {
-        let mut c = Command::new(args[0]);
-        c.env("TPM2TOOLS_TCTI", tpm.tcti()).args(&args[1..]);
-        c
-    };
+    let tools = |args: &[&str]| tpm.tools(args);
     run(&mut tools(&["tpm2_load", "-r", pem.to_str().unwrap(), "-c", ctx.to_str().unwrap()]));
     let public = run(&mut tools(&["tpm2_readpublic", "-c", ctx.to_str().unwrap()]));
     run(&mut tools(&["tpm2_flushcontext", "-t"]));

@@ -73,14 +73,16 @@ func storageKeyTemplate() tpm2.TPMTPublic {
 	}
 }
 
-// signingKeyTemplate is an unrestricted ECDSA P-256 / SHA-256 signing key that never leaves the
-// TPM: fixedTPM|fixedParent|sensitiveDataOrigin|userWithAuth|sign, no auth value.
-func signingKeyTemplate() tpm2.TPMTPublic {
+// signingKeyTemplate is an ECDSA P-256 / SHA-256 signing key that never leaves the TPM:
+// fixedTPM|fixedParent|sensitiveDataOrigin|userWithAuth|sign, no auth value, empty unique; a node
+// key (unrestricted), or with restricted the attestation key (the Rust side's templates too), which
+// signs only what the TPM made.
+func signingKeyTemplate(restricted bool) tpm2.TPMTPublic {
 	return tpm2.TPMTPublic{
 		Type:    tpm2.TPMAlgECC,
 		NameAlg: tpm2.TPMAlgSHA256,
 		ObjectAttributes: tpm2.TPMAObject{FixedTPM: true, FixedParent: true, SensitiveDataOrigin: true,
-			UserWithAuth: true, SignEncrypt: true},
+			UserWithAuth: true, SignEncrypt: true, Restricted: restricted},
 		Parameters: tpm2.NewTPMUPublicParms(tpm2.TPMAlgECC, &tpm2.TPMSECCParms{
 			Symmetric: tpm2.TPMTSymDefObject{Algorithm: tpm2.TPMAlgNull},
 			Scheme: tpm2.TPMTECCScheme{Scheme: tpm2.TPMAlgECDSA,
@@ -225,7 +227,7 @@ func tpmGenerate(tcti string) ([]byte, *ecdsa.PublicKey, error) {
 	}
 	rsp, err := tpm2.Create{
 		ParentHandle: tpm2.AuthHandle{Handle: srk.ObjectHandle, Name: srk.Name, Auth: tpm2.PasswordAuth(nil)},
-		InPublic:     tpm2.New2B(signingKeyTemplate()),
+		InPublic:     tpm2.New2B(signingKeyTemplate(false)),
 	}.Execute(t)
 	t.flush(srk.ObjectHandle)
 	if err != nil {

@@ -14,19 +14,13 @@
 //!   both handles are flushed after it.
 
 use tss_esapi::abstraction::nv;
-use tss_esapi::attributes::ObjectAttributesBuilder;
 use tss_esapi::handles::{KeyHandle, NvIndexTpmHandle};
-use tss_esapi::interface_types::algorithm::{HashingAlgorithm, PublicAlgorithm};
-use tss_esapi::interface_types::ecc::EccCurve;
 use tss_esapi::interface_types::resource_handles::{Hierarchy, NvAuth};
 use tss_esapi::interface_types::session_handles::AuthSession;
-use tss_esapi::structures::{
-    Data, EccPoint, EccScheme, HashScheme, KeyDerivationFunctionScheme, Public, PublicBuilder,
-    PublicEccParametersBuilder, SignatureScheme,
-};
+use tss_esapi::structures::{Data, Public, SignatureScheme};
 use tss_esapi::traits::Marshall;
 
-use super::{Tpm, point_of};
+use super::{Tpm, point_of, signing_key_template};
 use crate::{DeviceError, DeviceResult};
 use kubeboot::keyref::Tss2;
 
@@ -51,38 +45,11 @@ pub struct Certified {
     pub signature: Vec<u8>,
 }
 
-fn attestation_key_template() -> tss_esapi::Result<Public> {
-    let attributes = ObjectAttributesBuilder::new()
-        .with_fixed_tpm(true)
-        .with_fixed_parent(true)
-        .with_sensitive_data_origin(true)
-        .with_user_with_auth(true)
-        .with_restricted(true)
-        .with_sign_encrypt(true)
-        .build()?;
-    PublicBuilder::new()
-        .with_public_algorithm(PublicAlgorithm::Ecc)
-        .with_name_hashing_algorithm(HashingAlgorithm::Sha256)
-        .with_object_attributes(attributes)
-        .with_ecc_parameters(
-            PublicEccParametersBuilder::new()
-                .with_ecc_scheme(EccScheme::EcDsa(HashScheme::new(HashingAlgorithm::Sha256)))
-                .with_curve(EccCurve::NistP256)
-                .with_key_derivation_function_scheme(KeyDerivationFunctionScheme::Null)
-                .with_is_signing_key(true)
-                .with_is_decryption_key(false)
-                .with_restricted(true)
-                .build()?,
-        )
-        .with_ecc_unique_identifier(EccPoint::default())
-        .build()
-}
-
 impl Tpm {
     /// Recreate the attestation key; the caller flushes it.
     fn attestation_key(&mut self) -> DeviceResult<(KeyHandle, Public)> {
         let template =
-            attestation_key_template().map_err(|e| self.err("the attestation key template", e))?;
+            signing_key_template(true).map_err(|e| self.err("the attestation key template", e))?;
         let r = self.context.execute_with_nullauth_session(|ctx| {
             ctx.create_primary(Hierarchy::Endorsement, template, None, None, None, None)
         });
