@@ -4,22 +4,7 @@
 //! be valid now and be meant for attestation — and then its key checks the TPM's signature.
 //! The same parser, path search and signature dispatch as [`verify_issued`].
 //!
-//! Order of checks ([`verify_device_der`]); the first failing step decides the [`Reason`]:
-//!
-//! 1. **Parse** the leaf and the intermediates (at most [`MAX_INTERMEDIATES`]) →
-//!    [`Reason::Malformed`].
-//! 2. **Path and signatures** to one of the anchors, exactly as for an issued certificate (see
-//!    the [module docs](super)), for the purpose tcg-kp-AIKCertificate (2.23.133.8.3): a CA
-//!    whose extendedKeyUsage is present must list it or anyExtendedKeyUsage.
-//! 3. **Time** of the leaf → [`Reason::NotYetValid`] / [`Reason::Expired`].
-//! 4. **Usage**: an unknown critical extension → [`Reason::WrongUsage`] (`criticalExtension`);
-//!    an extendedKeyUsage without tcg-kp-AIKCertificate (`extendedKeyUsage`; an IDevID-style
-//!    certificate without the extension is taken); a keyUsage without digitalSignature
-//!    (`keyUsage`); basicConstraints `CA:TRUE` → [`Reason::IsCa`].
-//! 5. **Identity**: exactly one subject serialNumber (PrintableString or UTF8String, 1 to
-//!    [`DEVICE_SERIAL_CAP`] bytes of printable ASCII) → else [`Reason::SubjectMismatch`] with
-//!    field `subject.serialNumber`.
-//! 6. **Key**: a P-256 public key → else [`Reason::UnsupportedAlgorithm`].
+//! The order of checks is [`verify_device_der`]'s.
 
 use super::*;
 
@@ -40,8 +25,22 @@ pub struct DeviceCert {
 
 /// Check an attestation key's certificate chain (`chain`: the key's certificate first, then
 /// intermediates in any order, unused ones ignored) against the device CAs parsed beforehand
-/// ([`Anchor`]) at `now`: parse → path and signatures → time → usage → the serial number → a
-/// P-256 key; the first failing step decides the [`Reason`] (see the [module docs](self)).
+/// ([`Anchor`]) at `now`; the first failing step decides the [`Reason`]:
+///
+/// 1. **Parse** the leaf and the intermediates (at most [`MAX_INTERMEDIATES`]) →
+///    [`Reason::Malformed`].
+/// 2. **Path and signatures** to one of the anchors, as for an issued certificate (see
+///    [`verify_issued_der`]), for the purpose tcg-kp-AIKCertificate (2.23.133.8.3): a CA whose
+///    extendedKeyUsage is present must list it or anyExtendedKeyUsage.
+/// 3. **Time** of the leaf → [`Reason::NotYetValid`] / [`Reason::Expired`].
+/// 4. **Usage**: an unknown critical extension → [`Reason::WrongUsage`] (`criticalExtension`);
+///    an extendedKeyUsage without tcg-kp-AIKCertificate (`extendedKeyUsage`; an IDevID-style
+///    certificate without the extension is taken); a keyUsage without digitalSignature
+///    (`keyUsage`); basicConstraints `CA:TRUE` → [`Reason::IsCa`].
+/// 5. **Identity**: exactly one subject serialNumber (PrintableString or UTF8String, 1 to
+///    [`DEVICE_SERIAL_CAP`] bytes of printable ASCII) → else [`Reason::SubjectMismatch`] with
+///    field `subject.serialNumber`.
+/// 6. **Key**: a P-256 public key → else [`Reason::UnsupportedAlgorithm`].
 pub fn verify_device_der(
     verifier: &dyn SignatureVerifier,
     chain: &[&[u8]],
