@@ -40,12 +40,23 @@ qemu() { case $1 in x86_64) echo env ;; aarch64) echo qemu-aarch64 ;; armv7) ech
 step() { printf '\n--> [%4ds cross] %s\n' "$(( $(date +%s) - t0 ))" "$*"; }
 t0=$(date +%s)
 
+# sysroot ARCH: where qemu-user finds the target's loader and libraries. The target's multiarch
+# libc (libc6:<arch>, installed with its libssl-dev) when there is one: the host's ld.so.cache
+# sends the loader to it anyway, and a loader from the cross sysroot (libc6-<arch>-cross,
+# 2.36-8cross1) with Debian's libc (2.36-9+deb12u14) is two builds of glibc in one process:
+# on armhf, every pthread_create then faults (si_addr 0x8). Else the cross sysroot.
+sysroot() {
+  local p
+  p=$(prefix "$1")
+  if [[ -e /lib/$p/libc.so.6 ]]; then echo /; else echo "/usr/$p"; fi
+}
+
 # cross_env ARCH TARGET: the linker, the runner, pkg-config and the C compiler for TARGET
 cross_env() {
   local p T
   p=$(prefix "$1"); T=${2^^}; T=${T//-/_}
   export "CARGO_TARGET_${T}_LINKER=$p-gcc"
-  [[ $1 == x86_64 ]] || export "CARGO_TARGET_${T}_RUNNER=$(qemu "$1") -L /usr/$p"
+  [[ $1 == x86_64 ]] || export "CARGO_TARGET_${T}_RUNNER=$(qemu "$1") -L $(sysroot "$1")"
   export PKG_CONFIG_ALLOW_CROSS=1 PKG_CONFIG_LIBDIR="/usr/lib/$p/pkgconfig:/usr/share/pkgconfig" PKG_CONFIG_SYSROOT_DIR=/
   export "CC_${2//-/_}=$p-gcc" "AR_${2//-/_}=$p-ar"
   rustup target list --installed | grep -qx "$2" || rustup target add "$2" >/dev/null
@@ -67,7 +78,7 @@ tests() {
     make -s -C examples/c-agent "$b/kubeboot-c-tests" "$b/k1.der" CC="$p-gcc" CARGO=true BUILD="$b" \
       LIB="$CARGO_TARGET_DIR/$t/release/libkubeboot.a"
     (cd examples/c-agent && KUBEBOOT_DATA="$ROOT/core/tests/data" \
-      "$(qemu "$arch")" -L "/usr/$p" "$b/kubeboot-c-tests" "$ROOT/core/tests/data/p256.key" "$b/k1.der")
+      "$(qemu "$arch")" -L "$(sysroot "$arch")" "$b/kubeboot-c-tests" "$ROOT/core/tests/data/p256.key" "$b/k1.der")
   )
 }
 
