@@ -170,6 +170,14 @@ impl Tpm {
 
     /// Load a blob under the storage key; the caller flushes the key.
     pub(crate) fn load(&mut self, blob: &Tss2<'_>) -> DeviceResult<(KeyHandle, Public)> {
+        // A key with an authorization value would be used with an empty one (and count towards
+        // the TPM's dictionary-attack lockout): refused, as the Go agent's hwkey refuses it.
+        if !blob.empty_auth {
+            return Err(DeviceError(format!(
+                "{}: the TSS2 PRIVATE KEY has an authorization value (this agent uses keys without one)",
+                self.name
+            )));
+        }
         if blob.parent != keyref::TPM_RH_OWNER {
             return Err(DeviceError(format!(
                 "{}: the key's parent {:#x} is not the owner hierarchy's storage key",

@@ -372,6 +372,14 @@ fn tpm_keys_are_blobs_only_this_tpm_loads() {
     let signer = devices.open(&k.reference).unwrap();
     let rs = signer.sign_p256_sha256(b"to be signed").unwrap();
     assert!(openssl_verifies(&dir, &k.point, b"to be signed", &rs));
+    // The same blob saying it has an authorization value is refused (never tried with an empty
+    // one), as the Go agent refuses it.
+    let mut scratch = vec![0u8; k.reference.len()];
+    let blob = keyref::Tss2::from_pem(&k.reference, &mut scratch).unwrap();
+    let mut with_auth = vec![0u8; keyref::MAX_KEY_REF];
+    let n = keyref::Tss2 { empty_auth: false, ..blob }.write_pem(&mut with_auth).unwrap();
+    let e = devices.open(&with_auth[..n]).err().unwrap().0;
+    assert!(e.contains("has an authorization value"), "{e}");
     // A TPM restarted on the same state reloads the blob and signs (a saved context would not).
     tpm.stop();
     let e = devices.open(&k.reference).err().unwrap().0;

@@ -266,8 +266,9 @@ func readBlob(reference []byte) (*blob, error) {
 		if r, err := asn1.Unmarshal(b.Bytes, &k); err != nil || len(r) != 0 {
 			return nil, errors.New("the " + tss2Label + " is malformed")
 		}
-		// (the [0] element whole: BOOLEAN, length 1, TRUE being any non-zero byte in BER)
-		if e := k.EmptyAuth.Bytes; len(k.EmptyAuth.FullBytes) > 0 && (len(e) != 3 || e[0] != 0x01 || e[1] != 0x01 || e[2] == 0) {
+		// (the [0] element whole: BOOLEAN, length 1, TRUE being any non-zero byte in BER; absent
+		// is FALSE, as the TSS2 key format says and the Rust side reads it)
+		if e := k.EmptyAuth.Bytes; len(k.EmptyAuth.FullBytes) == 0 || len(e) != 3 || e[0] != 0x01 || e[1] != 0x01 || e[2] == 0 {
 			return nil, errors.New("the " + tss2Label + " has an authorization value (this agent uses keys without one)")
 		}
 		if !k.Type.Equal(oidLoadableKey) {
