@@ -125,7 +125,7 @@ rm -f "$fw_log"
 [ "$fuzz_rc" -eq 0 ] || { echo "error: fuzzing failed (exit $fuzz_rc)" >&2; exit 1; }
 [ "$fw_rc" -eq 0 ] || { echo "error: the firmware stage failed (exit $fw_rc)" >&2; exit 1; }
 
-step "another CPU architecture (.ci/cross.sh --ci, the short form): the core's unit tests and the C ABI tests on s390x (big-endian) under qemu-user (the integration tests, aarch64, armv7 and the static binaries: .ci/cross.sh by hand)"
+step "other CPU architectures (.ci/cross.sh --ci, the short form): the core's unit tests and the C ABI tests on s390x (big-endian) and armv7 (32-bit) under qemu-user (the integration tests, aarch64 and the static binaries: .ci/cross.sh by hand)"
 .ci/cross.sh --ci
 
 step "Miri over the core's unit tests"
