@@ -99,12 +99,20 @@ const D: [u8; 32] = [
     0x4b, 0xe1, 0x02, 0x73, 0xc6, 0x38, 0x9f, 0x5d, 0xaa, 0x11, 0x64, 0xb7, 0x2e, 0xd9, 0x80, 0x4f,
 ];
 
-/// The encodings of a scalar a key type may hold: big-endian bytes, and little-endian words
-/// (p256's `Scalar` keeps the canonical value in little-endian 64-bit limbs).
+/// The encodings of a scalar a key type may hold: big-endian bytes, and the machine's words
+/// least significant first (p256's `Scalar` keeps the canonical value in limbs of the target's
+/// word size, least significant limb first, each in native byte order: on a little-endian machine
+/// the reversed bytes, on a big-endian one such as s390x the 8-byte groups in reverse order).
 fn scalar_needles(d: &[u8; 32]) -> Vec<Vec<u8>> {
-    let mut le = *d;
-    le.reverse();
-    vec![d.to_vec(), le.to_vec()]
+    let limbs = |width: usize| -> Vec<u8> {
+        d.rchunks(width)
+            .flat_map(|w| match width {
+                8 => u64::from_be_bytes(w.try_into().unwrap()).to_ne_bytes().to_vec(),
+                _ => u32::from_be_bytes(w.try_into().unwrap()).to_ne_bytes().to_vec(),
+            })
+            .collect()
+    };
+    vec![d.to_vec(), limbs(8), limbs(4)]
 }
 
 #[test]
