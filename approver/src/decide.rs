@@ -22,13 +22,12 @@ use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::{Api, Resource, ResourceExt};
 use kubeboot::error::{Error as CoreError, PolicyViolation};
-use kubeboot::policy::{SIGNER_CLIENT, SIGNER_SERVING};
-
-use crate::attested::Attested;
 use kubeboot::policy::serving::{AddressType, ForeignSan, NodeAddress, ServingCsr};
+use kubeboot::policy::{SIGNER_CLIENT, SIGNER_SERVING};
 use kubeboot::request::SubjectAltName;
 
 use crate::args::Settings;
+use crate::attested::Attested;
 use crate::metrics::{Metrics, Outcome};
 
 /// The condition reason of an approval.
