@@ -44,15 +44,14 @@ impl Attestation {
         TrustedCas::<'_, { kubeboot::verify::MAX_CAS }>::from_pem(&ca_pem, &mut scratch)
             .map_err(|e| flag("--attestation-ca", ca, e.to_string()))?;
         let att = Attestation { ca_pem, enrolment: enrolment.to_owned() };
-        att.enrolment_text().map_err(|why| flag("--enrolment", enrolment, why))?;
+        let text = att.enrolment_text().map_err(|why| flag("--enrolment", enrolment, why))?;
+        Enrolment::parse(&text).map_err(|e| flag("--enrolment", enrolment, e.to_string()))?;
         Ok(att)
     }
 
-    /// The allowlist's text, parsed once to check it.
+    /// The allowlist's text (parsed by the caller, which borrows it).
     fn enrolment_text(&self) -> Result<String, String> {
-        let text = std::fs::read_to_string(&self.enrolment).map_err(|e| e.to_string())?;
-        Enrolment::parse(&text).map_err(|e| e.to_string())?;
-        Ok(text)
+        std::fs::read_to_string(&self.enrolment).map_err(|e| e.to_string())
     }
 }
 
@@ -79,8 +78,9 @@ pub fn judge(csr: &CertificateSigningRequest, att: &Attestation, now: i64) -> At
         Ok(t) => t,
         Err(why) => return Attested::Unreadable(format!("{}: {why}", att.enrolment.display())),
     };
-    let Ok(list) = Enrolment::parse(&text) else {
-        return Attested::Unreadable(att.enrolment.display().to_string());
+    let list = match Enrolment::parse(&text) {
+        Ok(list) => list,
+        Err(e) => return Attested::Unreadable(format!("{}: {e}", att.enrolment.display())),
     };
     let mut ca_scratch = vec![0u8; att.ca_pem.len()];
     let Ok(cas) =

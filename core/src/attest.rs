@@ -305,6 +305,20 @@ pub struct Enrolment<'a> {
     text: &'a str,
 }
 
+/// What a device serial number may be, wherever one is typed (the allowlist, `kubeboot device
+/// provision`): 1 to [`DEVICE_SERIAL_CAP`] bytes of printable ASCII without spaces.
+pub fn check_serial(serial: &str) -> Result<(), &'static str> {
+    if serial.is_empty() {
+        Err("an empty serial number")
+    } else if !serial.bytes().all(|b| b.is_ascii_graphic()) {
+        Err("a serial number of other than printable ASCII")
+    } else if serial.len() > DEVICE_SERIAL_CAP {
+        Err("a serial number longer than 64 bytes")
+    } else {
+        Ok(())
+    }
+}
+
 /// Why an allowlist was refused: the line (counting from 1) and what is wrong with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EnrolmentError {
@@ -327,9 +341,6 @@ impl<'a> Enrolment<'a> {
         for (i, entry) in list.lines() {
             let err = |what| EnrolmentError { line: i, what };
             let (serial, node) = entry.map_err(err)?;
-            if serial.len() > DEVICE_SERIAL_CAP {
-                return Err(err("a serial number longer than 64 bytes"));
-            }
             crate::csr::validate_node_name(node).map_err(|_| err("not a node name"))?;
             for (_, other) in list.lines().take_while(|(j, _)| *j < i) {
                 let Ok((s, n)) = other else { continue };
@@ -352,13 +363,7 @@ impl<'a> Enrolment<'a> {
             let mut fields = line.split([' ', '\t', '\r']).filter(|f| !f.is_empty());
             let entry = match (fields.next(), fields.next(), fields.next()) {
                 (None, ..) => return None,
-                (Some(serial), Some(node), None) => {
-                    if serial.bytes().all(|b| b.is_ascii_graphic()) {
-                        Ok((serial, node))
-                    } else {
-                        Err("a serial number of other than printable ASCII")
-                    }
-                }
+                (Some(serial), Some(node), None) => check_serial(serial).map(|()| (serial, node)),
                 _ => Err("want `<serial number> <node name>`"),
             };
             Some((i + 1, entry))

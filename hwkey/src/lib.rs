@@ -59,6 +59,17 @@ pub struct NewKey {
     pub point: [u8; 65],
 }
 
+/// What `TPM2_Certify` returned: the `TPMS_ATTEST` and the `TPMT_SIGNATURE` over it, as the TPM
+/// marshals them (the wire blocks [`kubeboot::attest::LABEL_DATA`] and
+/// [`kubeboot::attest::LABEL_SIGNATURE`]).
+#[derive(Clone, Debug)]
+pub struct Certified {
+    /// `TPMS_ATTEST`.
+    pub attest: Vec<u8>,
+    /// `TPMT_SIGNATURE`.
+    pub signature: Vec<u8>,
+}
+
 /// The devices this process can reach: the TPM through `tcti` (tpm2-tools' syntax, e.g.
 /// `device:/dev/tpmrm0`, `swtpm:path=/run/swtpm.sock`), PKCS#11 tokens through the modules
 /// their URIs name.
@@ -124,9 +135,7 @@ impl Devices {
 
     /// `TPM2_Certify` of the TPM key `reference` by the TPM's attestation key over `qualifying`
     /// ([`kubeboot::attest::qualifying_data`]): only a TPM's key can be attested.
-    #[cfg(feature = "tpm")]
-    pub fn certify(&self, reference: &[u8], qualifying: &[u8]) -> DeviceResult<tpm::Certified> {
-        let mut scratch = vec![0u8; reference.len()];
+    pub fn certify(&self, reference: &[u8], qualifying: &[u8]) -> DeviceResult<Certified> {
         match Holder::of_pem(reference) {
             Ok(Holder::Tpm) => {}
             Ok(h) => {
@@ -137,9 +146,18 @@ impl Devices {
             }
             Err(e) => return Err(DeviceError(format!("the key reference: {e}"))),
         }
-        let blob = keyref::Tss2::from_pem(reference, &mut scratch)
-            .map_err(|e| DeviceError(format!("tpm {}: the TSS2 key: {e}", self.tcti())))?;
-        tpm::Tpm::connect(&self.tcti())?.certify(&blob, qualifying)
+        #[cfg(feature = "tpm")]
+        {
+            let mut scratch = vec![0u8; reference.len()];
+            let blob = keyref::Tss2::from_pem(reference, &mut scratch)
+                .map_err(|e| DeviceError(format!("tpm {}: the TSS2 key: {e}", self.tcti())))?;
+            tpm::Tpm::connect(&self.tcti())?.certify(&blob, qualifying)
+        }
+        #[cfg(not(feature = "tpm"))]
+        {
+            let _ = qualifying;
+            Err(DeviceError("this build has no tpm support (attestation needs it)".into()))
+        }
     }
 
     /// Answer the agent's outstanding key operation, if there is one. Returns what failed (to
@@ -191,22 +209,13 @@ impl Devices {
                     }
                 }
             }
-            Op::Certify(key, qualifying) => {
-                #[cfg(feature = "tpm")]
-                let r = self.certify(&key, &qualifying);
-                #[cfg(not(feature = "tpm"))]
-                let r: DeviceResult<tpm_less::Certified> = {
-                    let _ = (key, qualifying);
-                    Err(DeviceError("this build has no tpm support (attestation needs it)".into()))
-                };
-                match r {
-                    Ok(c) => agent.on_certified(now, Ok((&c.attest, &c.signature))),
-                    Err(e) => {
-                        agent.on_certified(now, Err(&e.0));
-                        return Some(e);
-                    }
+            Op::Certify(key, qualifying) => match self.certify(&key, &qualifying) {
+                Ok(c) => agent.on_certified(now, Ok((&c.attest, &c.signature))),
+                Err(e) => {
+                    agent.on_certified(now, Err(&e.0));
+                    return Some(e);
                 }
-            }
+            },
             Op::Destroy(key) => match self.destroy(&key) {
                 Ok(()) => agent.on_key_destroyed(now, Ok(())),
                 Err(e) => {
@@ -216,15 +225,6 @@ impl Devices {
             },
         }
         None
-    }
-}
-
-#[cfg(not(feature = "tpm"))]
-mod tpm_less {
-    /// What a certify would answer (no TPM in this build).
-    pub(crate) struct Certified {
-        pub(crate) attest: Vec<u8>,
-        pub(crate) signature: Vec<u8>,
     }
 }
 

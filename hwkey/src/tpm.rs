@@ -32,7 +32,7 @@ use tss_esapi::tss2_esys::TPMT_TK_HASHCHECK;
 use crate::{DeviceError, DeviceResult, NewKey, point_from_xy, rs_from, sha256};
 
 mod attest;
-pub use attest::{Certified, EK_CERT_INDICES, NV_EK_CERT_ECC, NV_EK_CERT_ECC_P384, NV_EK_CERT_RSA};
+pub use attest::{EK_CERT_INDICES, NV_EK_CERT_ECC, NV_EK_CERT_ECC_P384, NV_EK_CERT_RSA};
 
 /// A connection to the TPM.
 pub struct Tpm {

@@ -69,13 +69,8 @@ fn provision(
     tcti: Option<String>,
     force: bool,
 ) -> CmdResult {
-    if serial.is_empty()
-        || serial.len() > kubeboot::verify::DEVICE_SERIAL_CAP
-        || !serial.bytes().all(|b| b.is_ascii_graphic())
-    {
-        return Err(Rejected::usage(format!(
-            "kubeboot: --serial {serial:?}: want 1 to 64 bytes of printable ASCII without spaces"
-        )));
+    if let Err(why) = kubeboot::attest::check_serial(serial) {
+        return Err(Rejected::usage(format!("kubeboot: --serial {serial:?}: {why}")));
     }
     let text = |p: &std::path::Path| -> Result<String, Rejected> {
         String::from_utf8(files::read(p)?)

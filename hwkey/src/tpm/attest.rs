@@ -21,7 +21,7 @@ use tss_esapi::structures::{Data, Public, SignatureScheme};
 use tss_esapi::traits::Marshall;
 
 use super::{Tpm, point_of, signing_key_template};
-use crate::{DeviceError, DeviceResult};
+use crate::{Certified, DeviceError, DeviceResult};
 use kubeboot::keyref::Tss2;
 
 /// The NV index of a TPM's RSA 2048 endorsement key certificate (TCG EK Credential Profile 2.0,
@@ -33,17 +33,6 @@ pub const NV_EK_CERT_ECC: u32 = 0x01c0_000a;
 pub const NV_EK_CERT_ECC_P384: u32 = 0x01c0_0016;
 /// Where [`Tpm::ek_certificate`] looks, in this order.
 pub const EK_CERT_INDICES: [u32; 3] = [NV_EK_CERT_ECC, NV_EK_CERT_ECC_P384, NV_EK_CERT_RSA];
-
-/// What `TPM2_Certify` returned: the `TPMS_ATTEST` and the `TPMT_SIGNATURE` over it, as the TPM
-/// marshals them (the wire blocks [`kubeboot::attest::LABEL_DATA`] and
-/// [`kubeboot::attest::LABEL_SIGNATURE`]).
-#[derive(Clone, Debug)]
-pub struct Certified {
-    /// `TPMS_ATTEST`.
-    pub attest: Vec<u8>,
-    /// `TPMT_SIGNATURE`.
-    pub signature: Vec<u8>,
-}
 
 impl Tpm {
     /// Recreate the attestation key; the caller flushes it.
