@@ -8,13 +8,22 @@
 //! * its public key as SubjectPublicKeyInfo DER ([`NodeKey::public_key_spki`]), the first item of
 //!   the `node-csr-<digest>` name.
 //!
-//! Key material is zeroized on drop (p256's `SigningKey` is `ZeroizeOnDrop`, and every scratch
-//! buffer holding key bytes here is a `Zeroizing` array). `Debug` never prints the private scalar.
+//! Key material is zeroized on drop (p256's `SigningKey` and the assembly backend's key are
+//! `ZeroizeOnDrop`, and every scratch buffer holding key bytes here is a `Zeroizing` array).
+//! `Debug` never prints the private scalar.
+//!
+//! With the `p256-cortex-m4` backend on a bare-metal Arm target the key is held by the assembly
+//! ([`M4Key`](crate::backend::cortex_m4::M4Key)): its public key is derived once, by the
+//! assembly, when the key is made or read, and every signature is the assembly's. RustCrypto's
+//! P-256 arithmetic then derives nothing (it took about 14 M instructions per key on a Cortex-M4,
+//! against the assembly's 0.23 M).
 
 use core::fmt;
 
 use der::{Decode, Encode};
-use p256::ecdsa::{DerSignature, Signature, SigningKey, VerifyingKey, signature::Signer as _};
+use p256::ecdsa::{DerSignature, Signature};
+#[cfg(not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")))]
+use p256::ecdsa::{SigningKey, VerifyingKey, signature::Signer as _};
 use zeroize::Zeroizing;
 
 use crate::error::{Error, Result};
@@ -97,9 +106,47 @@ fn looks_like_pkcs1_rsa(der: &[u8]) -> bool {
     parse().unwrap_or(false)
 }
 
+/// How the platform holds a P-256 key: the assembly backend on a bare-metal Arm target built
+/// with it, RustCrypto's signing key elsewhere. Both derive the public key once, when made.
+#[cfg(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))]
+type Inner = crate::backend::cortex_m4::M4Key;
+#[cfg(not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")))]
+type Inner = SigningKey;
+
+/// A key from a 32-byte big-endian scalar, `None` unless it is in `[1, n)`.
+fn inner_from_scalar(d: &[u8]) -> Option<Inner> {
+    #[cfg(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))]
+    {
+        let d: &[u8; 32] = d.try_into().ok()?;
+        Inner::from_scalar_bytes(d).ok()
+    }
+    #[cfg(not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")))]
+    {
+        if d.len() != 32 {
+            return None;
+        }
+        SigningKey::from_slice(d).ok()
+    }
+}
+
+/// Whether the SEC1 encoding `theirs` (uncompressed `04 || X || Y` or compressed
+/// `02|03 || X`) is the point `ours` (uncompressed). Equal encodings are the only way two
+/// encodings of points on the curve can name the same point, so nothing is decoded.
+fn same_point(theirs: &[u8], ours: &[u8; 65]) -> bool {
+    let (Some(&tag), Some(x), Some(&y_last)) = (theirs.first(), ours.get(1..33), ours.last())
+    else {
+        return false;
+    };
+    match tag {
+        0x04 => theirs == ours.as_slice(),
+        0x02 | 0x03 => theirs.get(1..) == Some(x) && (tag & 1) == (y_last & 1),
+        _ => false,
+    }
+}
+
 /// A node's ECDSA P-256 private key.
 pub struct NodeKey {
-    key: SigningKey,
+    key: Inner,
 }
 
 impl NodeKey {
@@ -112,7 +159,7 @@ impl NodeKey {
             return Err(Error::InsufficientEntropy);
         }
         for chunk in entropy.chunks_exact(ENTROPY_LEN) {
-            if let Ok(key) = SigningKey::from_slice(chunk) {
+            if let Some(key) = inner_from_scalar(chunk) {
                 return Ok(NodeKey { key });
             }
         }
@@ -125,16 +172,17 @@ impl NodeKey {
         let mut buf = Zeroizing::new([0u8; ENTROPY_LEN]);
         for _ in 0..8 {
             fill(&mut buf[..])?;
-            if let Ok(key) = SigningKey::from_slice(&buf[..]) {
+            if let Some(key) = inner_from_scalar(&buf[..]) {
                 return Ok(NodeKey { key });
             }
         }
         Err(Error::BadEntropy)
     }
 
-    /// Wrap the raw 32-byte big-endian private scalar.
+    /// Wrap the raw 32-byte big-endian private scalar (in `[1, n)`, else
+    /// [`Error::MalformedKey`]).
     pub fn from_scalar_bytes(d: &[u8; 32]) -> Result<Self> {
-        SigningKey::from_slice(d).map(|key| NodeKey { key }).map_err(|_| Error::MalformedKey)
+        inner_from_scalar(d).map(|key| NodeKey { key }).ok_or(Error::MalformedKey)
     }
 
     /// Read the first private key of a PEM input: `EC PRIVATE KEY` (SEC1) or `PRIVATE KEY`
@@ -194,15 +242,14 @@ impl NodeKey {
             // A different curve without named parameters (P-384 has 48 bytes, etc.).
             return Err(Error::UnsupportedKey);
         }
-        let key = SigningKey::from_slice(sec1.private_key).map_err(|_| Error::MalformedKey)?;
+        let key = inner_from_scalar(sec1.private_key).map(|key| NodeKey { key });
+        let key = key.ok_or(Error::MalformedKey)?;
         if let Some(public) = sec1.public_key {
-            let ours = key.verifying_key().to_sec1_point(false);
-            let theirs = VerifyingKey::from_sec1_bytes(public).map_err(|_| Error::MalformedKey)?;
-            if theirs.to_sec1_point(false) != ours {
+            if !same_point(public, &key.public_point()) {
                 return Err(Error::MalformedKey);
             }
         }
-        Ok(NodeKey { key })
+        Ok(key)
     }
 
     /// Read a PKCS#8 `PrivateKeyInfo` holding an EC P-256 key.
@@ -225,7 +272,7 @@ impl NodeKey {
         if buf.len() < SEC1_DER_LEN {
             return Err(Error::BufferTooSmall { needed: SEC1_DER_LEN });
         }
-        let d = Zeroizing::new(self.key.to_bytes());
+        let d = self.scalar_bytes();
         let point = self.public_point();
         let sec1 = sec1::EcPrivateKey {
             private_key: &d[..],
@@ -250,25 +297,46 @@ impl NodeKey {
         spki_from_point(&self.public_point())
     }
 
-    /// The ECDSA verifying key.
+    /// The ECDSA verifying key. (Not on a bare-metal Arm target with the `p256-cortex-m4`
+    /// backend, where the assembly holds the key: use [`NodeKey::public_point`].)
+    #[cfg(not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")))]
     pub fn verifying_key(&self) -> &VerifyingKey {
         self.key.verifying_key()
     }
 
     /// The public key as an uncompressed SEC1 point.
     pub fn public_point(&self) -> [u8; 65] {
-        let point = self.key.verifying_key().to_sec1_point(false);
-        let mut out = [0u8; 65];
-        out.copy_from_slice(point.as_bytes());
-        out
+        #[cfg(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))]
+        {
+            P256Signer::public_point(&self.key)
+        }
+        #[cfg(not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")))]
+        {
+            let point = self.key.verifying_key().to_sec1_point(false);
+            let mut out = [0u8; 65];
+            out.copy_from_slice(point.as_bytes());
+            out
+        }
+    }
+
+    /// The assembly backend's key (it is what this key holds on such a target).
+    #[cfg(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))]
+    pub(crate) fn into_m4(self) -> crate::backend::cortex_m4::M4Key {
+        self.key
     }
 
     /// The private scalar, big endian (secret).
-    #[cfg(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))]
     pub(crate) fn scalar_bytes(&self) -> Zeroizing<[u8; 32]> {
-        let mut d = Zeroizing::new([0u8; 32]);
-        d.copy_from_slice(&self.key.to_bytes());
-        d
+        #[cfg(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))]
+        {
+            Zeroizing::new(*self.key.scalar())
+        }
+        #[cfg(not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")))]
+        {
+            let mut d = Zeroizing::new([0u8; 32]);
+            d.copy_from_slice(&self.key.to_bytes());
+            d
+        }
     }
 
     /// Sign with deterministic ECDSA (RFC 6979) over SHA-256, returning `r || s`. With the
@@ -276,13 +344,16 @@ impl NodeKey {
     /// (the same RFC 6979 nonce, so the same `r || s`).
     pub fn sign(&self, message: &[u8]) -> [u8; 64] {
         #[cfg(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none"))]
-        if let Ok(m4) = crate::backend::cortex_m4::M4Key::from_scalar_bytes(&self.scalar_bytes()) {
-            return m4.sign(message);
+        {
+            self.key.sign(message)
         }
-        let sig: Signature = self.key.sign(message);
-        let mut out = [0u8; 64];
-        out.copy_from_slice(&sig.to_bytes());
-        out
+        #[cfg(not(all(feature = "p256-cortex-m4", target_arch = "arm", target_os = "none")))]
+        {
+            let sig: Signature = self.key.sign(message);
+            let mut out = [0u8; 64];
+            out.copy_from_slice(&sig.to_bytes());
+            out
+        }
     }
 }
 
@@ -348,6 +419,41 @@ Ym7MFAKG3O2espBqXn+audgdHGh5B0I=
             s,
             "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE3wsRu9elE0goTwfLycqOCWwP4YCurXH61SN6kZB_XNw569fHfFH2a9AKDIgLcIl3WIEJ8NMDy2ANvLrpuvVJqw"
         );
+    }
+
+    /// The embedded public key of a SEC1 key must be the scalar's: compared as encodings
+    /// (`same_point`), with the verdict RustCrypto's decoding gives, for every SEC1 form but the
+    /// compact one (`05 || X`, never written by OpenSSL or Go), which is refused.
+    #[cfg_attr(miri, ignore = "P-256 scalar multiplications: minutes each")]
+    #[test]
+    fn embedded_public_key_must_be_the_scalars() {
+        let key = NodeKey::from_pem(K1_PEM.as_bytes()).unwrap();
+        let ours = key.public_point();
+        let compressed = key.verifying_key().to_sec1_point(true);
+        let mut other_parity = compressed.as_bytes().to_vec();
+        other_parity[0] ^= 1;
+        let mut other_x = ours;
+        other_x[5] ^= 0x40;
+        let mut compact = ours[..33].to_vec();
+        compact[0] = 5;
+        let cases: [&[u8]; 7] =
+            [&ours, compressed.as_bytes(), &other_parity, &other_x, &ours[..64], &[0], &[]];
+        for theirs in cases {
+            let rustcrypto = VerifyingKey::from_sec1_bytes(theirs)
+                .map(|t| t.to_sec1_point(false).as_bytes() == ours.as_slice())
+                .unwrap_or(false);
+            assert_eq!(same_point(theirs, &ours), rustcrypto, "{theirs:02x?}");
+        }
+        assert!(same_point(&ours, &ours) && same_point(compressed.as_bytes(), &ours));
+        assert!(!same_point(&compact, &ours));
+
+        // Through the SEC1 reader: K1's DER with its public key replaced.
+        let mut der = [0u8; SEC1_DER_LEN];
+        key.to_sec1_der(&mut der).unwrap();
+        assert_eq!(NodeKey::from_sec1_der(&der).unwrap().public_point(), ours);
+        let mut bad = der;
+        bad[SEC1_DER_LEN - 1] ^= 1;
+        assert_eq!(NodeKey::from_sec1_der(&bad).unwrap_err(), Error::MalformedKey);
     }
 
     #[test]

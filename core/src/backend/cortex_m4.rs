@@ -49,8 +49,12 @@ impl M4Key {
     /// Read the first private key of a PEM input, with the rules of
     /// [`NodeKey::from_pem`](crate::key::NodeKey::from_pem) (the same errors).
     pub fn from_pem(input: &[u8]) -> Result<Self> {
-        let key = crate::key::NodeKey::from_pem(input)?;
-        Self::from_scalar_bytes(&key.scalar_bytes())
+        crate::key::NodeKey::from_pem(input).map(crate::key::NodeKey::into_m4)
+    }
+
+    /// The private scalar, big endian (secret).
+    pub(crate) fn scalar(&self) -> &[u8; 32] {
+        &self.d
     }
 
     /// Derive a key from caller entropy with the rules of
