@@ -127,6 +127,8 @@ struct Node {
     /// How far the apiserver's clock is ahead of the node's (seconds; negative: behind).
     api_ahead: i64,
     requests: usize,
+    /// Every request's kind and connection id, in order.
+    conns: Vec<(RequestKind, u32)>,
     /// The simulated PKCS#11 token (used when the configuration names a key device).
     token: SimToken,
 }
@@ -150,6 +152,7 @@ impl Node {
             crash_after_requests: None,
             api_ahead: 0,
             requests: 0,
+            conns: Vec::new(),
             token: SimToken::default(),
         }
     }
@@ -216,6 +219,7 @@ impl Node {
                 }
                 Action::Http(req) => {
                     self.requests += 1;
+                    self.conns.push((req.kind, req.connection.id));
                     if self.crash_after_requests.is_some_and(|n| self.requests > n) {
                         return End::Crashed;
                     }
@@ -413,6 +417,11 @@ fn bootstrap_from_nothing_writes_the_kubelet_layout() {
     // The client signer: kube-controller-manager approves it, no command to type.
     assert!(n.has(&format!("step=wait kind=bootstrap name={name} signer=kubernetes.io/kube-apiserver-client-kubelet approver=kube-controller-manager")));
     assert!(n.events[0].starts_with("agent=sim step=credentials kind=client state=unusable reason=store-not-found what=kubeconfig"), "{}", n.events[0]);
+    // `/healthz`, the create and the wait go over one connection: the engine keeps the one
+    // `/healthz` answered over (same settings), so a bootstrap costs one TLS handshake.
+    let kinds: Vec<RequestKind> = n.conns.iter().map(|c| c.0).collect();
+    assert_eq!(kinds[..2], [RequestKind::Healthz, RequestKind::Create], "{:?}", n.conns);
+    assert!(n.conns.iter().all(|c| c.1 == n.conns[0].1), "{:?}", n.conns);
 }
 
 #[test]
@@ -453,6 +462,13 @@ fn rotation_uses_the_client_certificate_and_keeps_the_kubeconfig() {
     assert!(n.has("step=rotate kind=client reason=due"));
     let (kind, who, _) = api.log.iter().rev().find(|l| l.0 == RequestKind::Create).unwrap();
     assert_eq!((*kind, *who), (RequestKind::Create, Who::Node));
+    // The rotation's requests (no `/healthz`) go over one connection with the node's
+    // certificate, not the bootstrap's.
+    let boot = n.conns[0].1;
+    let rotation: Vec<&(RequestKind, u32)> = n.conns.iter().filter(|c| c.1 != boot).collect();
+    assert_eq!(rotation.first().map(|c| c.0), Some(RequestKind::Create), "{:?}", n.conns);
+    assert!(rotation.iter().all(|c| c.1 == rotation[0].1), "{:?}", n.conns);
+    assert!(n.conns.iter().all(|c| c.0 != RequestKind::Healthz || c.1 == boot), "{:?}", n.conns);
 }
 
 #[test]

@@ -68,10 +68,16 @@ impl Agent<'_> {
             // The signed `CertificationRequestInfo` is in the CSR now.
             self.out.clear();
         }
+        let answered = core::mem::take(&mut self.io.healthz_answered);
         match started {
             Ok(()) => {
                 self.io.conn = if kind == Kind::Bootstrap { Conn::Bootstrap } else { Conn::Node };
-                self.io.conn_id = self.io.conn_id.wrapping_add(2);
+                // New settings, a new connection; but a bootstrap right after `/healthz`
+                // answered has the settings that answer came over (the bootstrap kubeconfig,
+                // no client certificate), so it keeps that connection.
+                if !(kind == Kind::Bootstrap && answered) {
+                    self.io.conn_id = self.io.conn_id.wrapping_add(2);
+                }
                 self.wait.announced = false;
                 self.attempt.issued = false;
                 self.phase = Phase::Engine;

@@ -131,11 +131,21 @@ pub(super) struct Io {
     pub(super) conn: Conn,
     /// Changes whenever a connection's settings do.
     pub(super) conn_id: u32,
+    /// `/healthz` answered 200 over the bootstrap connection (`conn_id`) of this attempt: the
+    /// bootstrap engine goes on over that same connection (one TLS handshake, not two).
+    pub(super) healthz_answered: bool,
 }
 
 impl Io {
     pub(super) const fn new() -> Self {
-        Io { pending: Pending::None, handed_out: false, now: 0, conn: Conn::Node, conn_id: 0 }
+        Io {
+            pending: Pending::None,
+            handed_out: false,
+            now: 0,
+            conn: Conn::Node,
+            conn_id: 0,
+            healthz_answered: false,
+        }
     }
 
     /// An answer of `kind` arrived: whether it was the one outstanding (then it is no longer).
@@ -252,6 +262,7 @@ impl Agent<'_> {
         // Until `decide` picks one, what fails is the client credentials (retry lines, metrics).
         self.attempt.kind = Kind::Bootstrap;
         self.io.conn_id = self.io.conn_id.wrapping_add(2);
+        self.io.healthz_answered = false;
         self.attempt.refused = false;
         if self.settings.mode == Mode::Discover {
             return self.begin_discovery(now);

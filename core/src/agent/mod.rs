@@ -741,6 +741,7 @@ impl<'m> Agent<'m> {
             Pending::Healthz => {
                 self.io.pending = Pending::None;
                 if status == 200 {
+                    self.io.healthz_answered = true;
                     self.phase = Phase::StartEngine;
                 } else {
                     self.healthz_failed(now, Some(status));
