@@ -150,6 +150,8 @@ fn main() -> ! {
     rep.step("verify", |rep| step_verify(rep, &spki));
     #[cfg(feature = "full")]
     rep.step("verify sha384", |rep| step_verify_sha384(rep, &spki));
+    #[cfg(feature = "ecdh")]
+    rep.step("ecdh", step_ecdh);
     #[cfg(feature = "refusals")]
     {
         rep.step("refuse-token", refuse_tokens);
@@ -299,6 +301,92 @@ fn cross_check(rep: &mut Report, key: &Key, csr_m4: &[u8]) {
     let ok = matches!(r, Ok(n) if csr.get(..n) == Some(csr_m4));
     rep.check(ok, "m4 = p256 csr");
 }
+
+/// The P-256 operations of a join, one at a time: the TLS key exchange (an ephemeral key pair
+/// and the shared secret with the server's share) in the RustCrypto `p256` 0.13 that embedded-tls
+/// 0.19 hard-codes for it (`p256::ecdh::EphemeralSecret`) and in the assembly (both must agree on
+/// the secret), and the assembly's bare signature and verification (a SHA-256 digest given).
+/// These are the floor figures of examples/firmware/FOOTPRINT.md. The scalars are fixed (a
+/// handshake draws them from its RNG; the arithmetic is the same).
+#[cfg(feature = "ecdh")]
+#[inline(never)]
+fn step_ecdh(rep: &mut Report) {
+    use p256_013::elliptic_curve::sec1::ToEncodedPoint;
+    let (ours, theirs) = (ENTROPY, [0x5a_u8; 32]);
+    let peer = p256_013::SecretKey::from_slice(&theirs).map(|k| k.public_key());
+    let (rc, rc_keygen) = timed(|| {
+        p256_013::SecretKey::from_slice(&ours).map(|k| (k.public_key().to_encoded_point(false), k))
+    });
+    let (rc_secret, rc_agree) = timed(|| match (&rc, &peer) {
+        (Ok((_, k)), Ok(p)) => {
+            let s = p256_013::ecdh::diffie_hellman(k.to_nonzero_scalar(), p.as_affine());
+            let mut out = [0u8; 32];
+            out.copy_from_slice(s.raw_secret_bytes());
+            Some(out)
+        }
+        _ => None,
+    });
+    let m4_peer = peer.as_ref().ok().and_then(|p| {
+        p256_cortex_m4::PublicKey::from_sec1_bytes(p.to_encoded_point(false).as_bytes()).ok()
+    });
+    let (m4, m4_keygen) = timed(|| {
+        p256_cortex_m4::SecretKey::from_bytes(ours)
+            .map(|k| (k.public_key().to_uncompressed_sec1_bytes(), k))
+    });
+    let (m4_secret, m4_agree) = timed(|| match (&m4, &m4_peer) {
+        (Ok((_, k)), Some(p)) => Some(*k.agree(p).as_bytes()),
+        _ => None,
+    });
+    // The bare signature and verification over a digest (the nonce from a fixed-seed RNG).
+    let digest = [0x42_u8; 32];
+    let (sig, m4_sign) =
+        timed(|| m4.as_ref().ok().map(|(_, k)| k.sign_prehashed(&digest, FixedRng(0x5eed))));
+    let public =
+        m4.as_ref().ok().and_then(|(p, _)| p256_cortex_m4::PublicKey::from_sec1_bytes(p).ok());
+    let (valid, m4_verify) = timed(|| match (&public, &sig) {
+        (Some(p), Some(s)) => p.verify_prehashed(&digest, s),
+        _ => false,
+    });
+    line(&["instructions: ecdh p256-0.13 keygen="], Some(rc_keygen));
+    line(&["instructions: ecdh p256-0.13 agree="], Some(rc_agree));
+    line(&["instructions: m4 keygen="], Some(m4_keygen));
+    line(&["instructions: m4 agree="], Some(m4_agree));
+    line(&["instructions: m4 sign="], Some(m4_sign));
+    line(&["instructions: m4 verify="], Some(m4_verify));
+    let same_share = match (&rc, &m4) {
+        (Ok((a, _)), Ok((b, _))) => a.as_bytes() == b.as_slice(),
+        _ => false,
+    };
+    rep.check(same_share && rc_secret.is_some() && rc_secret == m4_secret, "ecdh m4 = p256");
+    rep.check(valid, "m4 sign/verify");
+}
+
+/// A fixed-seed generator for the measured signature's nonce (xorshift; not for keys).
+#[cfg(feature = "ecdh")]
+struct FixedRng(u64);
+
+#[cfg(feature = "ecdh")]
+impl rand_core_06::RngCore for FixedRng {
+    fn next_u32(&mut self) -> u32 {
+        self.next_u64() as u32
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        rand_core_06::impls::fill_bytes_via_next(self, dest)
+    }
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core_06::Error> {
+        self.fill_bytes(dest);
+        Ok(())
+    }
+}
+
+#[cfg(feature = "ecdh")]
+impl rand_core_06::CryptoRng for FixedRng {}
 
 /// A leaf signed with ecdsa-with-SHA384 by a P-256 CA (what `openssl` makes with `-sha384`):
 /// accepted when SHA-512's compression function is linked (the digest feature `csr-name`; through

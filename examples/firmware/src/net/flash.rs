@@ -258,9 +258,10 @@ impl Flash {
                     e.kind == Kind::File
                         && e.path.as_str() != keep
                         && parent(&e.path) == dir
-                        && e.path.rsplit('/').next().is_some_and(|name| {
-                            kubeboot::agent::is_pair_file_name(prefix, name)
-                        })
+                        && e.path
+                            .rsplit('/')
+                            .next()
+                            .is_some_and(|name| kubeboot::agent::is_pair_file_name(prefix, name))
                 };
                 while let Some(i) = self.entries.iter().position(replaced) {
                     self.drop_entry(i);

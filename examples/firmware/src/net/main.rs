@@ -193,12 +193,14 @@ fn join_with(modem: &'static mut Modem, dir: &str, phases: &mut Phases) -> bool 
         phases.report();
         return false;
     }
+    phases.report_run("bootstrap");
     // The identity check comes first on the next session with the node's credentials.
     net.review_next = true;
     config.rotate_now = RotateNow { client: true, serving: false };
     line(&["join: rotate"], None);
     let rotated = run_agent(agent, &config, flash, &mut net, &mut rng, phases);
     net.close();
+    phases.report_run("rotation");
     phases.report();
     let (bytes, entries) = flash.peak();
     line(&["flash: peak bytes="], Some(bytes as u32));

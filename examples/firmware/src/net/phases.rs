@@ -29,6 +29,8 @@ pub struct Phases {
     waited: u32,
     insns: [u32; 5],
     stack: [u32; 5],
+    /// `insns` when the last run was reported ([`Phases::report_run`]).
+    run_start: [u32; 5],
 }
 
 impl Phases {
@@ -40,6 +42,7 @@ impl Phases {
             waited: waited_ticks(),
             insns: [0; 5],
             stack: [0; 5],
+            run_start: [0; 5],
         }
     }
 
@@ -84,7 +87,24 @@ impl Phases {
         self.current
     }
 
-    /// Print `instructions: handshake=... csr=...` and `stack: handshake=...`.
+    /// Print `instructions <run>: handshake=... csr=...`: what ran since the previous run was
+    /// reported (the bootstrap, then the rotation, each on its own).
+    pub fn report_run(&mut self, run: &str) {
+        let _ = self.enter(self.current);
+        put(b"instructions ");
+        put(run.as_bytes());
+        put(b":");
+        for ((name, v), s) in NAMES.iter().zip(self.insns.iter()).zip(self.run_start.iter()) {
+            put(b" ");
+            put(name.as_bytes());
+            put(b"=");
+            put_u32(v.saturating_sub(*s));
+        }
+        line(&[], None);
+        self.run_start = self.insns;
+    }
+
+    /// Print `instructions: handshake=... csr=...` (every run) and `stack: handshake=...`.
     pub fn report(&mut self) {
         let _ = self.enter(self.current);
         for (title, values) in [("instructions:", &self.insns), ("stack:", &self.stack)] {
