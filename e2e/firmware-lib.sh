@@ -41,14 +41,20 @@ relay() {
 }
 stop_relay() { kill "$RELAY_PID" 2>/dev/null; wait "$RELAY_PID" 2>/dev/null; RELAY_PID=""; }
 
-# qemu ARGS...: the image with its command line; the UART on the relay (if one runs); no NIC
-qemu() {
+# qemu_cmd ARGS...: QEMU_CMD, the command that runs the image with its command line; the UART on
+# the relay (if one runs); no NIC
+qemu_cmd() {
   local args="" a serial=(-serial null)
   for a in kubeboot-net "$@"; do args+=",arg=$a"; done
   [[ -z ${RELAY_PID:-} ]] || serial=(-serial null -chardev "socket,id=uart,host=127.0.0.1,port=$RELAY_PORT" -serial chardev:uart)
-  timeout "$TIMEOUT" qemu-system-arm -M mps2-an386 -nographic -nic none -monitor none -icount shift=0 \
-    -semihosting-config "enable=on,target=native$args" "${serial[@]}" \
-    -kernel "$ELF" 2> >(grep -v 'has no peer' >&2)
+  QEMU_CMD=(qemu-system-arm -M mps2-an386 -nographic -nic none -monitor none -icount shift=0
+    -semihosting-config "enable=on,target=native$args" "${serial[@]}" -kernel "$ELF")
+}
+
+# qemu ARGS...: run it (TIMEOUT seconds at most)
+qemu() {
+  qemu_cmd "$@"
+  timeout "$TIMEOUT" "${QEMU_CMD[@]}" 2> >(grep -v 'has no peer' >&2)
 }
 
 # run_join NAME DIR [relay args...]: relay + the join on the flash WORK/NAME.nv (made erased when

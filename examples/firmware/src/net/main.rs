@@ -190,6 +190,10 @@ fn open_store(nv: &str) -> Option<&'static mut Store> {
             line(&["store: layout=1 pages="], Some(pages));
             false
         }
+        Ok(Layout::Lost) => {
+            line(&["store: reason=layout-item-lost: written again layout=1 pages="], Some(pages));
+            false
+        }
         Ok(Layout::Newer(v)) => {
             line(&["store: refused reason=layout-newer expected=1 found="], Some(u32::from(v)));
             return None;

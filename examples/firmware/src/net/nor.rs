@@ -74,6 +74,14 @@ impl NorFlashError for NorError {
 /// Erases done by this run (every handle).
 static ERASES: AtomicU32 = AtomicU32::new(0);
 
+/// The page of the last write refused as [`NorError::NotErased`], plus one (0: none).
+static NOT_ERASED: AtomicU32 = AtomicU32::new(0);
+
+/// The page of the last write refused because its bits were not erased (and forget it).
+pub fn take_not_erased() -> Option<usize> {
+    (NOT_ERASED.swap(0, Ordering::Relaxed) as usize).checked_sub(1)
+}
+
 /// Erases done by this run.
 pub fn erases() -> u32 {
     ERASES.load(Ordering::Relaxed)
@@ -149,6 +157,21 @@ impl HostNor {
         Ok(u32::from_le_bytes(word))
     }
 
+    /// Whether the first and the last word of page `page` read `0xFF` (where a store keeps its
+    /// page's state: both erased is a page it takes as empty).
+    pub fn page_marks_erased(&self, page: usize) -> Result<bool, NorError> {
+        let (mut first, mut last) = ([0u8; WORD], [0u8; WORD]);
+        read_at(self.fd, page * PAGE, &mut first)?;
+        read_at(self.fd, (page + 1) * PAGE - WORD, &mut last)?;
+        Ok(first.iter().chain(&last).all(|b| *b == 0xFF))
+    }
+
+    /// Erase page `page` (a page the store takes as empty that still holds old bits).
+    pub fn erase_page(&mut self, page: usize) -> Result<(), NorError> {
+        let from = (page * PAGE) as u32;
+        NorFlash::erase(self, from, from + PAGE as u32)
+    }
+
     /// Whether page `page` reads all `0xFF` (erased, nothing written since).
     pub fn page_erased(&self, page: usize) -> Result<bool, NorError> {
         let mut buf = [0u8; CHUNK];
@@ -220,6 +243,7 @@ impl NorFlash for HostNor {
             let old = old.get_mut(..new.len()).ok_or(NorError::Io)?;
             read_at(self.fd, at + i * CHUNK, old)?;
             if old.iter().zip(new).any(|(o, n)| o & n != *n) {
+                NOT_ERASED.store((at / PAGE + 1) as u32, Ordering::Relaxed);
                 return Err(NorError::NotErased);
             }
         }

@@ -3,7 +3,8 @@
 //! the operations of the agent's [`FileStep`]s.
 //!
 //! One map item per path, keyed by the path: a file's bytes, a symlink's target or a directory,
-//! each behind a kind tag. Storing an item is atomic with respect to a power cut (the map finds
+//! each behind a kind tag (a directory whose item was lost with a corrupted page still exists
+//! while paths under it do). Storing an item is atomic with respect to a power cut (the map finds
 //! either the old value or the new one), so a file is never half-written and the
 //! `-current.pem` symlink switches in one item write. A removal marks the path's items erased;
 //! the map reclaims their pages when it needs room. The store carries its layout version as the
@@ -25,7 +26,7 @@ use sequential_storage::Error;
 use sequential_storage::cache::{Cache, Uncached};
 use sequential_storage::map::{Key, MapConfig, MapStorage, SerializationError, Value};
 
-use crate::nor::{HostNor, NorError, PAGE, WORD};
+use crate::nor::{self, HostNor, NorError, PAGE, WORD};
 
 /// Longest path.
 pub const MAX_NAME: usize = 64;
@@ -172,7 +173,9 @@ pub enum Layout {
     Fresh,
     /// This layout.
     Current,
-    /// Records of an older layout (0: records without a version item).
+    /// Records without the version item (lost with a corrupted page): it was written again.
+    Lost,
+    /// Records of an older layout.
     Older(u8),
     /// A newer layout (a later firmware's): not touched.
     Newer(u8),
@@ -255,10 +258,28 @@ impl Store {
     }
 
     /// Store `bytes` of `kind` at `path` (one item: atomic), then wipe the buffer.
+    ///
+    /// A write refused because its bits were not erased fell in a page the map takes as empty
+    /// (both state words erased) that still holds old bits: an erase cut short by a power cut
+    /// that began at the page's ends, or bits the flash lost. That page holds nothing the map
+    /// reads, so it is erased (once) and the item stored again; anything else is the map's.
     fn put(&mut self, path: &str, kind: u8, bytes: &[u8]) -> Result<(), Fault> {
         let key = PathKey::new(path)?;
         let record = Record { kind, data: bytes };
-        let r = block_on(self.map.store_item(&mut self.buf, &key, &record));
+        let mut r = block_on(self.map.store_item(&mut self.buf, &key, &record));
+        if let (Err(Fault::Flash(NorError::NotErased)), Some(page)) = (r, nor::take_not_erased())
+            && self.nor.page_marks_erased(page) == Ok(true)
+        {
+            line(
+                &["store: reason=not-erased: a half-erased page, erased again page="],
+                Some(page as u32),
+            );
+            r = self
+                .nor
+                .erase_page(page)
+                .map_err(Fault::Flash)
+                .and_then(|()| block_on(self.map.store_item(&mut self.buf, &key, &record)));
+        }
         self.buf.fill(0);
         r?;
         self.largest = self.largest.max(1 + path.len() + 1 + bytes.len());
@@ -289,7 +310,12 @@ impl Store {
             Some(LAYOUT) => Ok(Layout::Current),
             Some(v) if v > LAYOUT => Ok(Layout::Newer(v)),
             Some(v) => Ok(Layout::Older(v)),
-            None if self.any_item()? => Ok(Layout::Older(0)),
+            None if self.any_item()? => {
+                // Layout 1 is the first: every store with items has the version item, unless
+                // the item was lost (a corrupted page). The other records are this layout's.
+                self.put("", VERSION, &[LAYOUT])?;
+                Ok(Layout::Lost)
+            }
             None => {
                 self.put("", VERSION, &[LAYOUT])?;
                 Ok(Layout::Fresh)
@@ -369,9 +395,14 @@ impl Store {
         Ok(f)
     }
 
-    /// Whether `path` is a directory.
+    /// Whether `path` is a directory: its directory item, or (that item lost with a corrupted
+    /// page) a live path under it.
     fn is_dir(&mut self, path: &str) -> Result<bool, Fault> {
-        Ok(self.kind(path)? == Some(DIR))
+        match self.kind(path)? {
+            Some(DIR) => Ok(true),
+            Some(_) => Ok(false),
+            None => Ok(!self.list(path, |_| true)?.is_empty()),
+        }
     }
 
     /// Write a whole file; its directory must exist.
@@ -380,7 +411,7 @@ impl Store {
         if !self.is_dir(parent(path)).map_err(|f| report(op, path, f))? {
             return Err(StoreErrorKind::NotFound);
         }
-        if self.is_dir(path).map_err(|f| report(op, path, f))? {
+        if self.kind(path).map_err(|f| report(op, path, f))? == Some(DIR) {
             return Err(StoreErrorKind::Io);
         }
         if bytes.len() > MAX_FILE {
