@@ -376,6 +376,11 @@ fn run_agent(
     let mut config = *config;
     config.mode = Mode::Once;
     config.verifier = kubeboot::backend::SOFTWARE;
+    // A start numbers the agent's connections from the beginning again: a session kept from the
+    // last run could carry the id of this run's first connection with other credentials (a
+    // bootstrap that resumed its CSR ended on the id the rotation then began with, and the
+    // rotation's request went out without the client certificate). Each run opens its own.
+    net.close();
     if let Err(e) = agent.start(&config) {
         line(&["agent: start failed: ", e.name()], None);
         return false;
