@@ -1,5 +1,6 @@
-//! The device's "flash": a tiny file system in RAM for the cert dir and the kubeconfigs (a real
-//! device would keep it in flash), with the operations of the agent's [`FileStep`]s. Files,
+//! A tiny file system in RAM for the cert dir and the kubeconfigs, with the operations of the
+//! agent's [`FileStep`]s: the RISC-V image's (examples/firmware-riscv includes this file). The
+//! networked image keeps its files in non-volatile storage instead (`store.rs` over `nor.rs`). Files,
 //! symlinks (their target in the data) and directories live in a table of entries over one
 //! arena; a write appends the new bytes and then switches the entry (so a file is never
 //! half-written), a removal compacts the arena. Secrets are wiped when they are overwritten or

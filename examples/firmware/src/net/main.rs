@@ -1,26 +1,34 @@
 //! The networked kubeboot image (QEMU `mps2-an386`, Cortex-M4): the node agent of the core
 //! (`kubeboot::agent::Agent`, the same decisions as the CLI, C and Go agents) joins a real
 //! cluster over TLS 1.3 through a UART. This image is only the agent's front-end: it does the
-//! I/O — the framed pipe over the UART, TLS (embedded-tls, verified by kubeboot), HTTP/1.1, a
-//! file system in RAM for the cert dir, entropy and time from the host — and prints.
+//! I/O — the framed pipe over the UART, TLS (embedded-tls, verified by kubeboot), HTTP/1.1, its
+//! files in non-volatile storage (`store`: sequential-storage's map over the emulated NOR flash
+//! of `nor`, a host file that outlives the run), entropy and time from the host — and prints.
 //!
 //! Command line (QEMU `-semihosting-config arg=...`):
 //!
-//! * `join DIR`: provisioning from the host directory `DIR` (`bootstrap-kubeconfig`: server,
-//!   CA data and bootstrap token; `ca-bundle`: the CA issued certificates chain to;
-//!   `node-name`). Bootstrap with the token, then over mutual TLS
-//!   with the issued certificate a SelfSubjectReview (`joined system:node:<name> ...`), then one
-//!   rotation (`rotated serial=<hex>`).
+//! * `join DIR FLASH`: provisioning from the host directory `DIR` (`bootstrap-kubeconfig`:
+//!   server, CA data and bootstrap token; `ca-bundle`: the CA issued certificates chain to;
+//!   `node-name`), the node's files in the flash file `FLASH` (`nor`: its length gives the page
+//!   count; the harness creates it erased). Credentials from the flash when they are usable,
+//!   else bootstrap with the token (a restart resumes its own `node-csr-` CSR from the key
+//!   cache), then over mutual TLS with the node's certificate a SelfSubjectReview (`joined
+//!   system:node:<name> ...`), then one rotation (`rotated serial=<hex>`): every join rotates
+//!   once, so a power-cut test lands cuts in rotations too. The store's figures close the run
+//!   (`store: items=... erases-run=...`).
+//! * `nv-layout FLASH N`: write the store's layout version item `N` (a store of another
+//!   firmware's layout, for the refusal tests).
 //! * `echo echo:PORT`: the transport self-test (64 KiB through the relay's echo).
 #![no_std]
 #![no_main]
 
-mod flash;
 mod host;
 mod http;
 mod modem;
+mod nor;
 mod phases;
 mod session;
+mod store;
 mod tls;
 mod uart;
 
@@ -35,10 +43,11 @@ use kubeboot_firmware::{exit, image_sizes, line, paint_stack, put, put_u32, stac
 use rand_chacha::ChaCha20Rng;
 use rand_core_06::{RngCore, SeedableRng};
 
-use flash::Flash;
 use modem::Modem;
+use nor::HostNor;
 use phases::{Phase, Phases};
 use session::Net;
+use store::{Layout, Store};
 
 unsafe extern "C" {
     fn DefaultHandler();
@@ -79,7 +88,8 @@ pub type DeviceAgent = Agent<'static>;
 static mut AGENT_MEMORY: [u8; MEMORY] = [0; MEMORY];
 /// The agent itself, in `.bss`, made once by `join`.
 static mut AGENT: MaybeUninit<DeviceAgent> = MaybeUninit::uninit();
-static mut FLASH: Flash = Flash::new();
+/// The node's files, over the flash (made once by `join`).
+static mut STORE: MaybeUninit<Store> = MaybeUninit::uninit();
 static mut MODEM: MaybeUninit<Modem> = MaybeUninit::uninit();
 
 const BOOTSTRAP_KUBECONFIG: &str = "/etc/kubernetes/bootstrap-kubelet.conf";
@@ -99,9 +109,19 @@ fn main() -> ! {
     let modem = unsafe { (*addr_of_mut!(MODEM)).write(Modem::new(uart::Uart::open())) };
     let (ok, stack) = match (words.next(), words.next()) {
         (Some("echo"), target) => (echo(modem, target.unwrap_or("echo:0")), stack_peak() as u32),
-        (Some("join"), Some(dir)) => join(modem, dir),
+        (Some("join"), Some(dir)) => match words.next() {
+            Some(nv) => join(modem, dir, nv),
+            None => {
+                line(&["usage: kubeboot-net join DIR FLASH"], None);
+                (false, 0)
+            }
+        },
+        (Some("nv-layout"), Some(nv)) => (set_layout(nv, words.next()), stack_peak() as u32),
         _ => {
-            line(&["usage: kubeboot-net join DIR | echo echo:PORT"], None);
+            line(
+                &["usage: kubeboot-net join DIR FLASH | nv-layout FLASH N | echo echo:PORT"],
+                None,
+            );
             (false, 0)
         }
     };
@@ -114,14 +134,14 @@ fn main() -> ! {
     exit(ok)
 }
 
-/// Read a provisioning file of the host into the device's flash.
+/// Read a provisioning file of the host into the store (written only when it changed).
 #[inline(never)] // its locals stay out of the caller's frame
-fn provision(flash: &mut Flash, dir: &str, name: &str, to: &str) -> bool {
+fn provision(store: &mut Store, dir: &str, name: &str, to: &str) -> bool {
     let mut path = heapless::String::<256>::new();
-    let mut buf = [0u8; 4096];
+    let mut buf = [0u8; store::MAX_FILE];
     let ok = path.push_str(dir).is_ok() && path.push('/').is_ok() && path.push_str(name).is_ok();
     let r = if ok { host::read_file(&path, &mut buf).ok() } else { None };
-    match r.map(|bytes| flash.write(to, bytes)) {
+    match r.map(|bytes| store.provision(to, bytes)) {
         Some(Ok(())) => true,
         _ => {
             line(&["provisioning: cannot read ", &path], None);
@@ -133,18 +153,135 @@ fn provision(flash: &mut Flash, dir: &str, name: &str, to: &str) -> bool {
 /// Bootstrap, prove the identity over mutual TLS, rotate once. Returns whether all of it
 /// succeeded, and the peak stack.
 #[inline(never)] // its locals stay out of the caller's frame
-fn join(modem: &'static mut Modem, dir: &str) -> (bool, u32) {
+fn join(modem: &'static mut Modem, dir: &str, nv: &str) -> (bool, u32) {
     let mut phases = Phases::start();
-    let ok = join_with(modem, dir, &mut phases);
+    let ok = join_with(modem, dir, nv, &mut phases);
     (ok, phases.peak_stack())
 }
 
-fn join_with(modem: &'static mut Modem, dir: &str, phases: &mut Phases) -> bool {
-    // SAFETY: `main` runs once, `join` once, and no interrupt handler runs: these are the only
-    // references to the three statics, ever (the agent borrows its memory for `'static`).
-    let (memory, slot, flash) = unsafe {
-        (&mut *addr_of_mut!(AGENT_MEMORY), &mut *addr_of_mut!(AGENT), &mut *addr_of_mut!(FLASH))
+/// Open the store on the flash file `nv` and check its layout: a store of an older layout, or
+/// one the map cannot read, is erased (its credentials are unusable: the agent bootstraps
+/// afresh); one of a newer layout is refused untouched. Each case prints its reason.
+#[inline(never)] // its locals stay out of the caller's frame
+fn open_store(nv: &str) -> Option<&'static mut Store> {
+    let nor = match HostNor::open(nv) {
+        Ok(n) => n,
+        Err(e) => {
+            line(&["store: refused reason=", e.name(), " flash=", nv], None);
+            return None;
+        }
     };
+    // SAFETY: `main` runs once and calls this once: the only reference to the static.
+    let slot = unsafe { &mut *addr_of_mut!(STORE) };
+    let store = match Store::new(nor) {
+        Ok(s) => slot.write(s),
+        Err(f) => {
+            line(&["store: refused reason=", f.name()], None);
+            return None;
+        }
+    };
+    let pages = nor.pages() as u32;
+    let erase = match store.layout() {
+        Ok(Layout::Fresh) => {
+            line(&["store: fresh layout=1 pages="], Some(pages));
+            false
+        }
+        Ok(Layout::Current) => {
+            line(&["store: layout=1 pages="], Some(pages));
+            false
+        }
+        Ok(Layout::Lost) => {
+            line(&["store: reason=layout-item-lost: written again layout=1 pages="], Some(pages));
+            false
+        }
+        Ok(Layout::Newer(v)) => {
+            line(&["store: refused reason=layout-newer expected=1 found="], Some(u32::from(v)));
+            return None;
+        }
+        Ok(Layout::Older(v)) => {
+            line(&["store: reason=layout-older expected=1 found="], Some(u32::from(v)));
+            true
+        }
+        Err(f) => {
+            line(&["store: reason=", f.name(), " (the layout item)"], None);
+            true
+        }
+    };
+    if erase {
+        line(&["store: no usable credentials: erasing the store pages="], Some(pages));
+        if let Err(f) = store.erase_all() {
+            line(&["store: refused reason=", f.name(), " (erasing)"], None);
+            return None;
+        }
+    }
+    Some(store)
+}
+
+/// The maintenance command `nv-layout FLASH N`: the store's layout version item set to `N`.
+#[inline(never)] // its locals stay out of the caller's frame
+fn set_layout(nv: &str, version: Option<&str>) -> bool {
+    let v = version.and_then(|v| http::decimal(v.as_bytes())).and_then(|v| u8::try_from(v).ok());
+    let r = match (HostNor::open(nv), v) {
+        (Ok(nor), Some(v)) => Store::new(nor).and_then(|mut s| s.set_layout(v)),
+        (Err(e), _) => Err(store::Fault::Flash(e)),
+        (_, None) => {
+            line(&["usage: kubeboot-net nv-layout FLASH N (0-255)"], None);
+            return false;
+        }
+    };
+    match r {
+        Ok(()) => line(&["store: layout item written"], None),
+        Err(f) => line(&["store: refused reason=", f.name()], None),
+    }
+    r.is_ok()
+}
+
+/// The store's figures: live items and bytes, pages in use, erases (this run, the flash's life,
+/// the most of one page), the largest item this run stored.
+#[inline(never)] // its locals stay out of the caller's frame
+fn print_figures(store: &mut Store) {
+    match store.figures() {
+        Ok(f) => {
+            let (largest, stores) = store.written();
+            put(b"store: items=");
+            put_u32(f.items);
+            put(b" bytes=");
+            put_u32(f.bytes);
+            put(b" pages-used=");
+            put_u32(f.pages_used);
+            put(b" stores-run=");
+            put_u32(stores);
+            put(b" largest-item=");
+            put_u32(largest as u32);
+            put(b" erases-run=");
+            put_u32(nor::erases());
+            put(b" erases-total=");
+            put_u32(f.erases_total);
+            line(&[" erases-max-page="], Some(f.erases_max));
+        }
+        Err(f) => line(&["store: figures failed reason=", f.name()], None),
+    }
+}
+
+fn join_with(modem: &'static mut Modem, dir: &str, nv: &str, phases: &mut Phases) -> bool {
+    let Some(flash) = open_store(nv) else {
+        line(&["store: erases-run="], Some(nor::erases()));
+        return false;
+    };
+    let ok = join_store(modem, dir, flash, phases);
+    print_figures(flash);
+    ok
+}
+
+fn join_store(
+    modem: &'static mut Modem,
+    dir: &str,
+    flash: &mut Store,
+    phases: &mut Phases,
+) -> bool {
+    // SAFETY: `main` runs once, `join` once, and no interrupt handler runs: these are the only
+    // references to the two statics, ever (the agent borrows its memory for `'static`).
+    let (memory, slot) = unsafe { (&mut *addr_of_mut!(AGENT_MEMORY), &mut *addr_of_mut!(AGENT)) };
     let agent = match Agent::new(memory, &CAPS) {
         Ok(a) => slot.write(a),
         Err(e) => {
@@ -202,9 +339,6 @@ fn join_with(modem: &'static mut Modem, dir: &str, phases: &mut Phases) -> bool 
     net.close();
     phases.report_run("rotation");
     phases.report();
-    let (bytes, entries) = flash.peak();
-    line(&["flash: peak bytes="], Some(bytes as u32));
-    line(&["flash: peak entries="], Some(entries as u32));
     if !net.reviewed {
         line(&["join: no SelfSubjectReview answered"], None);
         return false;
@@ -217,7 +351,7 @@ fn join_with(modem: &'static mut Modem, dir: &str, phases: &mut Phases) -> bool 
 
 /// The serial of `kubelet-client-current.pem`.
 #[inline(never)] // its locals stay out of the caller's frame
-fn print_serial(flash: &Flash) {
+fn print_serial(flash: &mut Store) {
     let mut der = [0u8; 2048];
     let path = "/var/lib/kubelet/pki/kubelet-client-current.pem";
     let described = flash
@@ -225,6 +359,7 @@ fn print_serial(flash: &Flash) {
         .ok()
         .and_then(|pem| kubeboot::pem::decode_first(pem, "CERTIFICATE", &mut der).ok())
         .and_then(|der| kubeboot::verify::describe(der).ok());
+    flash.wipe();
     match described {
         Some(d) => line(&["rotated serial=", &d.serial, " subject=", &d.subject], None),
         None => line(&["rotated: the new certificate does not read"], None),
@@ -235,7 +370,7 @@ fn print_serial(flash: &Flash) {
 fn run_agent(
     agent: &mut DeviceAgent,
     config: &Config<'_>,
-    flash: &mut Flash,
+    flash: &mut Store,
     net: &mut Net,
     rng: &mut ChaCha20Rng,
     phases: &mut Phases,
@@ -243,6 +378,11 @@ fn run_agent(
     let mut config = *config;
     config.mode = Mode::Once;
     config.verifier = kubeboot::backend::SOFTWARE;
+    // A start numbers the agent's connections from the beginning again: a session kept from the
+    // last run could carry the id of this run's first connection with other credentials (a
+    // bootstrap that resumed its CSR ended on the id the rotation then began with, and the
+    // rotation's request went out without the client certificate). Each run opens its own.
+    net.close();
     if let Err(e) = agent.start(&config) {
         line(&["agent: start failed: ", e.name()], None);
         return false;
@@ -254,6 +394,7 @@ fn run_agent(
             Action::Read(r) => {
                 let result = flash.read(r.path, r.max_len);
                 agent.on_read(now, result);
+                flash.wipe();
             }
             Action::File(step) => {
                 let result = flash.perform(&step);
