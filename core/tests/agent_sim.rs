@@ -471,6 +471,33 @@ fn rotation_uses_the_client_certificate_and_keeps_the_kubeconfig() {
     assert!(n.conns.iter().all(|c| c.0 != RequestKind::Healthz || c.1 == boot), "{:?}", n.conns);
 }
 
+/// One agent value started three times (a bootstrap, then two forced rotations, as a device
+/// does): no start's connection ids are another's, so a front-end that still holds a session of
+/// an earlier start (no client certificate, or the certificate since replaced) is never handed it.
+#[test]
+fn connection_ids_never_repeat_across_starts() {
+    let mut api = Apiserver::new();
+    let mut n = Node::new();
+    n.write_bootstrap_kubeconfig(&api, TOKEN);
+    let k = n.config();
+    let mut mem = memory();
+    let mut agent = Agent::new(&mut mem, &Capacities::HOST).unwrap();
+    let mut seen: Vec<u32> = Vec::new();
+    for run in 0..3 {
+        let mut c = base_config(&k);
+        if run > 0 {
+            c.rotate_now = RotateNow { client: true, serving: false };
+        }
+        agent.start(&c).unwrap();
+        assert!(matches!(n.drive(&mut agent, &mut api), End::Done(_)), "{:#?}", n.events);
+        let ids: Vec<u32> = n.conns.drain(..).map(|c| c.1).collect();
+        assert!(!ids.is_empty(), "run {run}");
+        assert!(ids.iter().all(|id| !seen.contains(id)), "run {run}: {ids:?} after {seen:?}");
+        seen.extend(ids);
+    }
+    assert_eq!(api.csrs.len(), 3);
+}
+
 #[test]
 fn forced_rotation_and_run_mode() {
     let mut api = Apiserver::new();

@@ -369,7 +369,8 @@ impl<'m> Agent<'m> {
 
     /// Back to idle, forgetting everything (secrets wiped): every sub-machine as
     /// [`Agent::new`] made it (each one's `reset` destructures it, so a new field is a compile
-    /// error until it is reset there).
+    /// error until it is reset there). Only the connection ids go on from where they were
+    /// ([`Connection::id`] never repeats in an agent's life).
     pub fn reset(&mut self) {
         self.wipe();
         let Agent {
@@ -406,7 +407,12 @@ impl<'m> Agent<'m> {
         out.clear();
         *metrics = Metrics::new();
         *phase = Phase::Idle;
+        // Connection ids never repeat in an agent's life: a front-end may still hold a session
+        // made for an id of a previous start, with other settings (a client certificate or
+        // none), and must not be handed it again.
+        let next_id = io.conn_id.wrapping_add(2);
         *io = Io::new();
+        io.conn_id = next_id;
         *attempt = Attempt::new();
         *wait = Wait::new();
         *schedule = Schedule::new();
