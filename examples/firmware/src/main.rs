@@ -28,7 +28,7 @@ use kubeboot::api::{CsrObject, ObjectName, SIGNER_CLIENT};
 use kubeboot::csr::CsrBuilder;
 #[cfg(feature = "refusals")]
 use kubeboot::error::Reason;
-#[cfg(any(feature = "full", not(feature = "m4")))]
+#[cfg(any(feature = "refusals", not(feature = "m4")))]
 use kubeboot::key::NodeKey;
 use kubeboot::key::P256Signer;
 #[cfg(feature = "full")]
@@ -303,23 +303,24 @@ fn cross_check(rep: &mut Report, key: &Key, csr_m4: &[u8]) {
 }
 
 /// The P-256 operations of a join, one at a time: the TLS key exchange (an ephemeral key pair
-/// and the shared secret with the server's share) in the RustCrypto `p256` 0.13 that embedded-tls
-/// 0.19 hard-codes for it (`p256::ecdh::EphemeralSecret`) and in the assembly (both must agree on
-/// the secret), and the assembly's bare signature and verification (a SHA-256 digest given).
+/// and the shared secret with the server's share) in RustCrypto's portable `p256` (0.14; the 0.13
+/// that embedded-tls 0.19 hard-codes is patched to the assembly, `p256-m4/`) and in the assembly
+/// (both must agree on the secret), and the assembly's bare signature and verification (a
+/// SHA-256 digest given).
 /// These are the floor figures of examples/firmware/FOOTPRINT.md. The scalars are fixed (a
 /// handshake draws them from its RNG; the arithmetic is the same).
 #[cfg(feature = "ecdh")]
 #[inline(never)]
 fn step_ecdh(rep: &mut Report) {
-    use p256_013::elliptic_curve::sec1::ToEncodedPoint;
+    use p256::elliptic_curve::sec1::ToSec1Point;
     let (ours, theirs) = (ENTROPY, [0x5a_u8; 32]);
-    let peer = p256_013::SecretKey::from_slice(&theirs).map(|k| k.public_key());
+    let peer = p256::SecretKey::from_slice(&theirs).map(|k| k.public_key());
     let (rc, rc_keygen) = timed(|| {
-        p256_013::SecretKey::from_slice(&ours).map(|k| (k.public_key().to_encoded_point(false), k))
+        p256::SecretKey::from_slice(&ours).map(|k| (k.public_key().to_sec1_point(false), k))
     });
     let (rc_secret, rc_agree) = timed(|| match (&rc, &peer) {
         (Ok((_, k)), Ok(p)) => {
-            let s = p256_013::ecdh::diffie_hellman(k.to_nonzero_scalar(), p.as_affine());
+            let s = p256::ecdh::diffie_hellman(k.to_nonzero_scalar(), p.as_affine());
             let mut out = [0u8; 32];
             out.copy_from_slice(s.raw_secret_bytes());
             Some(out)
@@ -327,7 +328,7 @@ fn step_ecdh(rep: &mut Report) {
         _ => None,
     });
     let m4_peer = peer.as_ref().ok().and_then(|p| {
-        p256_cortex_m4::PublicKey::from_sec1_bytes(p.to_encoded_point(false).as_bytes()).ok()
+        p256_cortex_m4::PublicKey::from_sec1_bytes(p.to_sec1_point(false).as_bytes()).ok()
     });
     let (m4, m4_keygen) = timed(|| {
         p256_cortex_m4::SecretKey::from_bytes(ours)
@@ -347,8 +348,8 @@ fn step_ecdh(rep: &mut Report) {
         (Some(p), Some(s)) => p.verify_prehashed(&digest, s),
         _ => false,
     });
-    line(&["instructions: ecdh p256-0.13 keygen="], Some(rc_keygen));
-    line(&["instructions: ecdh p256-0.13 agree="], Some(rc_agree));
+    line(&["instructions: ecdh rustcrypto keygen="], Some(rc_keygen));
+    line(&["instructions: ecdh rustcrypto agree="], Some(rc_agree));
     line(&["instructions: m4 keygen="], Some(m4_keygen));
     line(&["instructions: m4 agree="], Some(m4_agree));
     line(&["instructions: m4 sign="], Some(m4_sign));
@@ -359,6 +360,37 @@ fn step_ecdh(rep: &mut Report) {
     };
     rep.check(same_share && rc_secret.is_some() && rc_secret == m4_secret, "ecdh m4 = p256");
     rep.check(valid, "m4 sign/verify");
+    rep.check(tls_key_exchange(), "p256-m4 = p256");
+}
+
+/// embedded-tls's key exchange as patched (`p256-m4/`, over the assembly) against RustCrypto's:
+/// its key share is a point RustCrypto accepts, both sides compute the same secret, and the
+/// server shares it must refuse (empty, truncated, another tag, off the curve) are refused.
+#[cfg(feature = "ecdh")]
+#[inline(never)]
+fn tls_key_exchange() -> bool {
+    use p256::elliptic_curve::sec1::ToSec1Point;
+    let Ok(server) = p256::SecretKey::from_slice(&[0x5a_u8; 32]) else { return false };
+    let server_share = server.public_key().to_sec1_point(false);
+    let ours = p256_m4::ecdh::EphemeralSecret::random(&mut FixedRng(0x7e5));
+    let our_share = p256_m4::EncodedPoint::from(&ours.public_key());
+    let Ok(our_point) = p256::PublicKey::from_sec1_bytes(our_share.as_ref()) else { return false };
+    let theirs = p256::ecdh::diffie_hellman(server.to_nonzero_scalar(), our_point.as_affine());
+    let Ok(peer) = p256_m4::PublicKey::from_sec1_bytes(server_share.as_bytes()) else {
+        return false;
+    };
+    let same = ours.diffie_hellman(&peer).raw_secret_bytes()[..] == theirs.raw_secret_bytes()[..];
+    let compressed = server.public_key().to_sec1_point(true);
+    let compressed_ok = p256_m4::PublicKey::from_sec1_bytes(compressed.as_bytes()).is_ok();
+    let mut off_curve = [0u8; 65];
+    off_curve.copy_from_slice(server_share.as_bytes());
+    off_curve[64] ^= 1;
+    let refused = [&[][..], &server_share.as_bytes()[..64], &[4u8; 65][..], &off_curve[..]]
+        .iter()
+        .all(|b| p256_m4::PublicKey::from_sec1_bytes(b).is_err());
+    let mut hybrid = off_curve;
+    hybrid[0] = 6;
+    same && compressed_ok && refused && p256_m4::PublicKey::from_sec1_bytes(&hybrid).is_err()
 }
 
 /// A fixed-seed generator for the measured signature's nonce (xorshift; not for keys).
