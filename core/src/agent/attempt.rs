@@ -433,7 +433,9 @@ impl Agent<'_> {
             Kind::Bootstrap => self.attempt.force_bootstrap = false,
         }
         self.schedule.attempts_failed = 0;
-        self.keys.reset();
+        // The attempt's key is kept (not reset here) until the load that follows has judged the
+        // pair just stored: that judgement then knows its public key (`LoadCx::held`) instead of
+        // deriving it again from the file. The load's end resets it.
         self.engine.reset();
         self.out.wipe();
         self.attempt.just_stored = Some(self.attempt.kind);

@@ -265,6 +265,7 @@ impl Agent<'_> {
         self.io.healthz_answered = false;
         self.attempt.refused = false;
         if self.settings.mode == Mode::Discover {
+            self.keys.reset();
             return self.begin_discovery(now);
         }
         self.loader.begin(&self.settings);

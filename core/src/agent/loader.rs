@@ -11,7 +11,7 @@
 //! decides to bootstrap. A file that cannot be read or does not validate is a verdict
 //! ([`Verdict::Unusable`] with the typed reason and the part), never a panic.
 
-use zeroize::Zeroize;
+use zeroize::{Zeroize, Zeroizing};
 
 use super::config::{Mode, Settings};
 use super::event::Events;
@@ -25,6 +25,7 @@ use super::{
 use crate::buf::{Bytes, Text};
 use crate::csr::MAX_NODE_NAME;
 use crate::error::{Error, Result, StoreErrorKind};
+use crate::key::{LABEL_EC_PRIVATE_KEY, NodeKey, SEC1_DER_LEN};
 use crate::keyref::{self, Holder};
 use crate::kubeconfig::{Kubeconfig, Scalar, Source};
 use crate::metrics::Metrics;
@@ -708,7 +709,12 @@ impl<'m> Loader<'m> {
             (None, Some(p)) if self.client_key_in_device() => {
                 (&self.client_chain[..], Key::Point(p))
             }
-            (None, _) => (&self.client_chain[..], Key::Pem(&self.client_key)),
+            // The key this attempt made and still holds (the pair it just stored): its public
+            // point is known, and deriving it again costs a scalar multiplication.
+            (None, _) => match cx.held.filter(|k| holds(k, &self.client_key)) {
+                Some(k) => (&self.client_chain[..], Key::Point(k.public_point())),
+                None => (&self.client_chain[..], Key::Pem(&self.client_key)),
+            },
         };
         let serving = pair.is_some();
         let may_prove = !serving && self.bundle.is_empty();
@@ -800,6 +806,22 @@ pub(super) struct LoadCx<'a, 'm> {
     pub(super) out: &'a mut Bytes<'m>,
     /// The work buffer, idle while the loader runs: scratch for validation.
     pub(super) work: &'a mut [u8],
+    /// The software key the agent holds from this start's attempt, if any.
+    pub(super) held: Option<&'a NodeKey>,
+}
+
+/// Whether the key file `pem` (an `EC PRIVATE KEY` block) is `key`: their SEC1 DER compared, so
+/// no public key is derived.
+fn holds(key: &NodeKey, pem: &[u8]) -> bool {
+    let mut ours = Zeroizing::new([0u8; SEC1_DER_LEN]);
+    let mut theirs = Zeroizing::new([0u8; SEC1_DER_LEN + 1]);
+    match (
+        key.to_sec1_der(&mut ours[..]),
+        pem::decode_first(pem, LABEL_EC_PRIVATE_KEY, &mut theirs[..]),
+    ) {
+        (Ok(n), Ok(t)) => ours.get(..n) == Some(t),
+        _ => false,
+    }
 }
 
 /// A scalar's text into `dst`.

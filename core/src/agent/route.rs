@@ -42,15 +42,19 @@ impl<'m> Agent<'m> {
                     loader.step(&mut cx, now);
                     false
                 }
+                // The load is over: the previous attempt's key, kept for it, goes.
                 loader::Next::Loaded => {
+                    self.keys.reset();
                     self.phase = Phase::Decide;
                     false
                 }
                 loader::Next::BootLoaded => {
+                    self.keys.reset();
                     self.phase = Phase::Prepare;
                     false
                 }
                 loader::Next::Failed => {
+                    self.keys.reset();
                     self.load_failed(now);
                     false
                 }
@@ -203,8 +207,9 @@ impl<'m> Agent<'m> {
     // Contexts: the turn's sub-machine and what it works with, borrowed side by side.
 
     pub(super) fn load_cx(&mut self) -> (&mut Loader<'m>, LoadCx<'_, 'm>) {
-        let Agent { loader, settings, events, metrics, out, engine, .. } = self;
-        let cx = LoadCx { s: settings, ev: events, metrics, out, work: engine.scratch() };
+        let Agent { loader, settings, events, metrics, out, engine, keys, .. } = self;
+        let held = keys.key.as_ref();
+        let cx = LoadCx { s: settings, ev: events, metrics, out, work: engine.scratch(), held };
         (loader, cx)
     }
 
