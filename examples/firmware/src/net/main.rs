@@ -141,7 +141,10 @@ fn provision(store: &mut Store, dir: &str, name: &str, to: &str) -> bool {
     let mut buf = [0u8; store::MAX_FILE];
     let ok = path.push_str(dir).is_ok() && path.push('/').is_ok() && path.push_str(name).is_ok();
     let r = if ok { host::read_file(&path, &mut buf).ok() } else { None };
-    match r.map(|bytes| store.provision(to, bytes)) {
+    let stored = r.map(|bytes| store.provision(to, bytes));
+    // The bootstrap kubeconfig holds the token.
+    buf.fill(0);
+    match stored {
         Some(Ok(())) => true,
         _ => {
             line(&["provisioning: cannot read ", &path], None);

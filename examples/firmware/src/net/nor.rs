@@ -239,15 +239,18 @@ impl NorFlash for HostNor {
     fn write(&mut self, offset: u32, bytes: &[u8]) -> Result<(), NorError> {
         let at = self.check(offset, bytes.len(), WORD)?;
         let mut old = [0u8; CHUNK];
-        for (i, new) in bytes.chunks(CHUNK).enumerate() {
+        let checked = bytes.chunks(CHUNK).enumerate().try_for_each(|(i, new)| {
             let old = old.get_mut(..new.len()).ok_or(NorError::Io)?;
             read_at(self.fd, at + i * CHUNK, old)?;
             if old.iter().zip(new).any(|(o, n)| o & n != *n) {
-                NOT_ERASED.store((at / PAGE + 1) as u32, Ordering::Relaxed);
+                NOT_ERASED.store(((at + i * CHUNK) / PAGE + 1) as u32, Ordering::Relaxed);
                 return Err(NorError::NotErased);
             }
-        }
+            Ok(())
+        });
+        // The old bits may be a removed item's (a key): wiped either way.
         old.fill(0);
+        checked?;
         write_at(self.fd, at, bytes)
     }
 }

@@ -259,19 +259,25 @@ impl Store {
 
     /// Store `bytes` of `kind` at `path` (one item: atomic), then wipe the buffer.
     ///
-    /// A write refused because its bits were not erased fell in a page the map takes as empty
-    /// (both state words erased) that still holds old bits: an erase cut short by a power cut
-    /// that began at the page's ends, or bits the flash lost. That page holds nothing the map
-    /// reads, so it is erased (once) and the item stored again; anything else is the map's.
+    /// A write refused because its bits were not erased fell where the map takes the page as
+    /// free but old bits remain: an erase cut short (the emulated flash erases a page from its
+    /// start, so a page the map had half-filled reads as free up to the old bits), or bits the
+    /// flash lost. The map cannot see it (its repair re-erases only pages whose state words
+    /// disagree), and every later write there would fail: the page is erased — with the items
+    /// the map had in it, when its state word says it had any (printed) — and the item stored
+    /// again, once.
     fn put(&mut self, path: &str, kind: u8, bytes: &[u8]) -> Result<(), Fault> {
         let key = PathKey::new(path)?;
         let record = Record { kind, data: bytes };
         let mut r = block_on(self.map.store_item(&mut self.buf, &key, &record));
-        if let (Err(Fault::Flash(NorError::NotErased)), Some(page)) = (r, nor::take_not_erased())
-            && self.nor.page_marks_erased(page) == Ok(true)
-        {
+        if let (Err(Fault::Flash(NorError::NotErased)), Some(page)) = (r, nor::take_not_erased()) {
+            let empty = self.nor.page_marks_erased(page) == Ok(true);
             line(
-                &["store: reason=not-erased: a half-erased page, erased again page="],
+                &[
+                    "store: reason=not-erased: old bits in free space, erasing the page",
+                    if empty { " (empty)" } else { " (its items are lost)" },
+                    " page=",
+                ],
                 Some(page as u32),
             );
             r = self
