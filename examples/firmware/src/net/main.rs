@@ -27,6 +27,7 @@ mod http;
 mod modem;
 mod nor;
 mod phases;
+mod record;
 mod session;
 mod store;
 mod tls;

@@ -27,8 +27,8 @@ pub const PAGE: usize = 4096;
 pub const WORD: usize = 4;
 /// The fewest pages the store works with (the map needs two).
 pub const MIN_PAGES: usize = 2;
-/// The most pages (256 KiB of flash).
-pub const MAX_PAGES: usize = 64;
+/// The most pages (64 KiB of flash: the map's page caches in RAM are sized to it).
+pub const MAX_PAGES: usize = 16;
 /// Bytes copied through the stack per semihosting call (reads, the read-back of a write, erases).
 const CHUNK: usize = 128;
 

@@ -23,89 +23,24 @@ use kubeboot::agent::FileStep;
 use kubeboot::error::StoreErrorKind;
 use kubeboot_firmware::line;
 use sequential_storage::Error;
-use sequential_storage::cache::{Cache, Uncached};
-use sequential_storage::map::{Key, MapConfig, MapStorage, SerializationError, Value};
+use sequential_storage::cache::Cache;
+use sequential_storage::cache::key_pointers::ArrayKeyPointers;
+use sequential_storage::cache::page_pointers::ArrayPagePointers;
+use sequential_storage::cache::page_states::ArrayPageStates;
+use sequential_storage::map::{MapConfig, MapStorage};
 
 use crate::nor::{self, HostNor, NorError, PAGE, WORD};
+use crate::record::{DIR, FILE, LAYOUT, LINK, MAX_NAME, PathKey, Record, VERSION};
 
-/// Longest path.
-pub const MAX_NAME: usize = 64;
 /// The largest file the store keeps: the most a file step of the agent writes
 /// (`Capacities::file`); provisioning files are held to it too.
 pub const MAX_FILE: usize = crate::CAPS.file;
 /// The item buffer: a key (length byte + path), the kind tag and the largest file, in words.
 pub const ITEM: usize = (1 + MAX_NAME + 1 + MAX_FILE).next_multiple_of(WORD);
-/// The layout of the items: version 1 (kind tags F/L/D, the version item `V`).
-pub const LAYOUT: u8 = 1;
 /// Links followed when resolving a path.
 const MAX_LINKS: usize = 4;
 /// The most paths one listing collects (a cert dir holds a handful).
 const MAX_LIST: usize = 24;
-
-const FILE: u8 = b'F';
-const LINK: u8 = b'L';
-const DIR: u8 = b'D';
-const VERSION: u8 = b'V';
-
-/// A map key: a path (the empty path is the layout version).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PathKey(heapless::Vec<u8, MAX_NAME>);
-
-impl PathKey {
-    fn new(path: &str) -> Result<Self, Fault> {
-        heapless::Vec::from_slice(path.as_bytes()).map(PathKey).map_err(|_| Fault::Name)
-    }
-
-    fn as_str(&self) -> &str {
-        core::str::from_utf8(&self.0).unwrap_or("")
-    }
-}
-
-impl Key for PathKey {
-    fn serialize_into(&self, buffer: &mut [u8]) -> Result<usize, SerializationError> {
-        let n = self.0.len();
-        let out = buffer.get_mut(..n + 1).ok_or(SerializationError::BufferTooSmall)?;
-        let (len, rest) = out.split_first_mut().ok_or(SerializationError::BufferTooSmall)?;
-        *len = n as u8;
-        rest.copy_from_slice(&self.0);
-        Ok(n + 1)
-    }
-
-    fn deserialize_from(buffer: &[u8]) -> Result<(Self, usize), SerializationError> {
-        let n = usize::from(*buffer.first().ok_or(SerializationError::BufferTooSmall)?);
-        let bytes = buffer.get(1..n + 1).ok_or(SerializationError::BufferTooSmall)?;
-        let key =
-            heapless::Vec::from_slice(bytes).map_err(|_| SerializationError::InvalidFormat)?;
-        Ok((PathKey(key), n + 1))
-    }
-
-    fn get_len(buffer: &[u8]) -> Result<usize, SerializationError> {
-        buffer.first().map(|n| usize::from(*n) + 1).ok_or(SerializationError::BufferTooSmall)
-    }
-}
-
-/// A map value: the kind tag and the bytes (a file's content, a link's target, a version).
-#[derive(Clone, Copy, Debug)]
-pub struct Record<'a> {
-    kind: u8,
-    data: &'a [u8],
-}
-
-impl<'a> Value<'a> for Record<'a> {
-    fn serialize_into(&self, buffer: &mut [u8]) -> Result<usize, SerializationError> {
-        let out =
-            buffer.get_mut(..self.data.len() + 1).ok_or(SerializationError::BufferTooSmall)?;
-        let (kind, rest) = out.split_first_mut().ok_or(SerializationError::BufferTooSmall)?;
-        *kind = self.kind;
-        rest.copy_from_slice(self.data);
-        Ok(self.data.len() + 1)
-    }
-
-    fn deserialize_from(buffer: &'a [u8]) -> Result<(Self, usize), SerializationError> {
-        let (kind, data) = buffer.split_first().ok_or(SerializationError::InvalidFormat)?;
-        Ok((Record { kind: *kind, data }, buffer.len()))
-    }
-}
 
 /// Why the store could not do something (printed as `reason=<name>`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,7 +131,24 @@ pub struct Figures {
     pub erases_max: u32,
 }
 
-type Map = MapStorage<PathKey, HostNor, Cache<Uncached, Uncached, Uncached, PathKey>>;
+/// Paths whose item addresses the map remembers (a cert dir, its kubeconfigs and the layout item
+/// are about 14): a lookup then reads its item alone instead of every item before it, each
+/// CRC-checked.
+const KEY_POINTERS: usize = 16;
+/// The map's caches in RAM (page states, page pointers, key pointers): rebuilt from the flash at
+/// every start, and thrown away whenever the flash changes behind the map ([`Store::remap`]).
+type StoreCache = Cache<
+    ArrayPageStates<{ nor::MAX_PAGES }>,
+    ArrayPagePointers<{ nor::MAX_PAGES }>,
+    ArrayKeyPointers<PathKey, KEY_POINTERS>,
+    PathKey,
+>;
+type Map = MapStorage<PathKey, HostNor, StoreCache>;
+
+/// Empty caches.
+fn cache() -> StoreCache {
+    Cache::new(ArrayPageStates::new(), ArrayPagePointers::new(), ArrayKeyPointers::new())
+}
 type R<T> = Result<T, StoreErrorKind>;
 
 /// The store.
@@ -230,8 +182,17 @@ impl Store {
     pub fn new(nor: HostNor) -> Result<Self, Fault> {
         let end = (nor.pages() * PAGE) as u32;
         let config = MapConfig::try_new(0..end).map_err(|_| Fault::Flash(NorError::NoFlash))?;
-        let map = MapStorage::new(nor, config, Cache::new_uncached());
+        let map = MapStorage::new(nor, config, cache());
         Ok(Store { map, nor, buf: [0; ITEM], largest: 0, stores: 0 })
+    }
+
+    /// The map again with empty caches, after the flash changed behind it (a page erased here,
+    /// the whole store erased): its cached states and addresses no longer hold.
+    fn remap(&mut self) {
+        // The range was accepted when the store was made, so it is accepted again.
+        if let Ok(config) = MapConfig::try_new(self.map.flash_range()) {
+            self.map = MapStorage::new(self.nor, config, cache());
+        }
     }
 
     /// The largest item stored by this run, and how many items it stored.
@@ -241,7 +202,7 @@ impl Store {
 
     /// The record of `path` (its data borrows the item buffer), or `None`.
     fn fetch(&mut self, path: &str) -> Result<Option<Record<'_>>, Fault> {
-        let key = PathKey::new(path)?;
+        let key = PathKey::new(path).ok_or(Fault::Name)?;
         block_on(self.map.fetch_item::<Record<'_>>(&mut self.buf, &key))
     }
 
@@ -267,7 +228,7 @@ impl Store {
     /// the map had in it, when its state word says it had any (printed) — and the item stored
     /// again, once.
     fn put(&mut self, path: &str, kind: u8, bytes: &[u8]) -> Result<(), Fault> {
-        let key = PathKey::new(path)?;
+        let key = PathKey::new(path).ok_or(Fault::Name)?;
         let record = Record { kind, data: bytes };
         let mut r = block_on(self.map.store_item(&mut self.buf, &key, &record));
         if let (Err(Fault::Flash(NorError::NotErased)), Some(page)) = (r, nor::take_not_erased()) {
@@ -280,11 +241,9 @@ impl Store {
                 ],
                 Some(page as u32),
             );
-            r = self
-                .nor
-                .erase_page(page)
-                .map_err(Fault::Flash)
-                .and_then(|()| block_on(self.map.store_item(&mut self.buf, &key, &record)));
+            let erased = self.nor.erase_page(page).map_err(Fault::Flash);
+            self.remap();
+            r = erased.and_then(|()| block_on(self.map.store_item(&mut self.buf, &key, &record)));
         }
         self.buf.fill(0);
         r?;
@@ -298,7 +257,7 @@ impl Store {
         if self.kind(path)?.is_none() {
             return Ok(());
         }
-        let key = PathKey::new(path)?;
+        let key = PathKey::new(path).ok_or(Fault::Name)?;
         let r = block_on(self.map.remove_item(&mut self.buf, &key));
         self.buf.fill(0);
         r
@@ -336,7 +295,9 @@ impl Store {
 
     /// Erase every page (a store whose records cannot be read), then write the layout version.
     pub fn erase_all(&mut self) -> Result<(), Fault> {
-        block_on(self.map.erase_all())?;
+        let r = block_on(self.map.erase_all());
+        self.remap();
+        r?;
         self.put("", VERSION, &[LAYOUT])
     }
 
