@@ -181,6 +181,25 @@ impl FileStep<'_> {
         }
     }
 
+    /// The two links a [`FileStep::Recover`] looks at, `<dir>/<prefix>-current.pem` and
+    /// `<dir>/<prefix>-updated.pem` (for front-ends without a path type: the names are the
+    /// core's). `None` for another step or a path longer than `N` bytes.
+    pub fn recover_paths<const N: usize>(
+        &self,
+    ) -> Option<(heapless::String<N>, heapless::String<N>)> {
+        let FileStep::Recover { dir, prefix } = *self else { return None };
+        let link = |suffix: &str| {
+            let mut s = heapless::String::<N>::new();
+            let dir = dir.trim_end_matches('/');
+            (s.push_str(dir).is_ok()
+                && s.push('/').is_ok()
+                && s.push_str(prefix).is_ok()
+                && s.push_str(suffix).is_ok())
+            .then_some(s)
+        };
+        Some((link("-current.pem")?, link("-updated.pem")?))
+    }
+
     /// The file or directory the step changes.
     pub fn path(&self) -> &str {
         match *self {
@@ -540,4 +559,22 @@ pub enum Action<'a> {
     Done(Outcome),
     /// Stopped for good.
     Failed(Failure<'a>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FileStep;
+
+    #[test]
+    fn recover_paths_are_the_store_links() {
+        let step = FileStep::Recover { dir: "/var/lib/kubelet/pki", prefix: "kubelet-client" };
+        let (current, updated) = step.recover_paths::<64>().unwrap();
+        assert_eq!(current.as_str(), "/var/lib/kubelet/pki/kubelet-client-current.pem");
+        assert_eq!(updated.as_str(), "/var/lib/kubelet/pki/kubelet-client-updated.pem");
+        let root = FileStep::Recover { dir: "/", prefix: "kubelet-server" };
+        assert_eq!(root.recover_paths::<64>().unwrap().0.as_str(), "/kubelet-server-current.pem");
+        // Too long for the capacity, or another step: none.
+        assert!(step.recover_paths::<40>().is_none());
+        assert!(FileStep::CreateDir { path: "/x" }.recover_paths::<64>().is_none());
+    }
 }

@@ -199,22 +199,12 @@ impl Flash {
     /// Perform one of the agent's file steps, as [`FileStep`] specifies it.
     pub fn perform(&mut self, step: &FileStep<'_>) -> R<()> {
         match *step {
-            FileStep::Recover { dir, prefix } => {
+            FileStep::Recover { dir, .. } => {
                 if !self.is_dir(dir) {
                     return Err(StoreErrorKind::NotFound);
                 }
-                let mut current = heapless::String::<MAX_NAME>::new();
-                let mut updated = heapless::String::<MAX_NAME>::new();
-                for (s, suffix) in [(&mut current, "-current.pem"), (&mut updated, "-updated.pem")]
-                {
-                    let ok = s.push_str(dir).is_ok()
-                        && s.push('/').is_ok()
-                        && s.push_str(prefix).is_ok()
-                        && s.push_str(suffix).is_ok();
-                    if !ok {
-                        return Err(StoreErrorKind::Io);
-                    }
-                }
+                let (current, updated) =
+                    step.recover_paths::<MAX_NAME>().ok_or(StoreErrorKind::Io)?;
                 match self.kind(&updated) {
                     Some(Kind::Link) if self.resolve(&current).is_none() => {
                         self.rename(&updated, &current)

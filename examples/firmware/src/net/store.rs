@@ -460,22 +460,12 @@ impl Store {
 
     fn perform_inner(&mut self, step: &FileStep<'_>) -> R<()> {
         match *step {
-            FileStep::Recover { dir, prefix } => {
+            FileStep::Recover { dir, .. } => {
                 if !self.is_dir(dir).map_err(|f| report("recover", dir, f))? {
                     return Err(StoreErrorKind::NotFound);
                 }
-                let mut current = heapless::String::<MAX_NAME>::new();
-                let mut updated = heapless::String::<MAX_NAME>::new();
-                for (s, suffix) in [(&mut current, "-current.pem"), (&mut updated, "-updated.pem")]
-                {
-                    let ok = s.push_str(dir).is_ok()
-                        && s.push('/').is_ok()
-                        && s.push_str(prefix).is_ok()
-                        && s.push_str(suffix).is_ok();
-                    if !ok {
-                        return Err(StoreErrorKind::Io);
-                    }
-                }
+                let (current, updated) =
+                    step.recover_paths::<MAX_NAME>().ok_or(StoreErrorKind::Io)?;
                 let kind = self.kind(&updated).map_err(|f| report("recover", &updated, f))?;
                 match kind {
                     Some(LINK) => {
