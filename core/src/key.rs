@@ -13,7 +13,7 @@
 //! `Debug` never prints the private scalar.
 //!
 //! With the `p256-cortex-m4` backend on a bare-metal Arm target the key is held by the assembly
-//! ([`M4Key`](crate::backend::cortex_m4::M4Key)): its public key is derived once, by the
+//! (`backend::cortex_m4::M4Key`): its public key is derived once, by the
 //! assembly, when the key is made or read, and every signature is the assembly's. RustCrypto's
 //! P-256 arithmetic then derives nothing (it took about 14 M instructions per key on a Cortex-M4,
 //! against the assembly's 0.23 M).
