@@ -1,7 +1,11 @@
 # shellcheck shell=bash
 # What e2e/firmware-join and e2e/firmware-powercut share: the networked image's provisioning, the
 # UART relay, QEMU, the device's flash file. Sourced after lib.sh and the control plane's env.sh
-# (it reads ROOT, HERE, WORK, ELF, TIMEOUT, E2E_CLIENT_CA), never run.
+# (it reads ROOT, HERE, WORK, ELF, TIMEOUT, E2E_CLIENT_CA and IMAGE), never run.
+#
+# IMAGE: which networked image ELF is: `m4` (the default: examples/firmware, QEMU mps2-an386,
+# Cortex-M4, the UART is UART1) or `riscv` (examples/firmware-riscv, QEMU virt, riscv32imac, the
+# UART is its only NS16550A). The same source, the same command line and output, the same flash file.
 
 # provision DIR NODE SERVER CA TOKEN [WAIT]: what the host gives the device at start (read by
 # semihosting): the bootstrap kubeconfig (server, CA embedded, token), the CA issued certificates
@@ -41,13 +45,22 @@ relay() {
 }
 stop_relay() { kill "$RELAY_PID" 2>/dev/null; wait "$RELAY_PID" 2>/dev/null; RELAY_PID=""; }
 
-# qemu_cmd ARGS...: QEMU_CMD, the command that runs the image with its command line; the UART on
-# the relay (if one runs); no NIC; the plugin QEMU_PLUGIN names, if any
+# qemu_cmd ARGS...: QEMU_CMD, the command that runs the image (IMAGE) with its command line; the
+# UART on the relay (if one runs); no NIC; the plugin QEMU_PLUGIN names, if any
 qemu_cmd() {
-  local args="" a serial=(-serial null)
+  local args="" a serial=() link=()
   for a in kubeboot-net "$@"; do args+=",arg=$a"; done
-  [[ -z ${RELAY_PID:-} ]] || serial=(-serial null -chardev "socket,id=uart,host=127.0.0.1,port=$RELAY_PORT" -serial chardev:uart)
-  QEMU_CMD=(qemu-system-arm -M mps2-an386 -nographic -nic none -monitor none -icount shift=0
+  [[ -z ${RELAY_PID:-} ]] || link=(-chardev "socket,id=uart,host=127.0.0.1,port=$RELAY_PORT" -serial chardev:uart)
+  case ${IMAGE:-m4} in
+    m4) # UART0 unused, UART1 the link
+      [[ -n ${link[*]} ]] && serial=(-serial null "${link[@]}") || serial=(-serial null)
+      QEMU_CMD=(qemu-system-arm -M mps2-an386) ;;
+    riscv) # its one UART the link; -bios none: riscv-rt's _start at the reset vector
+      [[ -n ${link[*]} ]] && serial=("${link[@]}") || serial=(-serial null)
+      QEMU_CMD=(qemu-system-riscv32 -M virt -bios none) ;;
+    *) echo "firmware-lib: IMAGE=$IMAGE is neither m4 nor riscv" >&2; return 2 ;;
+  esac
+  QEMU_CMD+=(-nographic -nic none -monitor none -icount shift=0
     -semihosting-config "enable=on,target=native$args" "${serial[@]}" -kernel "$ELF")
   # QEMU_PLUGIN: a TCG plugin and its arguments (examples/firmware/profile's insn-profile.so).
   [[ -z ${QEMU_PLUGIN:-} ]] || QEMU_CMD+=(-plugin "$QEMU_PLUGIN")

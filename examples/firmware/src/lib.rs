@@ -1,5 +1,10 @@
 //! What the kubeboot firmware images share: output by semihosting without formatting, stack
-//! painting, and instruction counting with the CMSDK timer under `-icount`.
+//! painting, and instruction counting under `-icount`, over one small board interface chosen by
+//! target ([`board`]): `board/cortex_m.rs` (QEMU `mps2-an386`, Cortex-M4) and `board/riscv.rs`
+//! (QEMU `virt`, riscv32imac). What differs per board lives there and nowhere else: the link UART's
+//! registers and its wake-up sources, the counter, sleeping, the exit, the stack pointer and the
+//! memory map. The semihosting crate is named `cortex_m_semihosting` on both (on RISC-V it is
+//! riscv-semihosting under that name, the same API: examples/firmware-riscv/Cargo.toml).
 //!
 //! No allocator is linked and nothing formats: output is plain semihosting writes of strings and
 //! decimal integers (no `core::fmt`), so the flash figures are kubeboot's, not the printer's.
@@ -8,7 +13,16 @@
 use core::ptr::{addr_of, read_volatile, write_volatile};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use cortex_m_semihosting::{debug, syscall};
+use cortex_m_semihosting::syscall;
+
+/// The board: what differs per target.
+#[cfg_attr(target_arch = "arm", path = "board/cortex_m.rs")]
+#[cfg_attr(target_arch = "riscv32", path = "board/riscv.rs")]
+pub mod board;
+
+pub use board::{INSNS_PER_TICK, exit, ticks, timer_start};
+/// The semihosting crate of the target (`syscall!`, `nr`), for the host calls of the images.
+pub use cortex_m_semihosting as semihosting;
 
 // ---------------------------------------------------------------------------------------------
 // Output: semihosting SYS_WRITE of bytes to the host's ":tt" (stdout); no formatting machinery.
@@ -57,14 +71,6 @@ pub fn line(parts: &[&str], n: Option<u32>) {
     put(b"\n");
 }
 
-/// End the QEMU run with success or failure.
-pub fn exit(ok: bool) -> ! {
-    debug::exit(if ok { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
-    loop {
-        cortex_m::asm::wfi();
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Stack painting
 
@@ -95,7 +101,7 @@ fn paint_bottom() -> usize {
 /// spills).
 #[inline(always)]
 pub fn paint_stack() {
-    let sp = cortex_m::register::msp::read() as usize;
+    let sp = board::stack_pointer();
     let mut p = paint_bottom();
     while p < sp - 128 {
         // SAFETY: [paint_bottom, sp - 128) is unused RAM between the statics and the live stack.
@@ -115,47 +121,20 @@ pub fn stack_peak() -> usize {
     top - p
 }
 
-/// Flash (`.vector_table` + `.text` + `.rodata` + `.data`'s load image) and static RAM (`.data`
-/// + `.bss`), from the linker symbols.
+/// Flash (`.vector_table` / `.init` + `.text` + `.rodata` + `.data`'s load image) and static RAM
+/// (`.data` + `.bss`), from the linker symbols and the board's memory map.
 pub fn image_sizes() -> (usize, usize) {
-    let flash =
+    let end =
         addr_of!(__sidata) as usize + (addr_of!(__edata) as usize - addr_of!(__sdata) as usize);
-    let ram = addr_of!(__sheap) as usize - 0x2000_0000;
-    (flash, ram)
+    let ram = addr_of!(__sheap) as usize - board::RAM_START;
+    (end - board::FLASH_START, ram)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Instruction counting
-//
-// QEMU 7.2 does not emulate the DWT cycle counter (CYCCNT stays 0; probed and printed by the
-// offline image). Under `-icount shift=0` the virtual clock advances exactly 1 ns per
-// instruction, and the CMSDK APB timer 0 of the mps2 board counts down at the 25 MHz peripheral
-// clock of that virtual clock: one tick = 40 instructions, 32 bits wide (no wrap for 171 s of
-// virtual time). The run script checks the calibration (a 1 000 000-iteration loop = 50 000
-// ticks).
 
-const TIMER0: usize = 0x4000_0000;
-/// Instructions per timer tick under `-icount shift=0` (1 ns per instruction, 25 MHz).
-pub const INSNS_PER_TICK: u32 = 40;
-
-/// Start timer 0 counting down from its maximum.
-pub fn timer_start() {
-    // SAFETY: the CMSDK APB timer 0 registers (CTRL, VALUE, RELOAD) of the mps2-an386 board.
-    unsafe {
-        write_volatile((TIMER0 + 8) as *mut u32, u32::MAX);
-        write_volatile((TIMER0 + 4) as *mut u32, u32::MAX);
-        write_volatile(TIMER0 as *mut u32, 1);
-    }
-}
-
-/// Timer ticks since [`timer_start`].
-pub fn ticks() -> u32 {
-    // SAFETY: reads the VALUE register of timer 0 (a down counter).
-    u32::MAX - unsafe { read_volatile((TIMER0 + 4) as *const u32) }
-}
-
-/// Run `f` and return its result and how many instructions it took (timer ticks × 40, saturating
-/// at `u32::MAX`, 4.3e9 instructions).
+/// Run `f` and return its result and how many instructions it took (counter ticks ×
+/// [`INSNS_PER_TICK`], saturating at `u32::MAX`, 4.3e9 instructions).
 pub fn timed<R>(f: impl FnOnce() -> R) -> (R, u32) {
     let t0 = ticks();
     let r = f();

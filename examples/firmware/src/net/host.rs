@@ -1,7 +1,7 @@
 //! What the host gives the device through semihosting: the command line, the provisioning files
 //! the harness wrote, entropy (the host's `/dev/urandom`) and the wall-clock time.
 
-use cortex_m_semihosting::{nr, syscall, syscall1};
+use kubeboot_firmware::semihosting::{nr, syscall, syscall1};
 
 /// Why a host file could not be read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -37,7 +37,6 @@ use core::mem::MaybeUninit;
 use core::panic::PanicInfo;
 use core::ptr::addr_of_mut;
 
-use cortex_m_rt::entry;
 use embedded_io::{Read, Write};
 use kubeboot::agent::{Action, Agent, Capacities, Config, Mode, RotateNow};
 use kubeboot_firmware::{exit, image_sizes, line, paint_stack, put, put_u32, stack_peak};
@@ -50,12 +49,14 @@ use phases::{Phase, Phases};
 use session::Net;
 use store::{Layout, Store};
 
+#[cfg(target_arch = "arm")]
 unsafe extern "C" {
     fn DefaultHandler();
 }
 
 /// Interrupt vectors: none is taken (the UART and timer interrupts only wake `WFI`, masked by
 /// PRIMASK), so one entry.
+#[cfg(target_arch = "arm")]
 #[unsafe(link_section = ".vector_table.interrupts")]
 #[unsafe(no_mangle)]
 static __INTERRUPTS: [unsafe extern "C" fn(); 1] = [DefaultHandler];
@@ -98,7 +99,10 @@ const CA_BUNDLE: &str = "/etc/kubernetes/pki/ca.crt";
 const KUBECONFIG: &str = "/etc/kubernetes/kubelet.conf";
 const CERT_DIR: &str = "/var/lib/kubelet/pki";
 
-#[entry]
+// The same image on RISC-V (QEMU `virt`, riscv32imac): built from examples/firmware-riscv, what
+// differs per board in `kubeboot_firmware::board`.
+#[cfg_attr(target_arch = "arm", cortex_m_rt::entry)]
+#[cfg_attr(target_arch = "riscv32", riscv_rt::entry)]
 fn main() -> ! {
     paint_stack();
     kubeboot_firmware::timer_start();

@@ -8,7 +8,6 @@ use core::ptr::addr_of_mut;
 use embedded_io::BufRead;
 use embedded_tls::blocking::{TlsConfig, TlsConnection, TlsContext, TlsError};
 use kubeboot::agent::{Connection, HttpRequest, RequestKind, StreamControl};
-use kubeboot::backend::cortex_m4::M4Key;
 use kubeboot::error::VerifyError;
 use kubeboot::pushback::Headers;
 use kubeboot::verify::{ServerName, TrustedCas};
@@ -153,8 +152,9 @@ impl Net {
         if let Some(c) = conn.client_certificate {
             client_cert = kubeboot::pem::decode_first(c.chain_pem, "CERTIFICATE", &mut client_der)
                 .map_err(|_| "the client certificate does not read")?;
-            client_key =
-                Some(M4Key::from_pem(c.key_pem).map_err(|_| "the client key does not read")?);
+            client_key = Some(
+                tls::ClientKey::from_pem(c.key_pem).map_err(|_| "the client key does not read")?,
+            );
         }
         let Link::Idle(m) = core::mem::replace(&mut self.link, Link::Gone) else {
             return Err(NotSent::Io("the pipe is gone"));

@@ -2,8 +2,9 @@
 //! heap), verified by kubeboot: the server's chain must lead to the CA the agent trusts, be valid
 //! now, be for serverAuth and name the host dialed ([`kubeboot::verify::verify_server_der`]),
 //! and the server must sign the handshake with that certificate's key. With the node's
-//! credentials the client presents its certificate and signs the handshake with its key in the
-//! `p256-cortex-m4` assembly.
+//! credentials the client presents its certificate and signs the handshake with its key
+//! ([`ClientKey`]: in the `p256-cortex-m4` assembly on the Cortex-M4, RustCrypto's portable
+//! P-256 elsewhere).
 
 use digest010::Digest;
 use embedded_tls::SignatureScheme;
@@ -12,10 +13,18 @@ use embedded_tls::blocking::{
     CryptoProvider, TlsCipherSuite, TlsError, TlsVerifier,
 };
 use kubeboot::backend::Software;
-use kubeboot::backend::cortex_m4::M4Key;
 use kubeboot::error::VerifyError;
 use kubeboot::verify::{self, ServerKey, ServerName, TrustedCas};
 use rand_chacha::ChaCha20Rng;
+
+/// The node's key as the handshake signs with it: the `p256-cortex-m4` assembly's on the
+/// Cortex-M4 (thumbv7em), kubeboot's portable `NodeKey` on other instruction sets (the same
+/// `from_pem` rules and deterministic `r || s` signatures).
+#[cfg(target_arch = "arm")]
+pub type ClientKey = kubeboot::backend::cortex_m4::M4Key;
+/// See the Cortex-M4 definition.
+#[cfg(not(target_arch = "arm"))]
+pub type ClientKey = kubeboot::key::NodeKey;
 
 /// The one suite offered.
 pub type Suite = Aes128GcmSha256;
@@ -116,8 +125,8 @@ impl AsRef<[u8]> for DerSignature {
     }
 }
 
-/// The client key, signing in the `p256-cortex-m4` assembly.
-pub struct Signer<'k>(&'k M4Key);
+/// The client key, signing the handshake.
+pub struct Signer<'k>(&'k ClientKey);
 
 impl signature2::SignerMut<DerSignature> for Signer<'_> {
     fn try_sign(&mut self, msg: &[u8]) -> Result<DerSignature, signature2::Error> {
@@ -137,7 +146,7 @@ pub struct Provider<'a> {
     /// The server check.
     pub verifier: Verifier<'a>,
     /// The client certificate (DER) and its key, for mutual TLS.
-    pub client: Option<(&'a [u8], &'a M4Key)>,
+    pub client: Option<(&'a [u8], &'a ClientKey)>,
 }
 
 impl CryptoProvider for Provider<'_> {
