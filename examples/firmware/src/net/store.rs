@@ -227,7 +227,7 @@ impl Store {
     /// disagree), and every later write there would fail: the page is erased — with the items
     /// the map had in it, when its state word says it had any (printed) — and the item stored
     /// again, once.
-    fn put(&mut self, path: &str, kind: u8, bytes: &[u8]) -> Result<(), Fault> {
+    fn put_item(&mut self, path: &str, kind: u8, bytes: &[u8]) -> Result<(), Fault> {
         let key = PathKey::new(path).ok_or(Fault::Name)?;
         let record = Record { kind, data: bytes };
         let mut r = block_on(self.map.store_item(&mut self.buf, &key, &record));
@@ -246,6 +246,27 @@ impl Store {
             r = erased.and_then(|()| block_on(self.map.store_item(&mut self.buf, &key, &record)));
         }
         self.buf.fill(0);
+        r
+    }
+
+    /// Store `bytes` of `kind` at `path` ([`Store::put_item`]), and count it.
+    ///
+    /// When the map finds its pages inconsistent and its own repair does not help, it can store
+    /// nothing more: every later start would fail the same way (and erase a page each time,
+    /// for nothing). The store then starts over: every page erased, the layout item, this item
+    /// again; the files it held are lost (the line says so), the agent goes on from what it
+    /// holds, and a start that finds no usable credentials bootstraps.
+    fn put(&mut self, path: &str, kind: u8, bytes: &[u8]) -> Result<(), Fault> {
+        let mut r = self.put_item(path, kind, bytes);
+        if r == Err(Fault::Corrupted) {
+            line(
+                &[
+                    "store: reason=corrupted: the map cannot store; erasing the store (its files are lost) pages=",
+                ],
+                Some(self.nor.pages() as u32),
+            );
+            r = self.erase_all().and_then(|()| self.put_item(path, kind, bytes));
+        }
         r?;
         self.largest = self.largest.max(1 + path.len() + 1 + bytes.len());
         self.stores += 1;
@@ -298,7 +319,7 @@ impl Store {
         let r = block_on(self.map.erase_all());
         self.remap();
         r?;
-        self.put("", VERSION, &[LAYOUT])
+        self.put_item("", VERSION, &[LAYOUT])
     }
 
     fn any_item(&mut self) -> Result<bool, Fault> {
