@@ -238,12 +238,11 @@ impl NodeKey {
                 return Err(Error::UnsupportedKey);
             }
         }
-        if sec1.private_key.len() != 32 {
+        let Ok(d) = <&[u8; 32]>::try_from(sec1.private_key) else {
             // A different curve without named parameters (P-384 has 48 bytes, etc.).
             return Err(Error::UnsupportedKey);
-        }
-        let key = inner_from_scalar(sec1.private_key).map(|key| NodeKey { key });
-        let key = key.ok_or(Error::MalformedKey)?;
+        };
+        let key = NodeKey::from_scalar_bytes(d)?;
         if let Some(public) = sec1.public_key {
             if !same_point(public, &key.public_point()) {
                 return Err(Error::MalformedKey);

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
 use crate::error::{Error, Result};
-use crate::key::{ENTROPY_LEN, P256Signer};
+use crate::key::P256Signer;
 
 /// The order n of the P-256 group, big endian.
 const N: [u8; 32] = [
@@ -61,17 +61,7 @@ impl M4Key {
     /// [`NodeKey::from_entropy`](crate::key::NodeKey::from_entropy) (same key for the same
     /// entropy).
     pub fn from_entropy(entropy: &[u8]) -> Result<Self> {
-        if entropy.len() < ENTROPY_LEN {
-            return Err(Error::InsufficientEntropy);
-        }
-        for chunk in entropy.chunks_exact(ENTROPY_LEN) {
-            let mut d = Zeroizing::new([0u8; 32]);
-            d.copy_from_slice(chunk);
-            if let Ok(key) = Self::from_scalar_bytes(&d) {
-                return Ok(key);
-            }
-        }
-        Err(Error::BadEntropy)
+        crate::key::NodeKey::from_entropy(entropy).map(crate::key::NodeKey::into_m4)
     }
 
     /// Sign with deterministic ECDSA (RFC 6979) over SHA-256, returning `r || s`.
