@@ -16,7 +16,7 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use cortex_m_semihosting::{nr, syscall};
+use crate::host;
 use embedded_storage::nor_flash::{
     ErrorType, MultiwriteNorFlash, NorFlash, NorFlashError, NorFlashErrorKind, ReadNorFlash,
 };
@@ -95,51 +95,24 @@ pub struct HostNor {
     pages: usize,
 }
 
-/// Seek the host handle `fd` to `at`.
-fn seek(fd: usize, at: usize) -> Result<(), NorError> {
-    // SAFETY: SYS_SEEK of an open handle to an absolute position; it returns 0 on success.
-    if unsafe { syscall!(SEEK, fd, at) } == 0 { Ok(()) } else { Err(NorError::Io) }
-}
-
-/// Read exactly `buf.len()` bytes at the handle's position.
+/// Read exactly `buf.len()` bytes at `at`.
 fn read_at(fd: usize, at: usize, buf: &mut [u8]) -> Result<(), NorError> {
-    seek(fd, at)?;
-    // SAFETY: SYS_READ writes at most `buf.len()` bytes to `buf`; it returns how many it did not.
-    let left = unsafe { syscall!(READ, fd, buf.as_mut_ptr(), buf.len()) };
-    if left == 0 { Ok(()) } else { Err(NorError::Io) }
+    if host::seek(fd, at) && host::read_exact(fd, buf) { Ok(()) } else { Err(NorError::Io) }
 }
 
 /// Write all of `buf` at `at`.
 fn write_at(fd: usize, at: usize, buf: &[u8]) -> Result<(), NorError> {
-    seek(fd, at)?;
-    // SAFETY: SYS_WRITE reads `buf.len()` bytes from `buf`; it returns how many it did not write.
-    let left = unsafe { syscall!(WRITE, fd, buf.as_ptr(), buf.len()) };
-    if left == 0 { Ok(()) } else { Err(NorError::Io) }
+    if host::seek(fd, at) && host::write_all(fd, buf) { Ok(()) } else { Err(NorError::Io) }
 }
 
 impl HostNor {
     /// Open the host file `path` read-write (it must exist: the harness makes it).
     pub fn open(path: &str) -> Result<Self, NorError> {
-        let mut name = [0u8; 256];
-        let n = path.len();
-        if n >= name.len() {
-            return Err(NorError::NoFlash);
-        }
-        name.get_mut(..n).ok_or(NorError::NoFlash)?.copy_from_slice(path.as_bytes());
-        // SAFETY: SYS_OPEN of a NUL-terminated name (`name[n]` is 0) of length `n`, "r+b".
-        let fd = unsafe { syscall!(OPEN, name.as_ptr(), nr::open::RW_BINARY, n) };
-        if fd == usize::MAX {
-            return Err(NorError::NoFlash);
-        }
-        // SAFETY: SYS_FLEN of the handle just opened.
-        let len = unsafe { syscall!(FLEN, fd) };
+        let fd = host::open(path, host::Mode::ReadWrite).ok_or(NorError::NoFlash)?;
+        let len = host::len(fd).unwrap_or(0);
         let pages = len / (PAGE + 4);
-        if len == usize::MAX
-            || !len.is_multiple_of(PAGE + 4)
-            || !(MIN_PAGES..=MAX_PAGES).contains(&pages)
-        {
-            // SAFETY: SYS_CLOSE of the handle just opened.
-            unsafe { syscall!(CLOSE, fd) };
+        if !len.is_multiple_of(PAGE + 4) || !(MIN_PAGES..=MAX_PAGES).contains(&pages) {
+            host::close(fd);
             return Err(NorError::NoFlash);
         }
         Ok(HostNor { fd, pages })
